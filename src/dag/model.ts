@@ -1,0 +1,154 @@
+/**
+ * The DAG: one self-contained model per Gateway (a "fleet"), produced by src/gateway from the
+ * store and consumed by src/envoy. It is plain data: no Kubernetes objects, no Envoy messages.
+ * Everything in it has already been validated; invalid listeners, routes and backends are
+ * either absent or expressed as an explicit action (e.g. a 500 for a rule with no valid backend).
+ *
+ * Names follow ../shared/docs/architecture.md: stable, owner-scoped, content-free.
+ * All arrays are in a deterministic order (the builder sorts them), so translation is a pure
+ * function of this model and output is byte-identical for the same input.
+ */
+
+export type ListenerProtocol = 'HTTP' | 'HTTPS' | 'TLS';
+
+export interface GatewayRef {
+  namespace: string;
+  name: string;
+}
+
+export interface FleetModel {
+  /** "namespace/name" of the Gateway; Envoys name it in node.cluster. */
+  fleet: string;
+  gateway: GatewayRef;
+  /** One entry per port, sorted by port. */
+  ports: PortModel[];
+  /** Every cluster referenced by a route in this fleet, sorted by name. */
+  clusters: ClusterModel[];
+  /** Every certificate referenced by a filter chain in this fleet, sorted by name. */
+  secrets: SecretModel[];
+}
+
+/**
+ * One Envoy Listener. Listener names are `<protocol>-<port>` lowercased: `http-8080`,
+ * `https-8443`, `tls-8444`. HTTPS and TLS listeners on the same port share one Envoy Listener
+ * (named after the first protocol in precedence order) because both select by SNI.
+ */
+export interface PortModel {
+  name: string;
+  port: number;
+  /** Plain HTTP listener: one RouteConfiguration named like the listener. */
+  http?: HttpPortModel;
+  /** TLS-terminating or passthrough filter chains, selected by SNI. */
+  filterChains: FilterChainModel[];
+}
+
+export interface HttpPortModel {
+  routeConfigName: string;
+  virtualHosts: VirtualHostModel[];
+}
+
+export interface FilterChainModel {
+  /** `Gateway/ns/name/listener` or `ListenerSet/ns/name/listener`. */
+  name: string;
+  /** SNI names; empty means the catch-all chain (a listener without hostname). */
+  serverNames: string[];
+  mode: 'Terminate' | 'Passthrough';
+  /** Protocol the owning listener declared. HTTPS → HTTP connection manager; TLS → tcp_proxy. */
+  protocol: 'HTTPS' | 'TLS';
+  /** SDS names (`ns/secret`) of the certificates to present; empty for passthrough. */
+  secretNames: string[];
+  /** For HTTPS: RDS name `https-8443/<hostname or *>` and its virtual hosts. */
+  routeConfigName?: string;
+  virtualHosts?: VirtualHostModel[];
+  /** For TLS (passthrough or terminate): weighted clusters for tcp_proxy; empty = reject. */
+  tcpBackends?: WeightedCluster[];
+}
+
+export interface VirtualHostModel {
+  /** Stable name: the hostname, or "*" for the catch-all. */
+  name: string;
+  /** Domains Envoy matches on (the hostname, plus `host:port` forms are added by the translator). */
+  domains: string[];
+  /** Routes in Gateway API precedence order: the first match wins. */
+  routes: RouteModel[];
+}
+
+export interface RouteModel {
+  /** Traceable name: `HTTPRoute/ns/name/rule/<i>/match/<j>`. */
+  name: string;
+  match: RouteMatchModel;
+  action: RouteActionModel;
+  requestHeaders?: HeaderModifierModel;
+  responseHeaders?: HeaderModifierModel;
+  /** Request timeout (HTTPRoute timeouts.request) in milliseconds; 0 disables. */
+  timeoutMs?: number;
+  /** Per-try timeout (timeouts.backendRequest) in milliseconds. */
+  perTryTimeoutMs?: number;
+}
+
+export interface RouteMatchModel {
+  path?: { type: 'Exact' | 'PathPrefix' | 'RegularExpression'; value: string };
+  headers?: StringMatchModel[];
+  queryParams?: StringMatchModel[];
+  method?: string;
+  /** GRPCRoute service/method, already turned into a path match by the builder when possible. */
+  grpc?: boolean;
+}
+
+export interface StringMatchModel {
+  name: string;
+  type: 'Exact' | 'RegularExpression';
+  value: string;
+}
+
+export type RouteActionModel =
+  | {
+      kind: 'forward';
+      backends: WeightedCluster[];
+      rewrite?: { hostname?: string; path?: { type: 'ReplaceFullPath' | 'ReplacePrefixMatch'; value: string } };
+      mirrors?: { cluster: string; percent?: number }[];
+    }
+  | {
+      kind: 'redirect';
+      scheme?: string;
+      hostname?: string;
+      port?: number;
+      path?: { type: 'ReplaceFullPath' | 'ReplacePrefixMatch'; value: string };
+      statusCode: number;
+    }
+  | { kind: 'direct'; status: number; body?: string };
+
+export interface WeightedCluster {
+  /** Cluster name `ns/service/port`. */
+  cluster: string;
+  weight: number;
+}
+
+export interface HeaderModifierModel {
+  set?: { name: string; value: string }[];
+  add?: { name: string; value: string }[];
+  remove?: string[];
+}
+
+/** One cluster per Service port, fed by EDS. */
+export interface ClusterModel {
+  /** `ns/service/port`; also the EDS service name. */
+  name: string;
+  /** Upstream protocol from appProtocol: h2c for gRPC, else HTTP/1.1; tcp for TLS routes. */
+  protocol: 'http1' | 'http2' | 'tcp';
+  endpoints: EndpointModel[];
+}
+
+export interface EndpointModel {
+  address: string;
+  port: number;
+  ready: boolean;
+}
+
+/** A validated kubernetes.io/tls certificate, delivered over SDS. */
+export interface SecretModel {
+  /** `ns/secretName`. */
+  name: string;
+  certificateChain: string;
+  privateKey: string;
+}
