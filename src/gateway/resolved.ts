@@ -1,0 +1,95 @@
+/**
+ * The contract between the two halves of src/gateway:
+ *  - listeners.ts & co. (GatewayClass, Gateway + ListenerSet merge, conflicts, TLS, grants)
+ *    produce ResolvedGateway[] from the store;
+ *  - routes/ & build.ts attach HTTPRoute/GRPCRoute/TLSRoute to those listeners, count
+ *    attachedRoutes, and assemble FleetModel + status.
+ * Everything here is plain data computed without I/O.
+ */
+import type { KubeObject } from '../store/objects';
+import type { SecretModel } from '../dag/model';
+import type { Condition, ObjectStatus } from '../status/types';
+
+/** Read-only view of the store the build runs against (ObjectStore satisfies it). */
+export interface StoreView {
+  list(kind: string): KubeObject[];
+  get(kind: string, namespace: string, name: string): KubeObject | undefined;
+}
+
+export interface BuildOptions {
+  /** GatewayClass.spec.controllerName Convoy owns. */
+  controllerName: string;
+  /** Timestamp used for lastTransitionTime of new conditions (status/merge keeps older ones). */
+  now: string;
+}
+
+export interface ListenerOwner {
+  kind: 'Gateway' | 'ListenerSet';
+  namespace: string;
+  name: string;
+}
+
+export interface RouteGroupKind {
+  group: string;
+  kind: string;
+}
+
+export interface ResolvedListener {
+  owner: ListenerOwner;
+  /** Listener name, unique only within its owner. */
+  name: string;
+  /** `Gateway/ns/name/listener` or `ListenerSet/ns/name/listener`: Envoy filter chain name. */
+  qualifiedName: string;
+  port: number;
+  /** As declared (HTTP, HTTPS, TLS, or something unsupported). */
+  protocol: string;
+  hostname?: string;
+  /** For HTTPS/TLS: Terminate (default) or Passthrough. */
+  tlsMode?: 'Terminate' | 'Passthrough';
+  /** Valid certificates (already parsed and checked), in certificateRefs order. */
+  certificates: SecretModel[];
+  /** allowedRoutes.namespaces resolved: which route namespaces may attach. */
+  allowedNamespaces: { from: 'Same' | 'All' | 'Selector'; selector?: LabelSelector };
+  /** allowedRoutes.kinds after filtering to supported kinds (this is status.supportedKinds). */
+  supportedKinds: RouteGroupKind[];
+  /**
+   * True when the listener is Accepted and Programmed and so takes part in Envoy config
+   * and route attachment. Conflicted or invalid listeners are present with ready=false so
+   * their status can be reported.
+   */
+  ready: boolean;
+  /** Conditions other than the attachedRoutes count (Accepted, Programmed, ResolvedRefs, Conflicted). */
+  conditions: Condition[];
+  /** Filled by route attachment. */
+  attachedRoutes: number;
+}
+
+export interface LabelSelector {
+  matchLabels?: Record<string, string>;
+  matchExpressions?: { key: string; operator: 'In' | 'NotIn' | 'Exists' | 'DoesNotExist'; values?: string[] }[];
+}
+
+export interface ResolvedListenerSet {
+  object: KubeObject;
+  /** Accepted by its parent Gateway (allowedListeners, parent accepted, at least one valid listener). */
+  accepted: boolean;
+  listeners: ResolvedListener[];
+}
+
+export interface ResolvedGateway {
+  object: KubeObject;
+  /** "namespace/name" */
+  fleet: string;
+  /** The Gateway is ours (its class is Convoy's and Accepted) and Accepted itself. */
+  accepted: boolean;
+  /** The Gateway's own listeners, then attached ListenerSets' listeners, in precedence order. */
+  listeners: ResolvedListener[];
+  /** ListenerSets whose parentRef names this Gateway (accepted or not), in precedence order. */
+  listenerSets: ResolvedListenerSet[];
+}
+
+/** What the whole build returns. */
+export interface GatewayBuildResult {
+  fleets: import('../dag/model').FleetModel[];
+  statuses: ObjectStatus[];
+}
