@@ -19,3 +19,11 @@ export interface ObjectStatus {
   /** The full status subresource as Kubernetes would store it. */
   status: Record<string, unknown>;
 }
+
+/**
+ * Where a build's statuses go: the Kubernetes status writer (leader only) or the in-memory
+ * status view served at GET /status in file mode. Called after every build with the full set.
+ */
+export interface StatusSink {
+  publish(statuses: ObjectStatus[]): void;
+}
