@@ -1,0 +1,101 @@
+/**
+ * Condition types and reasons Convoy writes, spelled as in Gateway API v1.6.1 (apis/v1), and a
+ * constructor that always stamps observedGeneration.
+ */
+import type { Condition } from '../status/types';
+
+export const ConditionType = {
+  Accepted: 'Accepted',
+  Programmed: 'Programmed',
+  ResolvedRefs: 'ResolvedRefs',
+  Conflicted: 'Conflicted',
+  OverlappingTLSConfig: 'OverlappingTLSConfig',
+  PartiallyInvalid: 'PartiallyInvalid',
+} as const;
+export type ConditionTypeName = (typeof ConditionType)[keyof typeof ConditionType];
+
+export const Reason = {
+  // Positive
+  Accepted: 'Accepted',
+  Programmed: 'Programmed',
+  ResolvedRefs: 'ResolvedRefs',
+  NoConflicts: 'NoConflicts',
+  Pending: 'Pending',
+  // GatewayClass
+  InvalidParameters: 'InvalidParameters',
+  Unsupported: 'Unsupported',
+  UnsupportedVersion: 'UnsupportedVersion',
+  // Gateway / ListenerSet
+  Invalid: 'Invalid',
+  ListenersNotValid: 'ListenersNotValid',
+  UnsupportedAddress: 'UnsupportedAddress',
+  AddressNotAssigned: 'AddressNotAssigned',
+  AddressNotUsable: 'AddressNotUsable',
+  NoResources: 'NoResources',
+  NotAllowed: 'NotAllowed',
+  ParentNotAccepted: 'ParentNotAccepted',
+  ParentNotProgrammed: 'ParentNotProgrammed',
+  // Listener
+  PortUnavailable: 'PortUnavailable',
+  UnsupportedProtocol: 'UnsupportedProtocol',
+  UnsupportedValue: 'UnsupportedValue',
+  TooManyListeners: 'TooManyListeners',
+  HostnameConflict: 'HostnameConflict',
+  ProtocolConflict: 'ProtocolConflict',
+  ListenerConflict: 'ListenerConflict',
+  InvalidCertificateRef: 'InvalidCertificateRef',
+  InvalidRouteKinds: 'InvalidRouteKinds',
+  RefNotPermitted: 'RefNotPermitted',
+  OverlappingHostnames: 'OverlappingHostnames',
+  OverlappingCertificates: 'OverlappingCertificates',
+  // Route
+  NotAllowedByListeners: 'NotAllowedByListeners',
+  NoMatchingListenerHostname: 'NoMatchingListenerHostname',
+  NoMatchingParent: 'NoMatchingParent',
+  IncompatibleFilters: 'IncompatibleFilters',
+  BackendNotFound: 'BackendNotFound',
+  InvalidKind: 'InvalidKind',
+} as const;
+export type ReasonName = (typeof Reason)[keyof typeof Reason];
+
+/** Condition types Convoy owns; any other type found on an object belongs to someone else. */
+export const OWNED_CONDITION_TYPES: ReadonlySet<string> = new Set(Object.values(ConditionType));
+
+export function makeCondition(
+  type: string,
+  status: Condition['status'],
+  reason: string,
+  message: string,
+  generation: number | undefined,
+  now: string,
+): Condition {
+  const c: Condition = { type, status, reason, message, lastTransitionTime: now };
+  c.observedGeneration = generation ?? 0;
+  return c;
+}
+
+/** Condition order used in every status Convoy writes (unlisted types sort after, by name). */
+const ORDER: readonly string[] = [
+  ConditionType.Accepted,
+  ConditionType.Programmed,
+  ConditionType.ResolvedRefs,
+  ConditionType.Conflicted,
+  ConditionType.OverlappingTLSConfig,
+  ConditionType.PartiallyInvalid,
+];
+
+export function sortConditions(conditions: Condition[]): Condition[] {
+  const rank = (t: string) => {
+    const i = ORDER.indexOf(t);
+    return i < 0 ? ORDER.length : i;
+  };
+  return [...conditions].sort((a, b) => rank(a.type) - rank(b.type) || cmp(a.type, b.type));
+}
+
+export function findCondition(conditions: readonly Condition[], type: string): Condition | undefined {
+  return conditions.find((c) => c.type === type);
+}
+
+function cmp(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}

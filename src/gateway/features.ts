@@ -1,0 +1,41 @@
+/**
+ * What Convoy supports, named exactly as Gateway API v1.6.1 `pkg/features` spells it. This list
+ * is published in GatewayClass.status.supportedFeatures, and the conformance suite infers which
+ * tests to run from it: list only what is implemented end to end.
+ */
+
+export const SUPPORTED_FEATURES: readonly string[] = [
+  // Gateway (core + extended)
+  'Gateway',
+  'GatewayPort8080',
+  'GatewayHTTPListenerIsolation',
+  'ListenerSet',
+  'ReferenceGrant',
+  // HTTPRoute (core + extended)
+  'HTTPRoute',
+  'HTTPRouteQueryParamMatching',
+  'HTTPRouteMethodMatching',
+  'HTTPRouteResponseHeaderModification',
+  'HTTPRoutePortRedirect',
+  'HTTPRouteSchemeRedirect',
+  'HTTPRoutePathRedirect',
+  'HTTPRouteHostRewrite',
+  'HTTPRoutePathRewrite',
+  'HTTPRouteRequestMirror',
+  'HTTPRouteRequestTimeout',
+  'HTTPRouteBackendTimeout',
+  'HTTPRouteParentRefPort',
+  // GRPCRoute
+  'GRPCRoute',
+  // TLSRoute: passthrough (core) and terminate (extended); not mixed modes on one port.
+  'TLSRoute',
+  'TLSRouteModeTerminate',
+];
+
+/** `status.supportedFeatures`: sorted, de-duplicated `{name}` objects (at most 64). */
+export function supportedFeatures(): { name: string }[] {
+  return [...new Set(SUPPORTED_FEATURES)].sort().map((name) => ({ name }));
+}
+
+/** Whether TLS Passthrough and Terminate listeners may share a port (feature TLSRouteModeMixed). */
+export const SUPPORTS_TLS_MODE_MIXED = SUPPORTED_FEATURES.includes('TLSRouteModeMixed');

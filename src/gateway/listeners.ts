@@ -1,0 +1,546 @@
+/**
+ * Gateways and their listeners: merge a Gateway's own listeners with those of the ListenerSets it
+ * admits, detect conflicts over the merged list, validate each listener (protocol, route kinds,
+ * TLS), and produce Gateway and ListenerSet status.
+ *
+ * Conflict rules (gateway-api.md §1.3, §3.2; conformance wins over prose):
+ *  - Conflicts are evaluated before protocol support, so an unsupported TCP listener sharing
+ *    port 80 with HTTP reports ProtocolConflict, not UnsupportedProtocol.
+ *  - Among a Gateway's own listeners no winner is picked: every indistinct listener is Conflicted.
+ *  - A ListenerSet listener loses to any Gateway listener it conflicts with, and to any earlier
+ *    (higher-precedence) ListenerSet listener that is not itself conflicted.
+ *  - A conflicted listener has Accepted=False, Programmed=False and Conflicted=True, all three with
+ *    reason HostnameConflict or ProtocolConflict.
+ */
+import type { KubeObject } from '../store/objects';
+import { objectNamespace } from '../store/objects';
+import type { Condition, ObjectStatus } from '../status/types';
+import type {
+  BuildOptions,
+  ListenerOwner,
+  ResolvedGateway,
+  ResolvedListener,
+  ResolvedListenerSet,
+  RouteGroupKind,
+  StoreView,
+} from './resolved';
+import type { AllowedRouteKind, GatewayStatus, GatewayStatusAddress, Listener } from './api';
+import { GATEWAY_API_GROUP, GATEWAY_API_VERSION, gatewaySpec, listenerSetSpec } from './api';
+import { ConditionType, Reason, makeCondition, sortConditions } from './conditions';
+import { ownedGatewayClasses } from './gatewayclass';
+import { SUPPORTS_TLS_MODE_MIXED } from './features';
+import {
+  listenerSetAllowed,
+  listenerSetsForGateway,
+  listenerSetStatus,
+  listenerSetVerdict,
+  listenerStatus,
+} from './listenersets';
+import { resolveListenerCertificates } from './tls';
+
+// ---------------------------------------------------------------------------------------------
+// Protocols and route kinds
+
+/** Protocols Convoy serves. */
+export const SUPPORTED_PROTOCOLS: ReadonlySet<string> = new Set(['HTTP', 'HTTPS', 'TLS']);
+
+/** Route kinds each supported protocol accepts (also the default supportedKinds). */
+export const ROUTE_KINDS_BY_PROTOCOL: Readonly<Record<string, readonly string[]>> = {
+  HTTP: ['HTTPRoute', 'GRPCRoute'],
+  HTTPS: ['HTTPRoute', 'GRPCRoute'],
+  TLS: ['TLSRoute'],
+};
+
+export interface KindResolution {
+  supportedKinds: RouteGroupKind[];
+  /** Requested kinds that are not supported on this protocol, as "group/kind". */
+  invalid: string[];
+}
+
+/** allowedRoutes.kinds filtered to what the protocol supports; defaults per protocol when unset. */
+export function resolveRouteKinds(protocol: string, kinds: AllowedRouteKind[] | undefined): KindResolution {
+  const allowed = ROUTE_KINDS_BY_PROTOCOL[protocol] ?? [];
+  if (!kinds || kinds.length === 0) {
+    return { supportedKinds: allowed.map((kind) => ({ group: GATEWAY_API_GROUP, kind })), invalid: [] };
+  }
+  const supportedKinds: RouteGroupKind[] = [];
+  const invalid: string[] = [];
+  const seen = new Set<string>();
+  for (const k of kinds) {
+    const group = k.group ?? GATEWAY_API_GROUP;
+    if (group === GATEWAY_API_GROUP && allowed.includes(k.kind)) {
+      if (!seen.has(k.kind)) {
+        seen.add(k.kind);
+        supportedKinds.push({ group, kind: k.kind });
+      }
+    } else {
+      invalid.push(`${group || 'core'}/${k.kind}`);
+    }
+  }
+  return { supportedKinds, invalid };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Conflicts
+
+export type ConflictReason = typeof Reason.HostnameConflict | typeof Reason.ProtocolConflict;
+
+interface ConflictInput {
+  port: number;
+  protocol: string;
+  hostname?: string;
+  tlsMode?: 'Terminate' | 'Passthrough';
+}
+
+/** Port-sharing family: HTTPS and TLS both select by SNI; unknown protocols do not bind ports. */
+function family(protocol: string): 'http' | 'tls' | 'tcp' | 'udp' | undefined {
+  switch (protocol) {
+    case 'HTTP':
+      return 'http';
+    case 'HTTPS':
+    case 'TLS':
+      return 'tls';
+    case 'TCP':
+      return 'tcp';
+    case 'UDP':
+      return 'udp';
+    default:
+      return undefined;
+  }
+}
+
+function normHost(h: string | undefined): string {
+  return (h ?? '').toLowerCase();
+}
+
+/** Why two listeners cannot coexist, or undefined when they are distinct. */
+export function listenerConflict(a: ConflictInput, b: ConflictInput): ConflictReason | undefined {
+  if (a.port !== b.port) return undefined;
+  const fa = family(a.protocol);
+  const fb = family(b.protocol);
+  if (!fa || !fb) return undefined;
+  // UDP and the TCP-based protocols use different transports and may share a port number.
+  if ((fa === 'udp') !== (fb === 'udp')) return undefined;
+  if (fa !== fb) return Reason.ProtocolConflict;
+  if (fa === 'tcp' || fa === 'udp') return Reason.HostnameConflict;
+  const sameHost = normHost(a.hostname) === normHost(b.hostname);
+  if (fa === 'http') return sameHost ? Reason.HostnameConflict : undefined;
+  // tls family
+  if (a.protocol !== b.protocol) return sameHost ? Reason.ProtocolConflict : undefined;
+  if (a.protocol === 'TLS' && a.tlsMode !== b.tlsMode && !SUPPORTS_TLS_MODE_MIXED)
+    return Reason.ProtocolConflict;
+  return sameHost ? Reason.HostnameConflict : undefined;
+}
+
+export interface MergedCandidate extends ConflictInput {
+  /** Gateway listeners precede all ListenerSet listeners. */
+  fromGateway: boolean;
+}
+
+/**
+ * Conflicts over a merged, precedence-ordered listener list. Returns, per index, the reason the
+ * listener is conflicted (undefined = not conflicted). See the file comment for the rules.
+ */
+export function detectConflicts(candidates: MergedCandidate[]): (ConflictReason | undefined)[] {
+  const result: (ConflictReason | undefined)[] = candidates.map(() => undefined);
+  // 1. Gateway listeners among themselves: every indistinct one is conflicted.
+  for (let i = 0; i < candidates.length; i++) {
+    if (!candidates[i].fromGateway) continue;
+    for (let j = 0; j < candidates.length; j++) {
+      if (i === j || !candidates[j].fromGateway) continue;
+      const reason = listenerConflict(candidates[i], candidates[j]);
+      if (reason && (!result[i] || reason === Reason.ProtocolConflict)) result[i] = reason;
+    }
+  }
+  // 2. ListenerSet listeners, in precedence order, against Gateway listeners and earlier winners.
+  for (let i = 0; i < candidates.length; i++) {
+    if (candidates[i].fromGateway) continue;
+    for (let j = 0; j < i; j++) {
+      if (!candidates[j].fromGateway && result[j]) continue;
+      const reason = listenerConflict(candidates[i], candidates[j]);
+      if (reason) {
+        result[i] = reason;
+        if (reason === Reason.ProtocolConflict) break;
+      }
+    }
+  }
+  return result;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Listener validation
+
+function qualifiedName(owner: ListenerOwner, listener: string): string {
+  return `${owner.kind}/${owner.namespace}/${owner.name}/${listener}`;
+}
+
+/** Normalised tls.mode for TLS-carrying protocols. */
+function tlsModeOf(spec: Listener): 'Terminate' | 'Passthrough' | undefined {
+  if (spec.protocol !== 'HTTPS' && spec.protocol !== 'TLS') return undefined;
+  return spec.tls?.mode === 'Passthrough' ? 'Passthrough' : 'Terminate';
+}
+
+function allowedNamespacesOf(spec: Listener): ResolvedListener['allowedNamespaces'] {
+  const ns = spec.allowedRoutes?.namespaces;
+  const from = ns?.from ?? 'Same';
+  if (from === 'All') return { from: 'All' };
+  if (from === 'Selector') return { from: 'Selector', selector: ns?.selector };
+  return { from: 'Same' };
+}
+
+interface ValidateInput {
+  owner: ListenerOwner;
+  spec: Listener;
+  generation: number | undefined;
+  conflict?: ConflictReason;
+}
+
+/** Validates one listener of an admitted owner and builds its ResolvedListener. */
+export function validateListener(
+  view: StoreView,
+  opts: BuildOptions,
+  input: ValidateInput,
+): ResolvedListener {
+  const { owner, spec, conflict } = input;
+  const cond = (type: string, status: Condition['status'], reason: string, message: string) =>
+    makeCondition(type, status, reason, message, input.generation, opts.now);
+  const protocol = spec.protocol;
+  const tlsMode = tlsModeOf(spec);
+  const kinds = resolveRouteKinds(protocol, spec.allowedRoutes?.kinds);
+
+  // Accepted
+  let accepted: Condition;
+  if (conflict) {
+    accepted = cond(ConditionType.Accepted, 'False', conflict, conflictMessage(conflict));
+  } else if (!SUPPORTED_PROTOCOLS.has(protocol)) {
+    accepted = cond(
+      ConditionType.Accepted,
+      'False',
+      Reason.UnsupportedProtocol,
+      `protocol ${JSON.stringify(protocol)} is not supported; supported protocols are HTTP, HTTPS and TLS`,
+    );
+  } else if (protocol === 'HTTPS' && tlsMode === 'Passthrough') {
+    accepted = cond(
+      ConditionType.Accepted,
+      'False',
+      Reason.UnsupportedValue,
+      'HTTPS listeners terminate TLS; use protocol TLS for Passthrough',
+    );
+  } else if (!Number.isInteger(spec.port) || spec.port < 1 || spec.port > 65535) {
+    accepted = cond(
+      ConditionType.Accepted,
+      'False',
+      Reason.PortUnavailable,
+      `port ${spec.port} is out of range`,
+    );
+  } else {
+    accepted = cond(ConditionType.Accepted, 'True', Reason.Accepted, 'listener is accepted');
+  }
+  const isAccepted = accepted.status === 'True';
+
+  // Certificates (only for supported TLS-terminating listeners).
+  const terminates = SUPPORTED_PROTOCOLS.has(protocol) && tlsMode === 'Terminate';
+  let certificates: ResolvedListener['certificates'] = [];
+  let certProblem: { reason: string; message: string } | undefined;
+  if (terminates) {
+    const refs = spec.tls?.certificateRefs ?? [];
+    if (refs.length === 0) {
+      certProblem = {
+        reason: Reason.InvalidCertificateRef,
+        message: `${protocol} listener in Terminate mode needs at least one certificateRef`,
+      };
+    } else {
+      const res = resolveListenerCertificates(view, owner, refs);
+      certificates = res.certificates;
+      certProblem = res.problem;
+    }
+  }
+
+  // ResolvedRefs
+  let resolvedRefs: Condition;
+  if (certProblem) {
+    resolvedRefs = cond(ConditionType.ResolvedRefs, 'False', certProblem.reason, certProblem.message);
+  } else if (kinds.invalid.length > 0) {
+    resolvedRefs = cond(
+      ConditionType.ResolvedRefs,
+      'False',
+      Reason.InvalidRouteKinds,
+      `route kinds not supported on ${protocol} listeners: ${kinds.invalid.join(', ')}`,
+    );
+  } else {
+    resolvedRefs = cond(
+      ConditionType.ResolvedRefs,
+      'True',
+      Reason.ResolvedRefs,
+      'all references are resolved',
+    );
+  }
+  if (certProblem && kinds.invalid.length > 0) {
+    resolvedRefs.message += `; route kinds not supported on ${protocol} listeners: ${kinds.invalid.join(', ')}`;
+  }
+
+  // Programmed / ready
+  let programmed: Condition;
+  let ready = false;
+  if (conflict) {
+    programmed = cond(ConditionType.Programmed, 'False', conflict, conflictMessage(conflict));
+  } else if (!isAccepted) {
+    programmed = cond(ConditionType.Programmed, 'False', Reason.Invalid, 'listener is not accepted');
+  } else if (terminates && certificates.length === 0) {
+    programmed = cond(ConditionType.Programmed, 'False', Reason.Invalid, 'listener has no valid certificate');
+  } else if (kinds.supportedKinds.length === 0) {
+    programmed = cond(ConditionType.Programmed, 'False', Reason.Invalid, 'listener supports no route kind');
+  } else {
+    programmed = cond(ConditionType.Programmed, 'True', Reason.Programmed, 'listener is programmed');
+    ready = true;
+  }
+
+  const conflicted = conflict
+    ? cond(ConditionType.Conflicted, 'True', conflict, conflictMessage(conflict))
+    : cond(ConditionType.Conflicted, 'False', Reason.NoConflicts, 'listener does not conflict');
+
+  return {
+    owner,
+    name: spec.name,
+    qualifiedName: qualifiedName(owner, spec.name),
+    port: spec.port,
+    protocol,
+    ...(spec.hostname ? { hostname: spec.hostname } : {}),
+    ...(tlsMode ? { tlsMode } : {}),
+    certificates: ready ? certificates : [],
+    allowedNamespaces: allowedNamespacesOf(spec),
+    supportedKinds: kinds.supportedKinds,
+    ready,
+    conditions: sortConditions([accepted, programmed, resolvedRefs, conflicted]),
+    attachedRoutes: 0,
+  };
+}
+
+function conflictMessage(reason: ConflictReason): string {
+  return reason === Reason.HostnameConflict
+    ? 'another listener with higher precedence uses the same port and hostname'
+    : 'another listener with higher precedence uses the same port with an incompatible protocol';
+}
+
+/** A listener of a ListenerSet the Gateway does not admit: never programmed, refs not resolved. */
+function notAllowedListener(
+  opts: BuildOptions,
+  owner: ListenerOwner,
+  spec: Listener,
+  gen?: number,
+): ResolvedListener {
+  const msg = "the parent Gateway's allowedListeners does not admit this ListenerSet";
+  const tlsMode = tlsModeOf(spec);
+  return {
+    owner,
+    name: spec.name,
+    qualifiedName: qualifiedName(owner, spec.name),
+    port: spec.port,
+    protocol: spec.protocol,
+    ...(spec.hostname ? { hostname: spec.hostname } : {}),
+    ...(tlsMode ? { tlsMode } : {}),
+    certificates: [],
+    allowedNamespaces: allowedNamespacesOf(spec),
+    supportedKinds: resolveRouteKinds(spec.protocol, spec.allowedRoutes?.kinds).supportedKinds,
+    ready: false,
+    conditions: [
+      makeCondition(ConditionType.Accepted, 'False', Reason.NotAllowed, msg, gen, opts.now),
+      makeCondition(ConditionType.Programmed, 'False', Reason.NotAllowed, msg, gen, opts.now),
+    ],
+    attachedRoutes: 0,
+  };
+}
+
+/** Marks a listener unusable because its ListenerSet's parent Gateway is not accepted. */
+function parentNotAccepted(l: ResolvedListener, opts: BuildOptions, gen?: number): ResolvedListener {
+  if (!l.ready) return l;
+  const programmed = makeCondition(
+    ConditionType.Programmed,
+    'False',
+    Reason.Invalid,
+    'the parent Gateway is not accepted',
+    gen,
+    opts.now,
+  );
+  return {
+    ...l,
+    ready: false,
+    certificates: [],
+    conditions: sortConditions([
+      ...l.conditions.filter((c) => c.type !== ConditionType.Programmed),
+      programmed,
+    ]),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Gateways
+
+function compareObjects(a: KubeObject, b: KubeObject): number {
+  const ka = `${objectNamespace(a)}/${a.metadata.name}`;
+  const kb = `${objectNamespace(b)}/${b.metadata.name}`;
+  return ka < kb ? -1 : ka > kb ? 1 : 0;
+}
+
+/** Gateways of Convoy's classes, sorted by namespace/name; deleting ones are skipped. */
+export function ownedGateways(view: StoreView, opts: BuildOptions): KubeObject[] {
+  const classes = ownedGatewayClasses(view, opts);
+  return view
+    .list('Gateway')
+    .filter((gw) => !gw.metadata.deletionTimestamp && classes.has(gatewaySpec(gw).gatewayClassName))
+    .sort(compareObjects);
+}
+
+/** Whether a Gateway is accepted, given its own resolved listeners. */
+function gatewayAccepted(own: ResolvedListener[]): boolean {
+  return own.some((l) => l.conditions.some((c) => c.type === ConditionType.Accepted && c.status === 'True'));
+}
+
+interface SetInfo {
+  object: KubeObject;
+  owner: ListenerOwner;
+  allowed: boolean;
+  specs: Listener[];
+}
+
+function resolveGateway(view: StoreView, opts: BuildOptions, gw: KubeObject): ResolvedGateway {
+  const ns = objectNamespace(gw);
+  const gwOwner: ListenerOwner = { kind: 'Gateway', namespace: ns, name: gw.metadata.name };
+  const ownSpecs = gatewaySpec(gw).listeners ?? [];
+  const sets: SetInfo[] = listenerSetsForGateway(view, gw).map((ls) => {
+    const lsNs = objectNamespace(ls);
+    return {
+      object: ls,
+      owner: { kind: 'ListenerSet', namespace: lsNs, name: ls.metadata.name },
+      allowed: listenerSetAllowed(view, gw, lsNs),
+      specs: listenerSetSpec(ls)?.listeners ?? [],
+    };
+  });
+
+  // Merged list: Gateway listeners, then admitted sets' listeners in precedence order.
+  const merged: { owner: ListenerOwner; spec: Listener; gen?: number; fromGateway: boolean; set?: number }[] =
+    [];
+  for (const spec of ownSpecs)
+    merged.push({ owner: gwOwner, spec, gen: gw.metadata.generation, fromGateway: true });
+  sets.forEach((s, idx) => {
+    if (!s.allowed) return;
+    for (const spec of s.specs) {
+      merged.push({ owner: s.owner, spec, gen: s.object.metadata.generation, fromGateway: false, set: idx });
+    }
+  });
+  const conflicts = detectConflicts(
+    merged.map((m) => ({
+      port: m.spec.port,
+      protocol: m.spec.protocol,
+      hostname: m.spec.hostname,
+      tlsMode: tlsModeOf(m.spec),
+      fromGateway: m.fromGateway,
+    })),
+  );
+  const resolved = merged.map((m, i) =>
+    validateListener(view, opts, { owner: m.owner, spec: m.spec, generation: m.gen, conflict: conflicts[i] }),
+  );
+
+  const own = resolved.slice(0, ownSpecs.length);
+  const accepted = gatewayAccepted(own);
+  const listeners: ResolvedListener[] = [...own];
+  const listenerSets: ResolvedListenerSet[] = sets.map((s, idx) => {
+    const gen = s.object.metadata.generation;
+    if (!s.allowed) {
+      return {
+        object: s.object,
+        accepted: false,
+        listeners: s.specs.map((spec) => notAllowedListener(opts, s.owner, spec, gen)),
+      };
+    }
+    let setListeners = resolved.filter((_, i) => merged[i].set === idx);
+    if (!accepted) setListeners = setListeners.map((l) => parentNotAccepted(l, opts, gen));
+    listeners.push(...setListeners);
+    return {
+      object: s.object,
+      accepted: accepted && setListeners.some((l) => l.ready),
+      listeners: setListeners,
+    };
+  });
+
+  return { object: gw, fleet: `${ns}/${gw.metadata.name}`, accepted, listeners, listenerSets };
+}
+
+export function resolveGateways(view: StoreView, opts: BuildOptions): ResolvedGateway[] {
+  return ownedGateways(view, opts).map((gw) => resolveGateway(view, opts, gw));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Status
+
+function gatewayAddresses(gw: KubeObject): GatewayStatusAddress[] {
+  const out: GatewayStatusAddress[] = [];
+  for (const a of gatewaySpec(gw).addresses ?? []) {
+    if (!a.value) continue;
+    out.push({ type: a.type || 'IPAddress', value: a.value });
+  }
+  return out;
+}
+
+function gatewayStatus(g: ResolvedGateway, opts: BuildOptions): ObjectStatus {
+  const gw = g.object;
+  const gen = gw.metadata.generation;
+  const own = g.listeners.filter((l) => l.owner.kind === 'Gateway');
+  const cond = (type: string, status: Condition['status'], reason: string, message: string) =>
+    makeCondition(type, status, reason, message, gen, opts.now);
+  let conditions: Condition[];
+  if (!g.accepted) {
+    const msg = own.length === 0 ? 'the Gateway has no listeners' : 'no listener is valid';
+    conditions = [
+      cond(ConditionType.Accepted, 'False', Reason.ListenersNotValid, msg),
+      cond(ConditionType.Programmed, 'False', Reason.Invalid, 'the Gateway is not accepted'),
+    ];
+  } else {
+    const invalid = own.filter((l) => !l.ready).map((l) => l.name);
+    conditions = [
+      invalid.length > 0
+        ? cond(
+            ConditionType.Accepted,
+            'True',
+            Reason.ListenersNotValid,
+            `listeners not valid: ${invalid.join(', ')}`,
+          )
+        : cond(ConditionType.Accepted, 'True', Reason.Accepted, 'Gateway is accepted'),
+      cond(ConditionType.Programmed, 'True', Reason.Programmed, 'Gateway is programmed on its Envoy fleet'),
+    ];
+  }
+  const status: GatewayStatus = {
+    addresses: gatewayAddresses(gw),
+    conditions,
+    listeners: own.map((l) => listenerStatus(l)),
+    attachedListenerSets: g.listenerSets.filter((s) => s.accepted).length,
+  };
+  return {
+    apiVersion: GATEWAY_API_VERSION,
+    kind: 'Gateway',
+    metadata: { namespace: objectNamespace(gw), name: gw.metadata.name, generation: gen },
+    status: status as unknown as Record<string, unknown>,
+  };
+}
+
+/**
+ * Statuses of every resolved Gateway and of every ListenerSet whose parent is one of them
+ * (admitted or not). Call after route attachment has filled listener.attachedRoutes.
+ * Sorted by kind, then namespace/name.
+ */
+export function gatewayAndListenerSetStatuses(
+  gateways: ResolvedGateway[],
+  view: StoreView,
+  opts: BuildOptions,
+): ObjectStatus[] {
+  const out: ObjectStatus[] = [];
+  for (const g of gateways) {
+    out.push(gatewayStatus(g, opts));
+    for (const set of g.listenerSets) {
+      const allowed = listenerSetAllowed(view, g.object, objectNamespace(set.object));
+      out.push(listenerSetStatus(set, listenerSetVerdict(set, allowed, g.accepted), opts));
+    }
+  }
+  const key = (s: ObjectStatus) => `${s.kind}/${s.metadata.namespace ?? ''}/${s.metadata.name}`;
+  return out.sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
+}

@@ -1,0 +1,159 @@
+/**
+ * ListenerSet (gateway.networking.k8s.io/v1, GEP-1713): which sets belong to a Gateway, whether the
+ * Gateway's spec.allowedListeners admits them, their precedence order, and their status.
+ */
+import type { KubeObject } from '../store/objects';
+import { objectNamespace } from '../store/objects';
+import type { BuildOptions, ResolvedListener, ResolvedListenerSet, StoreView } from './resolved';
+import type { ObjectStatus, Condition } from '../status/types';
+import type { ListenerSetStatus, ListenerStatus, ParentGatewayReference } from './api';
+import { GATEWAY_API_GROUP, GATEWAY_API_VERSION, gatewaySpec, listenerSetSpec } from './api';
+import { ConditionType, Reason, makeCondition } from './conditions';
+import { labelsMatch, namespaceLabels } from './selectors';
+
+/** The parent Gateway a ListenerSet names, with defaults applied; undefined if it is not a Gateway. */
+export function listenerSetParent(ls: KubeObject): { namespace: string; name: string } | undefined {
+  const spec = listenerSetSpec(ls);
+  if (!spec) return undefined;
+  const ref: ParentGatewayReference = spec.parentRef;
+  if ((ref.group ?? GATEWAY_API_GROUP) !== GATEWAY_API_GROUP) return undefined;
+  if ((ref.kind ?? 'Gateway') !== 'Gateway') return undefined;
+  if (!ref.name) return undefined;
+  return { namespace: ref.namespace || objectNamespace(ls), name: ref.name };
+}
+
+/** GEP-1713 precedence: oldest creationTimestamp first, then "namespace/name". */
+export function compareListenerSets(a: KubeObject, b: KubeObject): number {
+  const ta = a.metadata.creationTimestamp ?? '';
+  const tb = b.metadata.creationTimestamp ?? '';
+  if (ta !== tb) {
+    const da = Date.parse(ta);
+    const db = Date.parse(tb);
+    if (!Number.isNaN(da) && !Number.isNaN(db) && da !== db) return da - db;
+    if (ta < tb) return -1;
+    if (ta > tb) return 1;
+  }
+  const ka = `${objectNamespace(a)}/${a.metadata.name}`;
+  const kb = `${objectNamespace(b)}/${b.metadata.name}`;
+  return ka < kb ? -1 : ka > kb ? 1 : 0;
+}
+
+/** ListenerSets whose parentRef names this Gateway, in precedence order. Deleting ones are skipped. */
+export function listenerSetsForGateway(view: StoreView, gateway: KubeObject): KubeObject[] {
+  const ns = objectNamespace(gateway);
+  const name = gateway.metadata.name;
+  return view
+    .list('ListenerSet')
+    .filter((ls) => {
+      if (ls.metadata.deletionTimestamp) return false;
+      const parent = listenerSetParent(ls);
+      return parent !== undefined && parent.namespace === ns && parent.name === name;
+    })
+    .sort(compareListenerSets);
+}
+
+/** Whether Gateway.spec.allowedListeners admits a ListenerSet from `namespace` (None by default). */
+export function listenerSetAllowed(view: StoreView, gateway: KubeObject, namespace: string): boolean {
+  const allowed = gatewaySpec(gateway).allowedListeners?.namespaces;
+  const from = allowed?.from ?? 'None';
+  switch (from) {
+    case 'All':
+      return true;
+    case 'Same':
+      return namespace === objectNamespace(gateway);
+    case 'Selector':
+      // A Selector without a selector admits nothing rather than everything.
+      return (
+        allowed?.selector !== undefined && labelsMatch(allowed.selector, namespaceLabels(view, namespace))
+      );
+    default:
+      return false;
+  }
+}
+
+/** One `status.listeners[]` entry (Gateway or ListenerSet; same shape). */
+export function listenerStatus(l: ResolvedListener): ListenerStatus {
+  return {
+    name: l.name,
+    supportedKinds: l.supportedKinds.map((k) => ({ group: k.group, kind: k.kind })),
+    attachedRoutes: l.attachedRoutes,
+    conditions: l.conditions.map((c) => ({ ...c })),
+  };
+}
+
+export type ListenerSetVerdict =
+  | { kind: 'NotAllowed' }
+  | { kind: 'ParentNotAccepted' }
+  | { kind: 'ListenersNotValid' }
+  | { kind: 'Accepted'; partial: boolean };
+
+/** Top-level verdict for a ListenerSet, from its resolved form and its parent's acceptance. */
+export function listenerSetVerdict(
+  set: ResolvedListenerSet,
+  allowed: boolean,
+  parentAccepted: boolean,
+): ListenerSetVerdict {
+  if (!allowed) return { kind: 'NotAllowed' };
+  if (!parentAccepted) return { kind: 'ParentNotAccepted' };
+  const ready = set.listeners.filter((l) => l.ready).length;
+  if (ready === 0) return { kind: 'ListenersNotValid' };
+  return { kind: 'Accepted', partial: ready < set.listeners.length };
+}
+
+/** The ListenerSet status subresource (conditions + one entry per spec listener). */
+export function listenerSetStatus(
+  set: ResolvedListenerSet,
+  verdict: ListenerSetVerdict,
+  opts: BuildOptions,
+): ObjectStatus {
+  const obj = set.object;
+  const gen = obj.metadata.generation;
+  const cond = (type: string, status: Condition['status'], reason: string, message: string) =>
+    makeCondition(type, status, reason, message, gen, opts.now);
+  let conditions: Condition[];
+  switch (verdict.kind) {
+    case 'NotAllowed': {
+      const msg = "the parent Gateway's allowedListeners does not admit ListenerSets from this namespace";
+      conditions = [
+        cond(ConditionType.Accepted, 'False', Reason.NotAllowed, msg),
+        cond(ConditionType.Programmed, 'False', Reason.NotAllowed, msg),
+      ];
+      break;
+    }
+    case 'ParentNotAccepted':
+      conditions = [
+        cond(ConditionType.Accepted, 'False', Reason.ParentNotAccepted, 'the parent Gateway is not accepted'),
+        cond(
+          ConditionType.Programmed,
+          'False',
+          Reason.ParentNotProgrammed,
+          'the parent Gateway is not programmed',
+        ),
+      ];
+      break;
+    case 'ListenersNotValid':
+      conditions = [
+        cond(ConditionType.Accepted, 'False', Reason.ListenersNotValid, 'no listener is valid'),
+        cond(ConditionType.Programmed, 'False', Reason.ListenersNotValid, 'no listener is valid'),
+      ];
+      break;
+    case 'Accepted':
+      conditions = [
+        verdict.partial
+          ? cond(ConditionType.Accepted, 'True', Reason.ListenersNotValid, 'some listeners are not valid')
+          : cond(ConditionType.Accepted, 'True', Reason.Accepted, 'ListenerSet is accepted'),
+        cond(ConditionType.Programmed, 'True', Reason.Programmed, 'valid listeners are programmed'),
+      ];
+      break;
+  }
+  const status: ListenerSetStatus = {
+    conditions,
+    listeners: set.listeners.map((l) => listenerStatus(l)),
+  };
+  return {
+    apiVersion: GATEWAY_API_VERSION,
+    kind: 'ListenerSet',
+    metadata: { namespace: objectNamespace(obj), name: obj.metadata.name, generation: gen },
+    status: status as unknown as Record<string, unknown>,
+  };
+}

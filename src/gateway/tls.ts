@@ -1,0 +1,166 @@
+/**
+ * Listener TLS: resolve certificateRefs to kubernetes.io/tls Secrets and validate them with
+ * node:crypto. Only certificates that parse, whose chain is in issuer order and whose key matches
+ * the leaf become SecretModels. Expiry is deliberately not checked (an expired certificate is
+ * still served, as other implementations do, so a renewal race never takes a listener down).
+ */
+import { X509Certificate, createPrivateKey } from 'node:crypto';
+import type { SecretModel } from '../dag/model';
+import type { KubeObject } from '../store/objects';
+import type { ListenerOwner, StoreView } from './resolved';
+import type { SecretObjectReference } from './api';
+import { GATEWAY_API_GROUP, normalizeGroup } from './api';
+import { Reason } from './conditions';
+import { isReferenceAllowed } from './referencegrants';
+
+export const SECRET_TYPE_TLS = 'kubernetes.io/tls';
+
+export type CertificateProblem = {
+  reason: typeof Reason.InvalidCertificateRef | typeof Reason.RefNotPermitted;
+  message: string;
+};
+
+export type CertificateResult = { ok: true; secret: SecretModel } | ({ ok: false } & CertificateProblem);
+
+/** Splits a PEM bundle into its blocks of the given label (e.g. CERTIFICATE). */
+export function pemBlocks(pem: string, label: string): string[] {
+  const re = new RegExp(`-----BEGIN ${label}-----[\\s\\S]*?-----END ${label}-----`, 'g');
+  return pem.match(re) ?? [];
+}
+
+function decodeBase64(value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  // Buffer.from ignores invalid characters; reject strings that are clearly not base64.
+  const compact = value.replace(/\s+/g, '');
+  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(compact)) return undefined;
+  return Buffer.from(compact, 'base64').toString('utf8');
+}
+
+/**
+ * Validates a PEM certificate chain and private key. Returns an error message, or undefined when
+ * the pair is usable: every block parses, certs[i] is issued (and signed) by certs[i+1], and the
+ * key matches the leaf.
+ */
+export function validateKeyPair(certPem: string, keyPem: string): string | undefined {
+  const blocks = pemBlocks(certPem, 'CERTIFICATE');
+  if (blocks.length === 0) return 'tls.crt holds no PEM certificate';
+  const certs: X509Certificate[] = [];
+  for (let i = 0; i < blocks.length; i++) {
+    try {
+      certs.push(new X509Certificate(blocks[i]));
+    } catch {
+      return `tls.crt: certificate ${i + 1} does not parse`;
+    }
+  }
+  for (let i = 0; i + 1 < certs.length; i++) {
+    let signed: boolean;
+    try {
+      signed = certs[i].checkIssued(certs[i + 1]) && certs[i].verify(certs[i + 1].publicKey);
+    } catch {
+      signed = false;
+    }
+    if (!signed)
+      return `tls.crt: certificate ${i + 1} is not issued by certificate ${i + 2} (chain out of order)`;
+  }
+  let key;
+  try {
+    key = createPrivateKey(keyPem);
+  } catch {
+    return 'tls.key does not hold a valid private key';
+  }
+  let matches: boolean;
+  try {
+    matches = certs[0].checkPrivateKey(key);
+  } catch {
+    matches = false;
+  }
+  if (!matches) return 'tls.key does not match the certificate';
+  return undefined;
+}
+
+/** Validates a Secret object as a TLS certificate; the SecretModel is named `ns/name`. */
+export function secretToModel(secret: KubeObject, namespace: string): CertificateResult {
+  const name = `${namespace}/${secret.metadata.name}`;
+  const bad = (message: string): CertificateResult => ({
+    ok: false,
+    reason: Reason.InvalidCertificateRef,
+    message: `Secret ${name} ${message}`,
+  });
+  if (secret.type !== SECRET_TYPE_TLS) return bad(`is not of type ${SECRET_TYPE_TLS}`);
+  const crt = decodeBase64(secret.data?.['tls.crt']);
+  const key = decodeBase64(secret.data?.['tls.key']);
+  if (!crt) return bad('has no tls.crt');
+  if (!key) return bad('has no tls.key');
+  const problem = validateKeyPair(crt, key);
+  if (problem) return bad(`is invalid: ${problem}`);
+  return { ok: true, secret: { name, certificateChain: crt, privateKey: key } };
+}
+
+/**
+ * Resolves one certificateRef of a listener owned by `owner`: group/kind must be core Secret,
+ * a cross-namespace Secret needs a ReferenceGrant from the owner's kind, and the Secret must exist
+ * and hold a valid key pair. Messages never include Secret contents.
+ */
+export function resolveCertificateRef(
+  view: StoreView,
+  owner: ListenerOwner,
+  ref: SecretObjectReference,
+): CertificateResult {
+  const group = normalizeGroup(ref.group);
+  const kind = ref.kind ?? 'Secret';
+  const namespace = ref.namespace ?? owner.namespace;
+  const display = `${namespace}/${ref.name}`;
+  if (group !== '' || kind !== 'Secret') {
+    return {
+      ok: false,
+      reason: Reason.InvalidCertificateRef,
+      message: `certificateRef ${display} has unsupported group/kind ${group || 'core'}/${kind}; only core Secrets are supported`,
+    };
+  }
+  const allowed = isReferenceAllowed(
+    view,
+    { group: GATEWAY_API_GROUP, kind: owner.kind, namespace: owner.namespace },
+    { group: '', kind: 'Secret', namespace, name: ref.name },
+  );
+  if (!allowed) {
+    return {
+      ok: false,
+      reason: Reason.RefNotPermitted,
+      message: `certificateRef to Secret ${display} is not permitted by any ReferenceGrant`,
+    };
+  }
+  const secret = view.get('Secret', namespace, ref.name);
+  if (!secret) {
+    return { ok: false, reason: Reason.InvalidCertificateRef, message: `Secret ${display} does not exist` };
+  }
+  return secretToModel(secret, namespace);
+}
+
+export interface ListenerCertificates {
+  certificates: SecretModel[];
+  /** The first problem in certificateRefs order, if any ref is unusable. */
+  problem?: CertificateProblem;
+}
+
+/** Resolves all certificateRefs of a listener, keeping the valid ones in order. */
+export function resolveListenerCertificates(
+  view: StoreView,
+  owner: ListenerOwner,
+  refs: SecretObjectReference[] | undefined,
+): ListenerCertificates {
+  const certificates: SecretModel[] = [];
+  let problem: CertificateProblem | undefined;
+  const seen = new Set<string>();
+  for (const ref of refs ?? []) {
+    const res = resolveCertificateRef(view, owner, ref);
+    if (res.ok) {
+      if (!seen.has(res.secret.name)) {
+        seen.add(res.secret.name);
+        certificates.push(res.secret);
+      }
+    } else if (!problem) {
+      problem = { reason: res.reason, message: res.message };
+    }
+  }
+  return { certificates, problem };
+}

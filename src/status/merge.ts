@@ -1,0 +1,91 @@
+/**
+ * Merging a freshly computed status with the previous one:
+ *  - lastTransitionTime is kept for conditions whose status did not change, so a rebuild that
+ *    changes nothing writes nothing;
+ *  - conditions are matched by type within the same place: top-level `status.conditions`,
+ *    `status.listeners[name].conditions`, `status.parents[parentRef+controllerName].conditions`.
+ */
+import type { Condition, ObjectStatus } from './types';
+
+type Json = unknown;
+
+function isRecord(v: Json): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function isCondition(v: Json): v is Condition {
+  return isRecord(v) && typeof v.type === 'string' && typeof v.status === 'string';
+}
+
+function mergeConditions(prev: Json, next: Condition[]): Condition[] {
+  const old = new Map<string, Condition>();
+  if (Array.isArray(prev)) for (const c of prev) if (isCondition(c)) old.set(c.type, c);
+  return next.map((c) => {
+    const p = old.get(c.type);
+    if (p && p.status === c.status && typeof p.lastTransitionTime === 'string' && p.lastTransitionTime) {
+      return { ...c, lastTransitionTime: p.lastTransitionTime };
+    }
+    return c;
+  });
+}
+
+/** Stable JSON with sorted keys, used to match parentRefs. */
+export function canonicalJson(v: Json): string {
+  if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`;
+  if (isRecord(v)) {
+    const keys = Object.keys(v)
+      .filter((k) => v[k] !== undefined)
+      .sort();
+    return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(v[k])}`).join(',')}}`;
+  }
+  return JSON.stringify(v) ?? 'null';
+}
+
+function parentKey(entry: Record<string, unknown>): string {
+  return `${canonicalJson(entry.parentRef)}|${String(entry.controllerName ?? '')}`;
+}
+
+/** Merges a keyed list (listeners by name, parents by parentRef+controllerName). */
+function mergeKeyedList(prev: Json, next: Json[], key: (e: Record<string, unknown>) => string): Json[] {
+  const old = new Map<string, Record<string, unknown>>();
+  if (Array.isArray(prev)) for (const e of prev) if (isRecord(e)) old.set(key(e), e);
+  return next.map((e) => {
+    if (!isRecord(e) || !Array.isArray(e.conditions)) return e;
+    const p = old.get(key(e));
+    return { ...e, conditions: mergeConditions(p?.conditions, e.conditions as Condition[]) };
+  });
+}
+
+export function mergeStatus(previous: ObjectStatus | undefined, next: ObjectStatus): ObjectStatus {
+  if (!previous) return next;
+  const prev = previous.status ?? {};
+  const status: Record<string, unknown> = { ...next.status };
+  if (Array.isArray(status.conditions)) {
+    status.conditions = mergeConditions(prev.conditions, status.conditions as Condition[]);
+  }
+  if (Array.isArray(status.listeners)) {
+    status.listeners = mergeKeyedList(prev.listeners, status.listeners, (e) => String(e.name));
+  }
+  if (Array.isArray(status.parents)) {
+    status.parents = mergeKeyedList(prev.parents, status.parents, parentKey);
+  }
+  return { ...next, status };
+}
+
+function stripTransitionTimes(v: Json): Json {
+  if (Array.isArray(v)) return v.map(stripTransitionTimes);
+  if (isRecord(v)) {
+    const out: Record<string, unknown> = {};
+    for (const [k, val] of Object.entries(v)) {
+      if (k === 'lastTransitionTime' && isCondition(v)) continue;
+      out[k] = stripTransitionTimes(val);
+    }
+    return out;
+  }
+  return v;
+}
+
+/** Equal apart from conditions' lastTransitionTime (key order does not matter; list order does). */
+export function statusesEqual(a: ObjectStatus, b: ObjectStatus): boolean {
+  return canonicalJson(stripTransitionTimes(a)) === canonicalJson(stripTransitionTimes(b));
+}
