@@ -1,0 +1,429 @@
+import { describe, test, beforeEach, afterEach } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdir, mkdtemp, rename, rm, writeFile, unlink } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { FileProvider, parseFile, uidFor } from '../../../src/providers/files/provider';
+import { ObjectStore } from '../../../src/store/store';
+import { silentLogger } from '../../../src/observability/logger';
+import { ConvoyMetrics } from '../../../src/observability/metrics';
+import type { KubeObject } from '../../../src/store/objects';
+
+const GW = (name: string, port = 80, extra = '') => `apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata:
+  name: ${name}${extra}
+spec:
+  gatewayClassName: convoy
+  listeners:
+  - name: http
+    protocol: HTTP
+    port: ${port}
+`;
+
+const SVC = (name: string, ns = 'default') => `apiVersion: v1
+kind: Service
+metadata:
+  name: ${name}
+  namespace: ${ns}
+spec:
+  ports:
+  - port: 80
+`;
+
+let dir: string;
+let store: ObjectStore;
+let metrics: ConvoyMetrics;
+let provider: FileProvider | undefined;
+
+async function put(rel: string, content: string): Promise<void> {
+  const p = join(dir, rel);
+  await mkdir(dirname(p), { recursive: true });
+  await writeFile(p, content);
+}
+
+function newProvider(opts: { debounceMs?: number } = {}): FileProvider {
+  provider = new FileProvider({
+    dir,
+    store,
+    logger: silentLogger(),
+    metrics,
+    debounceMs: opts.debounceMs ?? 30,
+    pollIntervalMs: 0,
+  });
+  return provider;
+}
+
+async function waitFor(what: string, cond: () => boolean, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!cond()) {
+    if (Date.now() > deadline) assert.fail(`timed out waiting for: ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+function gw(name: string, ns = 'default'): KubeObject | undefined {
+  return store.get('Gateway', ns, name);
+}
+
+function listenerPort(o: KubeObject | undefined): number | undefined {
+  return (o?.spec as { listeners: { port: number }[] } | undefined)?.listeners[0].port;
+}
+
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'convoy-files-'));
+  store = new ObjectStore();
+  metrics = new ConvoyMetrics();
+});
+
+afterEach(async () => {
+  await provider?.stop();
+  provider = undefined;
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('FileProvider initial load', () => {
+  test('reads multi-document YAML, JSON objects and Lists, nested directories; ignores the rest', async () => {
+    await put('a.yaml', `${GW('one')}---\n${SVC('svc1', 'apps')}---\n`);
+    await put(
+      'nested/deeper/b.json',
+      JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'apps', labels: { a: 'b' } } }),
+    );
+    await put(
+      'nested/list.json',
+      JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'List',
+        items: [
+          {
+            apiVersion: 'v1',
+            kind: 'Service',
+            metadata: { name: 'svc2' },
+            spec: { ports: [{ port: 8080 }] },
+          },
+          { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'ignored' }, data: {} },
+        ],
+      }),
+    );
+    await put('c.yml', GW('two', 8080));
+    await put('notes.txt', GW('never'));
+    await put('.hidden.yaml', GW('hidden'));
+    await put('..data/x.yaml', GW('configmap-internal'));
+    await put('other.yaml', 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n');
+
+    const p = newProvider();
+    assert.equal(store.isSynced(), false);
+    await p.start();
+    assert.equal(store.isSynced(), true);
+    assert.deepEqual(p.problems(), []);
+
+    assert.ok(gw('one'));
+    assert.equal(listenerPort(gw('two')), 8080);
+    assert.ok(store.get('Service', 'apps', 'svc1'));
+    assert.ok(store.get('Service', 'default', 'svc2'), 'namespace defaults to "default"');
+    const ns = store.get('Namespace', '', 'apps');
+    assert.ok(ns);
+    assert.equal(ns.metadata.namespace, undefined, 'cluster-scoped objects have no namespace');
+    assert.equal(gw('never'), undefined);
+    assert.equal(gw('hidden'), undefined);
+    assert.equal(gw('configmap-internal'), undefined);
+    assert.equal(store.list('ConfigMap').length, 0);
+    assert.equal(store.size(), 5);
+  });
+
+  test('fills namespace, uid, creationTimestamp and generation; keeps values the file sets', async () => {
+    await put('a.yaml', GW('one'));
+    await put(
+      'b.yaml',
+      GW('two', 80, '\n  namespace: team\n  generation: 7\n  creationTimestamp: "2020-01-02T03:04:05Z"'),
+    );
+    const p = newProvider();
+    await p.start();
+    const one = gw('one')!;
+    assert.equal(one.metadata.namespace, 'default');
+    assert.equal(one.metadata.generation, 1);
+    assert.match(one.metadata.creationTimestamp!, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+    assert.equal(one.metadata.uid, uidFor('Gateway/default/one'));
+    assert.match(one.metadata.uid!, /^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    assert.notEqual(uidFor('Gateway/default/one'), uidFor('Gateway/default/two'));
+    const two = gw('two', 'team')!;
+    assert.equal(two.metadata.generation, 7);
+    assert.equal(two.metadata.creationTimestamp, '2020-01-02T03:04:05Z');
+  });
+
+  test('Secret stringData is merged into base64 data, overriding data keys', async () => {
+    await put(
+      's.yaml',
+      `apiVersion: v1
+kind: Secret
+metadata:
+  name: s
+type: Opaque
+data:
+  a: ${Buffer.from('old').toString('base64')}
+  b: ${Buffer.from('keep').toString('base64')}
+stringData:
+  a: new
+  c: "3"
+`,
+    );
+    const p = newProvider();
+    await p.start();
+    assert.deepEqual(p.problems(), []);
+    const s = store.get('Secret', 'default', 's')!;
+    assert.equal(s.stringData, undefined);
+    const decoded = Object.fromEntries(
+      Object.entries(s.data!).map(([k, v]) => [k, Buffer.from(v, 'base64').toString('utf8')]),
+    );
+    assert.deepEqual(decoded, { a: 'new', b: 'keep', c: '3' });
+  });
+
+  test('a broken YAML document is reported with file and document index; the rest loads', async () => {
+    await put('a-good.yaml', GW('good'));
+    await put(
+      'b-broken.yaml',
+      `${SVC('first')}---\nkind: Service\nmetadata: {name: [unclosed\n---\n${SVC('third')}`,
+    );
+    await put('c-json.json', '{"apiVersion": "v1", "kind": ');
+    const p = newProvider();
+    await p.start();
+    assert.ok(gw('good'));
+    const probs = p.problems();
+    const yamlProblem = probs.find((x) => x.file === 'b-broken.yaml');
+    assert.ok(yamlProblem, JSON.stringify(probs));
+    assert.equal(yamlProblem.document, 1);
+    assert.match(yamlProblem.message, /YAML/);
+    const jsonProblem = probs.find((x) => x.file === 'c-json.json');
+    assert.ok(jsonProblem);
+    assert.match(jsonProblem.message, /JSON/);
+    // A file never seen parsing before contributes the documents that did parse.
+    assert.ok(store.get('Service', 'default', 'first'));
+    assert.equal(await metrics.invalidObjects.get().then((m) => m.values[0].value), probs.length);
+  });
+});
+
+describe('FileProvider rescans', () => {
+  test('creationTimestamp is stable across edits; generation bumps on spec change only', async () => {
+    await put('a.yaml', GW('one'));
+    const p = newProvider();
+    await p.start();
+    const first = gw('one')!;
+    assert.equal(first.metadata.generation, 1);
+    // Wait into the next second so a re-stamped creationTimestamp would show.
+    const ts = first.metadata.creationTimestamp;
+    await waitFor('clock to tick', () => new Date().toISOString().slice(0, 19) + 'Z' !== ts, 2000);
+
+    await put('a.yaml', GW('one', 80, '\n  labels:\n    team: blue'));
+    await p.reload();
+    const labelled = gw('one')!;
+    assert.deepEqual(labelled.metadata.labels, { team: 'blue' });
+    assert.equal(labelled.metadata.generation, 1, 'a label change does not bump generation');
+    assert.equal(labelled.metadata.creationTimestamp, ts);
+
+    await put('a.yaml', GW('one', 81, '\n  labels:\n    team: blue'));
+    await p.reload();
+    const edited = gw('one')!;
+    assert.equal(listenerPort(edited), 81);
+    assert.equal(edited.metadata.generation, 2);
+    assert.equal(edited.metadata.creationTimestamp, ts);
+    assert.equal(edited.metadata.uid, first.metadata.uid);
+
+    await p.reload();
+    assert.equal(gw('one')!.metadata.generation, 2, 'a rescan without changes keeps the generation');
+  });
+
+  test('a file that stops parsing keeps every object it served', async () => {
+    await put('a.yaml', `${GW('one')}---\n${SVC('svc')}`);
+    await put('b.yaml', GW('other'));
+    const p = newProvider();
+    await p.start();
+    const rev = store.revision;
+
+    await put('a.yaml', `${GW('one', 90)}---\nkind: Service\n  metadata: : bad\n`);
+    await put('b.yaml', GW('other', 91));
+    await p.reload();
+    assert.equal(listenerPort(gw('one')), 80, 'broken file: last good version kept');
+    assert.ok(store.get('Service', 'default', 'svc'));
+    assert.equal(listenerPort(gw('other')), 91, 'other files keep being applied');
+    assert.equal(store.revision, rev + 1);
+    const probs = p.problems();
+    assert.equal(probs.length, 1);
+    assert.equal(probs[0].file, 'a.yaml');
+    assert.equal(probs[0].document, 1);
+
+    await put('a.yaml', GW('one', 90));
+    await p.reload();
+    assert.equal(listenerPort(gw('one')), 90);
+    assert.equal(store.get('Service', 'default', 'svc'), undefined, 'clean file: removed object deleted');
+    assert.deepEqual(p.problems(), []);
+  });
+
+  test('an invalid object is refused while its previous good version keeps serving', async () => {
+    await put('a.yaml', `${GW('one')}---\n${GW('two')}`);
+    const p = newProvider();
+    await p.start();
+    await put('a.yaml', `${GW('one', 70000)}---\n${GW('two', 8080)}`);
+    await p.reload();
+    assert.equal(listenerPort(gw('one')), 80, 'refused edit: previous version stays');
+    assert.equal(listenerPort(gw('two')), 8080, 'valid edit in the same file applies');
+    const probs = p.problems();
+    assert.equal(probs.length, 1);
+    assert.deepEqual(
+      { file: probs[0].file, document: probs[0].document, kind: probs[0].kind, name: probs[0].name },
+      { file: 'a.yaml', document: 0, kind: 'Gateway', name: 'one' },
+    );
+    assert.match(probs[0].message, /spec\.listeners\[0\]\.port/);
+    assert.equal(await metrics.invalidObjects.get().then((m) => m.values[0].value), 1);
+
+    // An object that was never valid is not served at all.
+    await put('b.yaml', GW('new', 0));
+    await p.reload();
+    assert.equal(gw('new'), undefined);
+    assert.equal(p.problems().length, 2);
+
+    // Removing its name entirely still does not delete what was serving.
+    await put('a.yaml', `${GW('one').replace('name: one', 'labels: {}')}---\n${GW('two', 8080)}`);
+    await p.reload();
+    assert.equal(listenerPort(gw('one')), 80);
+
+    await put('a.yaml', `${GW('one', 81)}---\n${GW('two', 8080)}`);
+    await unlink(join(dir, 'b.yaml'));
+    await p.reload();
+    assert.equal(listenerPort(gw('one')), 81);
+    assert.equal(gw('one')!.metadata.generation, 2);
+    assert.deepEqual(p.problems(), []);
+    assert.equal(await metrics.invalidObjects.get().then((m) => m.values[0].value), 0);
+  });
+
+  test('deleting a file deletes its objects, even a kept last-good one', async () => {
+    await put('a.yaml', `${GW('one')}---\n${SVC('svc')}`);
+    await put('b.yaml', GW('two'));
+    const p = newProvider();
+    await p.start();
+    await put('b.yaml', GW('two', 0));
+    await p.reload();
+    assert.ok(gw('two'));
+    await unlink(join(dir, 'a.yaml'));
+    await unlink(join(dir, 'b.yaml'));
+    await p.reload();
+    assert.equal(gw('one'), undefined);
+    assert.equal(gw('two'), undefined);
+    assert.equal(store.get('Service', 'default', 'svc'), undefined);
+    assert.equal(store.size(), 0);
+    assert.deepEqual(p.problems(), []);
+  });
+
+  test('duplicate objects: the first file by path wins, the second is a problem naming both', async () => {
+    await put('b/dup.yaml', GW('same', 81));
+    await put('a.yaml', GW('same', 80));
+    const p = newProvider();
+    await p.start();
+    assert.equal(listenerPort(gw('same')), 80);
+    const probs = p.problems();
+    assert.equal(probs.length, 1);
+    assert.equal(probs[0].file, 'b/dup.yaml');
+    assert.equal(probs[0].name, 'same');
+    assert.match(probs[0].message, /a\.yaml/);
+    assert.match(probs[0].message, /b\/dup\.yaml/);
+
+    // Moving an object from one file to another keeps it (same key, new content).
+    await unlink(join(dir, 'a.yaml'));
+    await p.reload();
+    assert.equal(listenerPort(gw('same')), 81);
+    assert.deepEqual(p.problems(), []);
+  });
+
+  test('a vanished directory keeps serving and reports a problem', async () => {
+    await put('a.yaml', GW('one'));
+    const p = newProvider();
+    await p.start();
+    await rm(dir, { recursive: true, force: true });
+    await p.reload();
+    assert.ok(gw('one'));
+    assert.equal(p.problems().length, 1);
+    await mkdir(dir);
+  });
+});
+
+describe('FileProvider watching', () => {
+  test('picks up additions, edits, atomic renames, new subdirectories and deletions', async () => {
+    await put('a.yaml', GW('one'));
+    const p = newProvider();
+    await p.start();
+
+    await put('b.yaml', GW('added'));
+    await waitFor('added file', () => gw('added') !== undefined);
+
+    await put('a.yaml', GW('one', 8081));
+    await waitFor('edited file', () => listenerPort(gw('one')) === 8081);
+
+    // Editors and ConfigMap volumes write a temporary file and rename it into place.
+    await writeFile(join(dir, '.a.yaml.tmp'), GW('one', 8082));
+    await rename(join(dir, '.a.yaml.tmp'), join(dir, 'a.yaml'));
+    await waitFor('renamed-into-place file', () => listenerPort(gw('one')) === 8082);
+
+    await mkdir(join(dir, 'sub'));
+    await put('sub/inner/c.yaml', SVC('nested'));
+    await waitFor(
+      'file in a new subdirectory',
+      () => store.get('Service', 'default', 'nested') !== undefined,
+    );
+
+    await put('sub/inner/c.yaml', SVC('nested') + '  type: ClusterIP\n');
+    await waitFor('edit in a new subdirectory', () => {
+      const s = store.get('Service', 'default', 'nested');
+      return (s?.spec as { type?: string } | undefined)?.type === 'ClusterIP';
+    });
+
+    await unlink(join(dir, 'b.yaml'));
+    await waitFor('deleted file', () => gw('added') === undefined);
+    await rm(join(dir, 'sub'), { recursive: true });
+    await waitFor('deleted directory', () => store.get('Service', 'default', 'nested') === undefined);
+    assert.ok(gw('one'));
+  });
+
+  test('a half-written file does not disturb what is serving', async () => {
+    await put('a.yaml', GW('one'));
+    const p = newProvider();
+    await p.start();
+    await put('a.yaml', GW('one', 8080).slice(0, 60));
+    await waitFor('problem reported', () => p.problems().length > 0);
+    assert.equal(listenerPort(gw('one')), 80);
+    await put('a.yaml', GW('one', 8080));
+    await waitFor('fixed file applied', () => listenerPort(gw('one')) === 8080);
+    assert.deepEqual(p.problems(), []);
+  });
+});
+
+describe('parseFile', () => {
+  test('YAML 1.1 like Kubernetes: timestamps stay strings, yes/on are booleans', () => {
+    const r = parseFile(
+      'x.yaml',
+      'kind: Service\nmetadata:\n  name: a\n  creationTimestamp: 2021-05-06T07:08:09Z\nx: yes\n',
+    );
+    assert.deepEqual(r.errors, []);
+    const v = r.entries[0].value as Record<string, Record<string, unknown>>;
+    assert.equal(v.metadata.creationTimestamp, '2021-05-06T07:08:09Z');
+    assert.equal(v.x, true);
+  });
+
+  test('empty files and empty documents yield nothing; duplicate keys are errors', () => {
+    assert.deepEqual(parseFile('x.yaml', ''), { entries: [], errors: [] });
+    assert.deepEqual(parseFile('x.yaml', '# only a comment\n---\n'), { entries: [], errors: [] });
+    assert.deepEqual(parseFile('x.json', '  \n'), { entries: [], errors: [] });
+    const dup = parseFile('x.yaml', 'kind: A\nkind: B\n');
+    assert.equal(dup.errors.length, 1);
+    assert.equal(dup.errors[0].document, 0);
+  });
+
+  test('a YAML List is expanded into items', () => {
+    const r = parseFile('x.yaml', 'kind: List\nitems:\n- kind: Service\n- kind: Secret\n');
+    assert.deepEqual(
+      r.entries.map((e) => [e.document, e.item]),
+      [
+        [0, 0],
+        [0, 1],
+      ],
+    );
+  });
+});
