@@ -1,0 +1,119 @@
+#!/usr/bin/env node
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { UsageError } from './args';
+
+/**
+ * The `convoy` command. Subcommands load lazily so `convoy bootstrap` (run in an init container)
+ * does not pay for gRPC, the Envoy protos or the Kubernetes client.
+ */
+
+interface Subcommand {
+  summary: string;
+  run: (argv: string[]) => Promise<void>;
+}
+
+const COMMANDS: Record<string, Subcommand> = {
+  serve: {
+    summary: 'run the control plane (Gateway API objects from a directory or Kubernetes → xDS)',
+    run: async (argv) => (await import('./serve')).serveCommand(argv),
+  },
+  bootstrap: {
+    summary: 'write an Envoy bootstrap that connects one Envoy of a Gateway fleet to Convoy',
+    run: async (argv) => (await import('./bootstrap')).bootstrapCommand(argv),
+  },
+  status: {
+    summary: 'show the Gateway API conditions Convoy computed, per object, listener and route parent',
+    run: async (argv) => (await import('./status')).statusCommand(argv),
+  },
+  'proxy-status': {
+    summary: 'show each connected Envoy and whether every xDS type is synced, stale or NACKed',
+    run: async (argv) => (await import('./status')).proxyStatusCommand(argv),
+  },
+  version: {
+    summary: 'print the Convoy and Node.js versions',
+    run: async (argv) => {
+      if (argv.includes('-h') || argv.includes('--help')) {
+        process.stdout.write('Usage: convoy version\n\nPrints the Convoy version and the Node.js runtime.\n');
+        return;
+      }
+      if (argv.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(argv[0])}`, 'version');
+      process.stdout.write(
+        `convoy ${convoyVersion()} (node ${process.version}, ${process.platform}/${process.arch})\n`,
+      );
+    },
+  },
+};
+
+export function convoyVersion(): string {
+  for (let dir = __dirname; dir !== path.dirname(dir); dir = path.dirname(dir)) {
+    const candidate = path.join(dir, 'package.json');
+    if (!fs.existsSync(candidate)) continue;
+    const pkg = JSON.parse(fs.readFileSync(candidate, 'utf8')) as { name?: string; version?: string };
+    if (pkg.name === 'convoy' && pkg.version) return pkg.version;
+  }
+  return 'unknown';
+}
+
+export function mainHelp(): string {
+  const width = Math.max(...Object.keys(COMMANDS).map((c) => c.length));
+  return [
+    'convoy — a Kubernetes Gateway API control plane for fleets of Envoy proxies',
+    '',
+    'Usage: convoy <command> [options]',
+    '',
+    'Commands:',
+    ...Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(width)}  ${c.summary}`),
+    '',
+    'Run "convoy <command> --help" for the options of a command.',
+    '',
+  ].join('\n');
+}
+
+/** Runs the CLI; resolves with the process exit code. */
+export async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  if (command === undefined || command === '-h' || command === '--help' || command === 'help') {
+    if (command === 'help' && rest[0] && COMMANDS[rest[0]]) return main([rest[0], '--help']);
+    process.stdout.write(mainHelp());
+    return command === undefined ? 2 : 0;
+  }
+  if (command === '--version' || command === '-v') return main(['version']);
+  const sub = COMMANDS[command];
+  if (!sub) {
+    process.stderr.write(`convoy: unknown command ${JSON.stringify(command)}\n\n${mainHelp()}`);
+    return 2;
+  }
+  try {
+    await sub.run(rest);
+    return 0;
+  } catch (err) {
+    if (err instanceof UsageError) {
+      process.stderr.write(
+        `convoy ${err.command ?? command}: ${err.message}\nRun "convoy ${command} --help" for usage.\n`,
+      );
+      return 2;
+    }
+    const e = err as Error & { code?: string };
+    // parseArgs errors from commands that parse their own flags are usage errors too.
+    if (typeof e.code === 'string' && e.code.startsWith('ERR_PARSE_ARGS')) {
+      process.stderr.write(`convoy ${command}: ${e.message}\nRun "convoy ${command} --help" for usage.\n`);
+      return 2;
+    }
+    process.stderr.write(`convoy ${command}: ${e?.message ?? String(err)}\n`);
+    if (process.env.CONVOY_DEBUG) process.stderr.write(`${e?.stack ?? ''}\n`);
+    return 1;
+  }
+}
+
+if (require.main === module) {
+  main(process.argv.slice(2)).then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (err: unknown) => {
+      process.stderr.write(`convoy: ${String(err)}\n`);
+      process.exitCode = 1;
+    },
+  );
+}
