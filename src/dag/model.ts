@@ -105,6 +105,12 @@ export type RouteActionModel =
   | {
       kind: 'forward';
       backends: WeightedCluster[];
+      /**
+       * Share (same scale as backends' weights) of invalid backendRefs: it must be answered with
+       * HTTP 500 (e.g. a weighted entry naming a cluster that does not exist, with
+       * cluster_not_found_response_code INTERNAL_SERVER_ERROR). Absent when every backendRef is valid.
+       */
+      invalidWeight?: number;
       rewrite?: { hostname?: string; path?: { type: 'ReplaceFullPath' | 'ReplacePrefixMatch'; value: string } };
       mirrors?: { cluster: string; percent?: number }[];
     }
