@@ -1,0 +1,65 @@
+import { test, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { gatewayClassStatuses, ownedGatewayClasses } from '../../src/gateway/gatewayclass';
+import { SUPPORTED_FEATURES } from '../../src/gateway/features';
+import { CONTROLLER, NOW, OPTS, gatewayClass, store } from './listeners-fixtures';
+
+describe('ownedGatewayClasses', () => {
+  test('only classes with our controllerName', () => {
+    const view = store(gatewayClass('a'), gatewayClass('b', 'other.io/controller'), gatewayClass('c'));
+    assert.deepEqual([...ownedGatewayClasses(view, OPTS)].sort(), ['a', 'c']);
+  });
+  test('a class being deleted is not owned', () => {
+    const gc = gatewayClass('a');
+    gc.metadata.deletionTimestamp = NOW;
+    assert.equal(ownedGatewayClasses(store(gc), OPTS).size, 0);
+  });
+});
+
+describe('gatewayClassStatuses', () => {
+  test('owned classes are Accepted with observedGeneration and sorted supportedFeatures', () => {
+    const view = store(
+      gatewayClass('z', CONTROLLER, 3),
+      gatewayClass('x', 'other.io/c'),
+      gatewayClass('a', CONTROLLER, 1),
+    );
+    const statuses = gatewayClassStatuses(view, OPTS);
+    assert.deepEqual(
+      statuses.map((s) => s.metadata.name),
+      ['a', 'z'],
+    );
+    const z = statuses[1];
+    assert.equal(z.apiVersion, 'gateway.networking.k8s.io/v1');
+    assert.equal(z.kind, 'GatewayClass');
+    assert.deepEqual(z.metadata, { name: 'z', generation: 3 });
+    assert.deepEqual(z.status.conditions, [
+      {
+        type: 'Accepted',
+        status: 'True',
+        reason: 'Accepted',
+        message: 'GatewayClass is accepted by Convoy',
+        observedGeneration: 3,
+        lastTransitionTime: NOW,
+      },
+    ]);
+    const features = (z.status.supportedFeatures as { name: string }[]).map((f) => f.name);
+    assert.deepEqual(features, [...features].sort());
+    assert.ok(features.length <= 64);
+    for (const required of [
+      'Gateway',
+      'HTTPRoute',
+      'GRPCRoute',
+      'TLSRoute',
+      'ReferenceGrant',
+      'ListenerSet',
+    ]) {
+      assert.ok(features.includes(required), required);
+    }
+    // Spelled as in v1.6.1 pkg/features: the old experimental name must not appear.
+    assert.ok(!features.includes('GatewayListenerSet'));
+    assert.deepEqual(new Set(features), new Set(SUPPORTED_FEATURES));
+  });
+  test('no owned classes → no statuses', () => {
+    assert.deepEqual(gatewayClassStatuses(store(gatewayClass('x', 'other.io/c')), OPTS), []);
+  });
+});
