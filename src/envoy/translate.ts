@@ -1,0 +1,66 @@
+import type { FleetModel, FilterChainModel, HttpPortModel } from '../dag/model';
+import type { EnvoyResources } from '../xds/resources';
+import type { RouteConfiguration } from '../generated/envoy/config/route/v3/RouteConfiguration';
+import { translateListener } from './translate/listeners';
+import { buildRouteConfiguration } from './translate/routes';
+import { translateCluster } from './translate/clusters';
+import { translateEndpoints } from './translate/endpoints';
+import { translateSecret } from './translate/secrets';
+import { memoByNode } from './translate/common';
+
+/**
+ * FleetModel (the DAG of one Gateway) → the typed Envoy resources its Envoys receive.
+ *
+ * Pure and deterministic: output order follows the model's (already sorted) arrays, and every
+ * resource is built from its own model node only. Route configurations, clusters, assignments,
+ * secrets and filter chains are memoized on those nodes (WeakMap), so when the builder reuses an
+ * unchanged node the translation returns the very same object and the xDS cache can skip
+ * re-encoding it. Returned objects are shared with that memo and must not be mutated.
+ */
+
+export interface TranslateOptions {
+  /** Listener bind address; defaults to `0.0.0.0`. */
+  bindAddress?: string;
+}
+
+export const DEFAULT_BIND_ADDRESS = '0.0.0.0';
+
+const httpRouteConfiguration = memoByNode((http: HttpPortModel): RouteConfiguration =>
+  buildRouteConfiguration(http.routeConfigName, http.virtualHosts),
+);
+
+const chainRouteConfiguration = memoByNode((fc: FilterChainModel): RouteConfiguration =>
+  buildRouteConfiguration(fc.routeConfigName!, fc.virtualHosts ?? []),
+);
+
+export function translateFleet(model: FleetModel, options: TranslateOptions = {}): EnvoyResources {
+  const bindAddress = options.bindAddress ?? DEFAULT_BIND_ADDRESS;
+  const out: EnvoyResources = { listeners: [], routes: [], clusters: [], endpoints: [], secrets: [] };
+
+  const routeNames = new Set<string>();
+  const addRoutes = (rc: RouteConfiguration): void => {
+    // Names are unique by construction; a duplicate would only be a second copy of the same name.
+    if (routeNames.has(rc.name!)) return;
+    routeNames.add(rc.name!);
+    out.routes.push(rc);
+  };
+
+  for (const port of model.ports) {
+    const listener = translateListener(port, { bindAddress });
+    if (!listener) continue;
+    out.listeners.push(listener);
+    if (port.http) addRoutes(httpRouteConfiguration(port.http));
+    for (const fc of port.filterChains) {
+      // Only HTTPS chains that terminate TLS run an HCM, hence need their RouteConfiguration.
+      if (fc.protocol === 'HTTPS' && fc.mode === 'Terminate' && fc.routeConfigName && fc.secretNames.length) {
+        addRoutes(chainRouteConfiguration(fc));
+      }
+    }
+  }
+  for (const cluster of model.clusters) {
+    out.clusters.push(translateCluster(cluster));
+    out.endpoints.push(translateEndpoints(cluster));
+  }
+  for (const secret of model.secrets) out.secrets.push(translateSecret(secret));
+  return out;
+}

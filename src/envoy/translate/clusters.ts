@@ -1,0 +1,35 @@
+import type { Cluster } from '../../generated/envoy/config/cluster/v3/Cluster';
+import type { HttpProtocolOptions } from '../../generated/envoy/extensions/upstreams/http/v3/HttpProtocolOptions';
+import type { ClusterModel } from '../../dag/model';
+import { Enum, ExtensionNames, TypeUrls, adsConfigSource, memoByNode, typed } from './common';
+
+/** Upstream connect timeout for every cluster. */
+export const CONNECT_TIMEOUT = { seconds: 5 } as const;
+
+/**
+ * ClusterModel → Envoy Cluster (CDS). An EDS cluster fed over ADS, named like the model
+ * (`ns/service/port`, also the EDS service name). Pure in the cluster node, so memoized by it.
+ *
+ * - lb_policy is left at its default, ROUND_ROBIN.
+ * - The panic threshold is 0: Envoy otherwise sends traffic to every endpoint, ready or not, once
+ *   fewer than half are healthy, which would route to Pods Kubernetes reports as not ready.
+ * - `http2` (h2c, gRPC) upstreams get HTTP/2 through the v3 HttpProtocolOptions extension;
+ *   `http1` and `tcp` need nothing (HTTP/1.1 is the default for HTTP routes, tcp_proxy is raw TCP).
+ */
+export const translateCluster = memoByNode((model: ClusterModel): Cluster => {
+  const cluster: Cluster = {
+    name: model.name,
+    type: Enum.DiscoveryType.EDS,
+    eds_cluster_config: { eds_config: adsConfigSource(), service_name: model.name },
+    connect_timeout: { ...CONNECT_TIMEOUT },
+    common_lb_config: { healthy_panic_threshold: { value: 0 } },
+  };
+  if (model.protocol === 'http2') {
+    cluster.typed_extension_protocol_options = {
+      [ExtensionNames.HttpProtocolOptions]: typed<HttpProtocolOptions>(TypeUrls.HttpProtocolOptions, {
+        explicit_http_config: { http2_protocol_options: {} },
+      }),
+    };
+  }
+  return cluster;
+});

@@ -1,0 +1,24 @@
+import type { ClusterLoadAssignment } from '../../generated/envoy/config/endpoint/v3/ClusterLoadAssignment';
+import type { LbEndpoint } from '../../generated/envoy/config/endpoint/v3/LbEndpoint';
+import type { ClusterModel, EndpointModel } from '../../dag/model';
+import { Enum, memoByNode } from './common';
+
+/**
+ * ClusterModel → ClusterLoadAssignment (EDS) for the cluster of the same name. All endpoints go in
+ * one locality. Not-ready endpoints stay in the assignment as UNHEALTHY, so Envoy keeps them out of
+ * load balancing (the cluster's panic threshold is 0) but does not churn host sets when readiness
+ * flaps. A cluster with no endpoints gets an assignment with none: Envoy then answers 503 instead of
+ * waiting for EDS while warming.
+ */
+export function translateLbEndpoint(ep: EndpointModel): LbEndpoint {
+  return {
+    endpoint: { address: { socket_address: { address: ep.address, port_value: ep.port } } },
+    health_status: ep.ready ? Enum.HealthStatus.HEALTHY : Enum.HealthStatus.UNHEALTHY,
+  };
+}
+
+export const translateEndpoints = memoByNode((model: ClusterModel): ClusterLoadAssignment => {
+  const cla: ClusterLoadAssignment = { cluster_name: model.name };
+  if (model.endpoints.length) cla.endpoints = [{ lb_endpoints: model.endpoints.map(translateLbEndpoint) }];
+  return cla;
+});

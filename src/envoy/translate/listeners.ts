@@ -1,0 +1,232 @@
+import type { Listener } from '../../generated/envoy/config/listener/v3/Listener';
+import type { FilterChain } from '../../generated/envoy/config/listener/v3/FilterChain';
+import type { Filter } from '../../generated/envoy/config/listener/v3/Filter';
+import type { ListenerFilter } from '../../generated/envoy/config/listener/v3/ListenerFilter';
+import type { TransportSocket } from '../../generated/envoy/config/core/v3/TransportSocket';
+import type { AccessLog } from '../../generated/envoy/config/accesslog/v3/AccessLog';
+import type { HttpConnectionManager } from '../../generated/envoy/extensions/filters/network/http_connection_manager/v3/HttpConnectionManager';
+import type { HttpFilter } from '../../generated/envoy/extensions/filters/network/http_connection_manager/v3/HttpFilter';
+import type { Router } from '../../generated/envoy/extensions/filters/http/router/v3/Router';
+import type { TcpProxy } from '../../generated/envoy/extensions/filters/network/tcp_proxy/v3/TcpProxy';
+import type { TlsInspector } from '../../generated/envoy/extensions/filters/listener/tls_inspector/v3/TlsInspector';
+import type { DownstreamTlsContext } from '../../generated/envoy/extensions/transport_sockets/tls/v3/DownstreamTlsContext';
+import type { StdoutAccessLog } from '../../generated/envoy/extensions/access_loggers/stream/v3/StdoutAccessLog';
+import type { FilterChainModel, PortModel, WeightedCluster } from '../../dag/model';
+import { Enum, ExtensionNames, TypeUrls, adsConfigSource, memoByNode, typed } from './common';
+import { activeBackends } from './routes';
+
+/**
+ * PortModel → Envoy Listener (LDS).
+ *
+ * Shape:
+ * - HTTP port: one filter chain, no match, an HTTP connection manager (HCM) on RDS `http-<port>`.
+ * - HTTPS/TLS port: `tls_inspector`, then one filter chain per FilterChainModel, named after it and
+ *   matched by SNI (`server_names` as given, wildcards included; Envoy prefers exact names, then
+ *   the longest wildcard suffix). A chain without server names is the port's catch-all; it matches
+ *   `transport_protocol: tls`, so a plaintext connection to a TLS port matches no chain and is
+ *   closed instead of being proxied to a passthrough backend.
+ *   - HTTPS (Terminate): DownstreamTlsContext with certificates by SDS name over ADS (never inline),
+ *     ALPN h2 + http/1.1, then an HCM on RDS `fc.routeConfigName`.
+ *   - TLS Terminate: the same TLS context without ALPN, then tcp_proxy. Passthrough: tcp_proxy only.
+ *   - A chain that cannot forward (TLS with no backend of positive weight, HTTPS without a route
+ *     configuration or certificate) still exists, so its SNI cannot fall through to another
+ *     listener's catch-all; its only filter is `envoy.filters.network.direct_response` with no
+ *     payload, which closes every connection it gets.
+ *
+ * Compactness: a port can carry thousands of chains, so each chain holds only non-default fields.
+ * Chains are memoized per FilterChainModel node (and the listener's stat prefix).
+ */
+
+export interface ListenerOptions {
+  /** Address every listener binds; `0.0.0.0` in production, `127.0.0.1` in tests. */
+  bindAddress: string;
+}
+
+/** Per-connection read/write buffer limit, Envoy's documented recommendation for edge proxies. */
+export const PER_CONNECTION_BUFFER_LIMIT_BYTES = 32768;
+
+const ALPN_HTTPS = ['h2', 'http/1.1'];
+
+/** Shared, never mutated: the router filter and the stdout access log every HCM carries. */
+const ROUTER_FILTER: HttpFilter = {
+  name: ExtensionNames.Router,
+  typed_config: typed<Router>(TypeUrls.Router, {}),
+};
+const STDOUT_ACCESS_LOG: AccessLog = {
+  name: ExtensionNames.StdoutAccessLog,
+  typed_config: typed<StdoutAccessLog>(TypeUrls.StdoutAccessLog, {}),
+};
+const TLS_INSPECTOR: ListenerFilter = {
+  name: ExtensionNames.TlsInspector,
+  typed_config: typed<TlsInspector>(TypeUrls.TlsInspector, {}),
+};
+
+/**
+ * The HTTP connection manager of a plain or TLS-terminating HTTP chain. codec_type is left at its
+ * default, AUTO. `stat_prefix` is the listener name: every HCM of one port shares one set of
+ * `http.<listener>.*` stats instead of one set per hostname.
+ */
+export function httpConnectionManager(statPrefix: string, routeConfigName: string): Filter {
+  const hcm: HttpConnectionManager = {
+    stat_prefix: statPrefix,
+    rds: { config_source: adsConfigSource(), route_config_name: routeConfigName },
+    http_filters: [ROUTER_FILTER],
+    access_log: [STDOUT_ACCESS_LOG],
+    use_remote_address: { value: true },
+    normalize_path: { value: true },
+    merge_slashes: true,
+    path_with_escaped_slashes_action: Enum.PathWithEscapedSlashesAction.UNESCAPE_AND_REDIRECT,
+  };
+  return {
+    name: ExtensionNames.HttpConnectionManager,
+    typed_config: typed<HttpConnectionManager>(TypeUrls.HttpConnectionManager, hcm),
+  };
+}
+
+/** tcp_proxy to one cluster, or to weighted clusters; undefined when no backend has weight > 0. */
+export function tcpProxy(statPrefix: string, backends: WeightedCluster[]): Filter | undefined {
+  const active = activeBackends(backends);
+  if (active.length === 0) return undefined;
+  const proxy: TcpProxy =
+    active.length === 1
+      ? { stat_prefix: statPrefix, cluster: active[0].cluster }
+      : {
+          stat_prefix: statPrefix,
+          weighted_clusters: { clusters: active.map((b) => ({ name: b.cluster, weight: b.weight })) },
+        };
+  return { name: ExtensionNames.TcpProxy, typed_config: typed<TcpProxy>(TypeUrls.TcpProxy, proxy) };
+}
+
+/** A terminal network filter that closes the connection: direct_response with no payload. */
+export function rejectFilter(): Filter {
+  return {
+    name: ExtensionNames.NetworkDirectResponse,
+    typed_config: { type_url: TypeUrls.NetworkDirectResponse, value: Buffer.alloc(0) },
+  };
+}
+
+/** DownstreamTlsContext presenting the named SDS certificates, fetched over ADS. */
+export function downstreamTls(secretNames: string[], alpn: boolean): TransportSocket {
+  const ctx: DownstreamTlsContext = {
+    common_tls_context: {
+      tls_certificate_sds_secret_configs: secretNames.map((name) => ({
+        name,
+        sds_config: adsConfigSource(),
+      })),
+      ...(alpn ? { alpn_protocols: ALPN_HTTPS } : {}),
+    },
+  };
+  return {
+    name: ExtensionNames.TlsTransportSocket,
+    typed_config: typed<DownstreamTlsContext>(TypeUrls.DownstreamTlsContext, ctx),
+  };
+}
+
+/**
+ * One TLS-port filter chain. `serverNames` is normally `fc.serverNames`; the listener passes a
+ * reduced list only when it had to drop names another chain already claimed.
+ */
+export function buildTlsFilterChain(
+  fc: FilterChainModel,
+  statPrefix: string,
+  serverNames: string[],
+): FilterChain {
+  const chain: FilterChain = {
+    name: fc.name,
+    filter_chain_match: serverNames.length ? { server_names: serverNames } : { transport_protocol: 'tls' },
+  };
+  const terminate = fc.mode === 'Terminate';
+  if (terminate && fc.secretNames.length === 0) {
+    chain.filters = [rejectFilter()];
+    return chain;
+  }
+  if (fc.protocol === 'HTTPS') {
+    if (!terminate || !fc.routeConfigName) {
+      chain.filters = [rejectFilter()];
+      return chain;
+    }
+    chain.transport_socket = downstreamTls(fc.secretNames, true);
+    chain.filters = [httpConnectionManager(statPrefix, fc.routeConfigName)];
+    return chain;
+  }
+  // TLS: tcp_proxy over the decrypted (Terminate) or still-encrypted (Passthrough) stream.
+  const proxy = tcpProxy(fc.name, fc.tcpBackends ?? []);
+  if (!proxy) {
+    chain.filters = [rejectFilter()];
+    return chain;
+  }
+  if (terminate) chain.transport_socket = downstreamTls(fc.secretNames, false);
+  chain.filters = [proxy];
+  return chain;
+}
+
+const memoTlsFilterChain = memoByNode((fc: FilterChainModel, statPrefix: string) =>
+  buildTlsFilterChain(fc, statPrefix, fc.serverNames),
+);
+
+/** The plain-HTTP chain. On a port that also has TLS chains it takes the non-TLS connections. */
+function httpFilterChain(port: PortModel, alongsideTls: boolean): FilterChain {
+  const http = port.http!;
+  const chain: FilterChain = { filters: [httpConnectionManager(port.name, http.routeConfigName)] };
+  if (alongsideTls) chain.filter_chain_match = { transport_protocol: 'raw_buffer' };
+  return chain;
+}
+
+/**
+ * Envoy rejects a listener in which two chains have the same match or the same name. The DAG should
+ * never produce that; if it does, the first chain keeps the contested server name (or the
+ * catch-all), later chains lose it, and a chain left with nothing to match is dropped. Returns the
+ * server names each chain keeps, or undefined for a dropped chain.
+ */
+export function assignServerNames(chains: FilterChainModel[]): (string[] | undefined)[] {
+  const claimed = new Set<string>();
+  const names = new Set<string>();
+  let catchAll = false;
+  return chains.map((fc) => {
+    if (names.has(fc.name)) return undefined;
+    if (fc.serverNames.length === 0) {
+      if (catchAll) return undefined;
+      catchAll = true;
+      names.add(fc.name);
+      return fc.serverNames;
+    }
+    const kept: string[] = [];
+    for (const sn of fc.serverNames) {
+      const key = sn.toLowerCase();
+      if (claimed.has(key)) continue;
+      claimed.add(key);
+      kept.push(sn);
+    }
+    if (kept.length === 0) return undefined;
+    names.add(fc.name);
+    return kept.length === fc.serverNames.length ? fc.serverNames : kept;
+  });
+}
+
+/** PortModel → Listener; undefined for a port with nothing to serve (Envoy rejects empty listeners). */
+export function translateListener(port: PortModel, options: ListenerOptions): Listener | undefined {
+  const chains: FilterChain[] = [];
+  const serverNames = assignServerNames(port.filterChains);
+  port.filterChains.forEach((fc, i) => {
+    const names = serverNames[i];
+    if (!names) return;
+    chains.push(
+      names === fc.serverNames
+        ? memoTlsFilterChain(fc, port.name)
+        : buildTlsFilterChain(fc, port.name, names),
+    );
+  });
+  const hasTls = chains.length > 0;
+  if (port.http) chains.unshift(httpFilterChain(port, hasTls));
+  if (chains.length === 0) return undefined;
+
+  const listener: Listener = {
+    name: port.name,
+    address: { socket_address: { address: options.bindAddress, port_value: port.port } },
+    stat_prefix: port.name,
+    per_connection_buffer_limit_bytes: { value: PER_CONNECTION_BUFFER_LIMIT_BYTES },
+  };
+  if (hasTls) listener.listener_filters = [TLS_INSPECTOR];
+  listener.filter_chains = chains;
+  return listener;
+}
