@@ -1,0 +1,728 @@
+import { test, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import {
+  detectConflicts,
+  gatewayAndListenerSetStatuses,
+  listenerConflict,
+  resolveGateways,
+  resolveRouteKinds,
+} from '../../src/gateway/listeners';
+import type { Listener, GatewayStatus } from '../../src/gateway/api';
+import type { KubeObject } from '../../src/store/objects';
+import {
+  NOW,
+  OPTS,
+  SELF_CERT,
+  SELF_KEY,
+  gateway,
+  gatewayClass,
+  http,
+  https,
+  referenceGrant,
+  store,
+  summary,
+  tlsSecret,
+} from './listeners-fixtures';
+
+const OK = [
+  'Accepted=True/Accepted',
+  'Programmed=True/Programmed',
+  'ResolvedRefs=True/ResolvedRefs',
+  'Conflicted=False/NoConflicts',
+];
+const conflicted = (reason: string, rr = 'ResolvedRefs=True/ResolvedRefs') => [
+  `Accepted=False/${reason}`,
+  `Programmed=False/${reason}`,
+  rr,
+  `Conflicted=True/${reason}`,
+];
+
+function gatewayStatusOf(objects: KubeObject[], name = 'gw'): GatewayStatus {
+  const view = store(gatewayClass(), ...objects);
+  const gws = resolveGateways(view, OPTS);
+  const statuses = gatewayAndListenerSetStatuses(gws, view, OPTS);
+  const st = statuses.find((s) => s.kind === 'Gateway' && s.metadata.name === name);
+  assert.ok(st, `no status for Gateway ${name}`);
+  return st.status as unknown as GatewayStatus;
+}
+
+describe('resolveRouteKinds', () => {
+  const G = 'gateway.networking.k8s.io';
+  const cases: {
+    protocol: string;
+    kinds?: { group?: string; kind: string }[];
+    want: string[];
+    invalid: string[];
+  }[] = [
+    { protocol: 'HTTP', want: ['HTTPRoute', 'GRPCRoute'], invalid: [] },
+    { protocol: 'HTTPS', want: ['HTTPRoute', 'GRPCRoute'], invalid: [] },
+    { protocol: 'TLS', want: ['TLSRoute'], invalid: [] },
+    { protocol: 'TCP', want: [], invalid: [] },
+    { protocol: 'HTTP', kinds: [{ kind: 'HTTPRoute' }], want: ['HTTPRoute'], invalid: [] },
+    {
+      protocol: 'HTTP',
+      kinds: [{ kind: 'HTTPRoute' }, { kind: 'HTTPRoute' }],
+      want: ['HTTPRoute'],
+      invalid: [],
+    },
+    { protocol: 'HTTP', kinds: [{ kind: 'FooRoute' }], want: [], invalid: [`${G}/FooRoute`] },
+    {
+      protocol: 'HTTP',
+      kinds: [{ kind: 'GRPCRoute' }, { kind: 'TLSRoute' }],
+      want: ['GRPCRoute'],
+      invalid: [`${G}/TLSRoute`],
+    },
+    {
+      protocol: 'HTTP',
+      kinds: [{ group: 'example.io', kind: 'HTTPRoute' }],
+      want: [],
+      invalid: ['example.io/HTTPRoute'],
+    },
+    { protocol: 'HTTP', kinds: [{ group: '', kind: 'HTTPRoute' }], want: [], invalid: ['core/HTTPRoute'] },
+    { protocol: 'TLS', kinds: [{ kind: 'HTTPRoute' }], want: [], invalid: [`${G}/HTTPRoute`] },
+  ];
+  for (const c of cases) {
+    test(`${c.protocol} ${JSON.stringify(c.kinds ?? 'default')}`, () => {
+      const res = resolveRouteKinds(c.protocol, c.kinds);
+      assert.deepEqual(
+        res.supportedKinds.map((k) => k.kind),
+        c.want,
+      );
+      assert.ok(res.supportedKinds.every((k) => k.group === G));
+      assert.deepEqual(res.invalid, c.invalid);
+    });
+  }
+});
+
+describe('listenerConflict', () => {
+  type L = { port: number; protocol: string; hostname?: string; tlsMode?: 'Terminate' | 'Passthrough' };
+  const cases: { name: string; a: L; b: L; want?: string }[] = [
+    { name: 'different ports', a: { port: 80, protocol: 'HTTP' }, b: { port: 81, protocol: 'HTTP' } },
+    {
+      name: 'HTTP same hostname',
+      a: { port: 80, protocol: 'HTTP', hostname: 'a' },
+      b: { port: 80, protocol: 'HTTP', hostname: 'A' },
+      want: 'HostnameConflict',
+    },
+    {
+      name: 'HTTP both without hostname',
+      a: { port: 80, protocol: 'HTTP' },
+      b: { port: 80, protocol: 'HTTP' },
+      want: 'HostnameConflict',
+    },
+    {
+      name: 'HTTP different hostnames',
+      a: { port: 80, protocol: 'HTTP', hostname: 'a' },
+      b: { port: 80, protocol: 'HTTP', hostname: 'b' },
+    },
+    {
+      name: 'HTTP with and without hostname',
+      a: { port: 80, protocol: 'HTTP' },
+      b: { port: 80, protocol: 'HTTP', hostname: 'b' },
+    },
+    {
+      name: 'HTTP vs HTTPS',
+      a: { port: 443, protocol: 'HTTP', hostname: 'a' },
+      b: { port: 443, protocol: 'HTTPS', hostname: 'b', tlsMode: 'Terminate' },
+      want: 'ProtocolConflict',
+    },
+    {
+      name: 'HTTP vs TCP',
+      a: { port: 80, protocol: 'HTTP', hostname: 'a' },
+      b: { port: 80, protocol: 'TCP' },
+      want: 'ProtocolConflict',
+    },
+    {
+      name: 'TLS vs TCP',
+      a: { port: 443, protocol: 'TLS', tlsMode: 'Passthrough' },
+      b: { port: 443, protocol: 'TCP' },
+      want: 'ProtocolConflict',
+    },
+    {
+      name: 'TCP vs TCP',
+      a: { port: 9000, protocol: 'TCP' },
+      b: { port: 9000, protocol: 'TCP' },
+      want: 'HostnameConflict',
+    },
+    {
+      name: 'UDP vs TCP share a port number',
+      a: { port: 53, protocol: 'UDP' },
+      b: { port: 53, protocol: 'TCP' },
+    },
+    {
+      name: 'UDP vs HTTP share a port number',
+      a: { port: 80, protocol: 'UDP' },
+      b: { port: 80, protocol: 'HTTP' },
+    },
+    {
+      name: 'UDP vs UDP',
+      a: { port: 53, protocol: 'UDP' },
+      b: { port: 53, protocol: 'UDP' },
+      want: 'HostnameConflict',
+    },
+    {
+      name: 'HTTPS same hostname',
+      a: { port: 443, protocol: 'HTTPS', hostname: 'a', tlsMode: 'Terminate' },
+      b: { port: 443, protocol: 'HTTPS', hostname: 'a', tlsMode: 'Terminate' },
+      want: 'HostnameConflict',
+    },
+    {
+      name: 'HTTPS different hostnames',
+      a: { port: 443, protocol: 'HTTPS', hostname: 'a', tlsMode: 'Terminate' },
+      b: { port: 443, protocol: 'HTTPS', hostname: 'b', tlsMode: 'Terminate' },
+    },
+    {
+      name: 'HTTPS vs TLS passthrough, different hostnames',
+      a: { port: 443, protocol: 'HTTPS', hostname: '*.example.com', tlsMode: 'Terminate' },
+      b: { port: 443, protocol: 'TLS', hostname: 'abc.example.com', tlsMode: 'Passthrough' },
+    },
+    {
+      name: 'HTTPS vs TLS, same (empty) hostname',
+      a: { port: 8443, protocol: 'HTTPS', tlsMode: 'Terminate' },
+      b: { port: 8443, protocol: 'TLS', tlsMode: 'Passthrough' },
+      want: 'ProtocolConflict',
+    },
+    {
+      name: 'TLS passthrough vs TLS terminate (mixed unsupported)',
+      a: { port: 443, protocol: 'TLS', hostname: 'a', tlsMode: 'Terminate' },
+      b: { port: 443, protocol: 'TLS', hostname: 'b', tlsMode: 'Passthrough' },
+      want: 'ProtocolConflict',
+    },
+    {
+      name: 'TLS passthrough same hostname',
+      a: { port: 443, protocol: 'TLS', hostname: 'a', tlsMode: 'Passthrough' },
+      b: { port: 443, protocol: 'TLS', hostname: 'a', tlsMode: 'Passthrough' },
+      want: 'HostnameConflict',
+    },
+    {
+      name: 'TLS passthrough different hostnames',
+      a: { port: 443, protocol: 'TLS', hostname: 'a', tlsMode: 'Passthrough' },
+      b: { port: 443, protocol: 'TLS', hostname: 'b', tlsMode: 'Passthrough' },
+    },
+    {
+      name: 'unknown protocol never conflicts',
+      a: { port: 80, protocol: 'INVALID' },
+      b: { port: 80, protocol: 'HTTP' },
+    },
+  ];
+  for (const c of cases) {
+    test(c.name, () => {
+      assert.equal(listenerConflict(c.a, c.b), c.want);
+      assert.equal(listenerConflict(c.b, c.a), c.want, 'symmetric');
+    });
+  }
+});
+
+describe('detectConflicts precedence', () => {
+  const h = (port: number, hostname: string | undefined, fromGateway: boolean, protocol = 'HTTP') => ({
+    port,
+    protocol,
+    hostname,
+    fromGateway,
+  });
+  const cases: { name: string; input: ReturnType<typeof h>[]; want: (string | undefined)[] }[] = [
+    {
+      name: 'Gateway listeners conflicting among themselves all lose',
+      input: [h(80, 'a', true), h(80, 'a', true), h(80, 'b', true)],
+      want: ['HostnameConflict', 'HostnameConflict', undefined],
+    },
+    {
+      name: 'ListenerSet listener loses to the Gateway',
+      input: [h(80, 'a', true), h(80, 'a', false)],
+      want: [undefined, 'HostnameConflict'],
+    },
+    {
+      name: 'first ListenerSet listener wins over a later one',
+      input: [h(80, 'a', true), h(80, 'b', false), h(80, 'b', false)],
+      want: [undefined, undefined, 'HostnameConflict'],
+    },
+    {
+      name: 'a conflicted ListenerSet listener does not block later ones',
+      input: [h(80, undefined, true), h(80, 'x', false, 'TCP'), h(80, 'y', false)],
+      want: [undefined, 'ProtocolConflict', undefined],
+    },
+    {
+      name: 'ListenerSet listener loses even to a self-conflicted Gateway listener',
+      input: [h(80, 'a', true), h(80, 'a', true), h(80, 'a', false)],
+      want: ['HostnameConflict', 'HostnameConflict', 'HostnameConflict'],
+    },
+    {
+      name: 'protocol conflict outranks hostname conflict',
+      input: [h(80, undefined, true), h(80, undefined, true, 'TCP'), h(80, undefined, true)],
+      want: ['ProtocolConflict', 'ProtocolConflict', 'ProtocolConflict'],
+    },
+  ];
+  for (const c of cases) {
+    test(c.name, () => assert.deepEqual(detectConflicts(c.input), c.want));
+  }
+});
+
+describe('Gateway listener validation (status table)', () => {
+  const G = 'gateway.networking.k8s.io';
+  const cases: {
+    name: string;
+    listeners: Listener[];
+    objects?: KubeObject[];
+    want: Record<string, string[]>;
+    gateway: string[];
+  }[] = [
+    {
+      name: 'single HTTP listener',
+      listeners: [http('web')],
+      want: { web: OK },
+      gateway: ['Accepted=True/Accepted', 'Programmed=True/Programmed'],
+    },
+    {
+      name: 'unsupported protocol alone → Gateway not accepted',
+      listeners: [{ name: 'bad', port: 80, protocol: 'INVALID' }],
+      want: {
+        bad: [
+          'Accepted=False/UnsupportedProtocol',
+          'Programmed=False/Invalid',
+          'ResolvedRefs=True/ResolvedRefs',
+          'Conflicted=False/NoConflicts',
+        ],
+      },
+      gateway: ['Accepted=False/ListenersNotValid', 'Programmed=False/Invalid'],
+    },
+    {
+      name: 'unsupported protocol next to a valid one → Accepted=True/ListenersNotValid',
+      listeners: [http('web'), { name: 'udp', port: 5353, protocol: 'UDP' }],
+      want: {
+        web: OK,
+        udp: [
+          'Accepted=False/UnsupportedProtocol',
+          'Programmed=False/Invalid',
+          'ResolvedRefs=True/ResolvedRefs',
+          'Conflicted=False/NoConflicts',
+        ],
+      },
+      gateway: ['Accepted=True/ListenersNotValid', 'Programmed=True/Programmed'],
+    },
+    {
+      name: 'TCP sharing port 80 reports ProtocolConflict, not UnsupportedProtocol',
+      listeners: [http('web'), { name: 'tcp', port: 80, protocol: 'TCP' }],
+      want: { web: conflicted('ProtocolConflict'), tcp: conflicted('ProtocolConflict') },
+      gateway: ['Accepted=False/ListenersNotValid', 'Programmed=False/Invalid'],
+    },
+    {
+      name: 'HTTPS without certificateRefs',
+      listeners: [{ name: 'secure', port: 443, protocol: 'HTTPS', tls: { mode: 'Terminate' } }],
+      want: {
+        secure: [
+          'Accepted=True/Accepted',
+          'Programmed=False/Invalid',
+          'ResolvedRefs=False/InvalidCertificateRef',
+          'Conflicted=False/NoConflicts',
+        ],
+      },
+      gateway: ['Accepted=True/ListenersNotValid', 'Programmed=True/Programmed'],
+    },
+    {
+      name: 'HTTPS without tls at all',
+      listeners: [{ name: 'secure', port: 443, protocol: 'HTTPS' }],
+      want: {
+        secure: [
+          'Accepted=True/Accepted',
+          'Programmed=False/Invalid',
+          'ResolvedRefs=False/InvalidCertificateRef',
+          'Conflicted=False/NoConflicts',
+        ],
+      },
+      gateway: ['Accepted=True/ListenersNotValid', 'Programmed=True/Programmed'],
+    },
+    {
+      name: 'HTTPS with valid Secret',
+      listeners: [https('secure', 'web-cert')],
+      objects: [tlsSecret('infra', 'web-cert')],
+      want: { secure: OK },
+      gateway: ['Accepted=True/Accepted', 'Programmed=True/Programmed'],
+    },
+    {
+      name: 'HTTPS with missing Secret',
+      listeners: [https('secure', 'nope')],
+      want: {
+        secure: [
+          'Accepted=True/Accepted',
+          'Programmed=False/Invalid',
+          'ResolvedRefs=False/InvalidCertificateRef',
+          'Conflicted=False/NoConflicts',
+        ],
+      },
+      gateway: ['Accepted=True/ListenersNotValid', 'Programmed=True/Programmed'],
+    },
+    {
+      name: 'HTTPS with malformed Secret',
+      listeners: [https('secure', 'bad')],
+      objects: [tlsSecret('infra', 'bad', 'garbage', 'garbage')],
+      want: {
+        secure: [
+          'Accepted=True/Accepted',
+          'Programmed=False/Invalid',
+          'ResolvedRefs=False/InvalidCertificateRef',
+          'Conflicted=False/NoConflicts',
+        ],
+      },
+      gateway: ['Accepted=True/ListenersNotValid', 'Programmed=True/Programmed'],
+    },
+    {
+      name: 'HTTPS with cross-namespace Secret and no grant',
+      listeners: [
+        {
+          name: 'secure',
+          port: 443,
+          protocol: 'HTTPS',
+          tls: { certificateRefs: [{ name: 'web', namespace: 'certs' }] },
+        },
+      ],
+      objects: [tlsSecret('certs', 'web')],
+      want: {
+        secure: [
+          'Accepted=True/Accepted',
+          'Programmed=False/Invalid',
+          'ResolvedRefs=False/RefNotPermitted',
+          'Conflicted=False/NoConflicts',
+        ],
+      },
+      gateway: ['Accepted=True/ListenersNotValid', 'Programmed=True/Programmed'],
+    },
+    {
+      name: 'HTTPS with cross-namespace Secret and grant',
+      listeners: [
+        {
+          name: 'secure',
+          port: 443,
+          protocol: 'HTTPS',
+          tls: { certificateRefs: [{ name: 'web', namespace: 'certs' }] },
+        },
+      ],
+      objects: [
+        tlsSecret('certs', 'web'),
+        referenceGrant('certs', 'g', {
+          from: [{ group: G, kind: 'Gateway', namespace: 'infra' }],
+          to: [{ group: '', kind: 'Secret' }],
+        }),
+      ],
+      want: { secure: OK },
+      gateway: ['Accepted=True/Accepted', 'Programmed=True/Programmed'],
+    },
+    {
+      name: 'one good and one missing certificate: programmed, but ResolvedRefs=False',
+      listeners: [
+        {
+          name: 'secure',
+          port: 443,
+          protocol: 'HTTPS',
+          tls: { certificateRefs: [{ name: 'web-cert' }, { name: 'missing' }] },
+        },
+      ],
+      objects: [tlsSecret('infra', 'web-cert')],
+      want: {
+        secure: [
+          'Accepted=True/Accepted',
+          'Programmed=True/Programmed',
+          'ResolvedRefs=False/InvalidCertificateRef',
+          'Conflicted=False/NoConflicts',
+        ],
+      },
+      gateway: ['Accepted=True/Accepted', 'Programmed=True/Programmed'],
+    },
+    {
+      name: 'HTTPS in Passthrough mode is unsupported',
+      listeners: [{ name: 'secure', port: 443, protocol: 'HTTPS', tls: { mode: 'Passthrough' } }],
+      want: {
+        secure: [
+          'Accepted=False/UnsupportedValue',
+          'Programmed=False/Invalid',
+          'ResolvedRefs=True/ResolvedRefs',
+          'Conflicted=False/NoConflicts',
+        ],
+      },
+      gateway: ['Accepted=False/ListenersNotValid', 'Programmed=False/Invalid'],
+    },
+    {
+      name: 'TLS passthrough needs no certificate',
+      listeners: [
+        {
+          name: 'tls',
+          port: 443,
+          protocol: 'TLS',
+          hostname: 'abc.example.com',
+          tls: { mode: 'Passthrough' },
+        },
+      ],
+      want: { tls: OK },
+      gateway: ['Accepted=True/Accepted', 'Programmed=True/Programmed'],
+    },
+    {
+      name: 'TLS terminate needs a certificate',
+      listeners: [{ name: 'tls', port: 443, protocol: 'TLS', tls: { mode: 'Terminate' } }],
+      want: {
+        tls: [
+          'Accepted=True/Accepted',
+          'Programmed=False/Invalid',
+          'ResolvedRefs=False/InvalidCertificateRef',
+          'Conflicted=False/NoConflicts',
+        ],
+      },
+      gateway: ['Accepted=True/ListenersNotValid', 'Programmed=True/Programmed'],
+    },
+    {
+      name: 'TLS passthrough + terminate on one port (mixed not supported)',
+      listeners: [
+        {
+          name: 'tls-terminate',
+          port: 443,
+          protocol: 'TLS',
+          hostname: 'a.example.com',
+          tls: { mode: 'Terminate', certificateRefs: [{ name: 'c' }] },
+        },
+        {
+          name: 'tls-passthrough',
+          port: 443,
+          protocol: 'TLS',
+          hostname: 'b.example.com',
+          tls: { mode: 'Passthrough' },
+        },
+      ],
+      objects: [tlsSecret('infra', 'c')],
+      want: {
+        'tls-terminate': conflicted('ProtocolConflict'),
+        'tls-passthrough': conflicted('ProtocolConflict'),
+      },
+      gateway: ['Accepted=False/ListenersNotValid', 'Programmed=False/Invalid'],
+    },
+    {
+      name: 'HTTPS and TLS passthrough on one port with different hostnames',
+      listeners: [
+        https('https-terminate', 'c', 443, '*.example.com'),
+        {
+          name: 'tls-passthrough',
+          port: 443,
+          protocol: 'TLS',
+          hostname: 'abc.example.com',
+          tls: { mode: 'Passthrough' },
+        },
+      ],
+      objects: [tlsSecret('infra', 'c')],
+      want: { 'https-terminate': OK, 'tls-passthrough': OK },
+      gateway: ['Accepted=True/Accepted', 'Programmed=True/Programmed'],
+    },
+    {
+      name: 'HTTPS and TLS on one port without hostnames conflict',
+      listeners: [
+        {
+          name: 'tls',
+          port: 443,
+          protocol: 'TLS',
+          hostname: 'abc.example.com',
+          tls: { mode: 'Passthrough' },
+        },
+        https('conflicted-https', 'c', 8443),
+        { name: 'conflicted-tls', port: 8443, protocol: 'TLS', tls: { mode: 'Passthrough' } },
+      ],
+      objects: [tlsSecret('infra', 'c')],
+      want: {
+        tls: OK,
+        'conflicted-https': conflicted('ProtocolConflict'),
+        'conflicted-tls': conflicted('ProtocolConflict'),
+      },
+      gateway: ['Accepted=True/ListenersNotValid', 'Programmed=True/Programmed'],
+    },
+    {
+      name: 'invalid route kind only → ResolvedRefs=False/InvalidRouteKinds, not programmed',
+      listeners: [http('web', 80, undefined, { allowedRoutes: { kinds: [{ kind: 'FooRoute' }] } })],
+      want: {
+        web: [
+          'Accepted=True/Accepted',
+          'Programmed=False/Invalid',
+          'ResolvedRefs=False/InvalidRouteKinds',
+          'Conflicted=False/NoConflicts',
+        ],
+      },
+      gateway: ['Accepted=True/ListenersNotValid', 'Programmed=True/Programmed'],
+    },
+    {
+      name: 'valid and invalid route kinds → programmed with the valid ones',
+      listeners: [
+        http('web', 80, undefined, {
+          allowedRoutes: { kinds: [{ kind: 'HTTPRoute' }, { kind: 'FooRoute' }] },
+        }),
+      ],
+      want: {
+        web: [
+          'Accepted=True/Accepted',
+          'Programmed=True/Programmed',
+          'ResolvedRefs=False/InvalidRouteKinds',
+          'Conflicted=False/NoConflicts',
+        ],
+      },
+      gateway: ['Accepted=True/Accepted', 'Programmed=True/Programmed'],
+    },
+    {
+      name: 'duplicate hostnames within the Gateway: both conflicted, others fine',
+      listeners: [
+        http('a', 80, 'x.example.com'),
+        http('b', 80, 'x.example.com'),
+        http('c', 80, 'y.example.com'),
+      ],
+      want: { a: conflicted('HostnameConflict'), b: conflicted('HostnameConflict'), c: OK },
+      gateway: ['Accepted=True/ListenersNotValid', 'Programmed=True/Programmed'],
+    },
+    {
+      name: 'port 8080 and port 80 coexist',
+      listeners: [http('a', 80), http('b', 8080)],
+      want: { a: OK, b: OK },
+      gateway: ['Accepted=True/Accepted', 'Programmed=True/Programmed'],
+    },
+  ];
+  for (const c of cases) {
+    test(c.name, () => {
+      const st = gatewayStatusOf([gateway('gw', c.listeners), ...(c.objects ?? [])]);
+      assert.deepEqual(summary(st.conditions), c.gateway, 'gateway conditions');
+      assert.deepEqual(
+        st.listeners.map((l) => l.name),
+        c.listeners.map((l) => l.name),
+        'one status entry per spec listener, in spec order',
+      );
+      for (const l of st.listeners)
+        assert.deepEqual(summary(l.conditions), c.want[l.name], `listener ${l.name}`);
+    });
+  }
+});
+
+describe('resolveGateways', () => {
+  test('only Gateways of owned classes, sorted by namespace/name', () => {
+    const view = store(
+      gatewayClass(),
+      gatewayClass('theirs', 'other.io/controller'),
+      gateway('b', [http('h')], {}, { namespace: 'x' }),
+      gateway('a', [http('h')], {}, { namespace: 'y' }),
+      gateway('a', [http('h')], {}, { namespace: 'x' }),
+      gateway('foreign', [http('h')], {}, { className: 'theirs' }),
+      gateway('orphan', [http('h')], {}, { className: 'missing' }),
+    );
+    const gws = resolveGateways(view, OPTS);
+    assert.deepEqual(
+      gws.map((g) => g.fleet),
+      ['x/a', 'x/b', 'y/a'],
+    );
+    const statuses = gatewayAndListenerSetStatuses(gws, view, OPTS);
+    assert.deepEqual(
+      statuses.map((s) => `${s.metadata.namespace}/${s.metadata.name}`),
+      ['x/a', 'x/b', 'y/a'],
+    );
+  });
+
+  test('deleting Gateways are skipped', () => {
+    const gw = gateway('gw', [http('h')]);
+    gw.metadata.deletionTimestamp = NOW;
+    assert.deepEqual(resolveGateways(store(gatewayClass(), gw), OPTS), []);
+  });
+
+  test('resolved listener shape', () => {
+    const view = store(
+      gatewayClass(),
+      tlsSecret('infra', 'cert'),
+      gateway('gw', [
+        http('web', 80, 'www.example.com', {
+          allowedRoutes: { namespaces: { from: 'Selector', selector: { matchLabels: { team: 'a' } } } },
+        }),
+        https('secure', 'cert', 443, '*.example.com', { allowedRoutes: { namespaces: { from: 'All' } } }),
+      ]),
+    );
+    const [g] = resolveGateways(view, OPTS);
+    assert.equal(g.accepted, true);
+    assert.equal(g.fleet, 'infra/gw');
+    const [web, secure] = g.listeners;
+    assert.equal(web.qualifiedName, 'Gateway/infra/gw/web');
+    assert.deepEqual(web.owner, { kind: 'Gateway', namespace: 'infra', name: 'gw' });
+    assert.equal(web.hostname, 'www.example.com');
+    assert.equal(web.tlsMode, undefined);
+    assert.deepEqual(web.allowedNamespaces, { from: 'Selector', selector: { matchLabels: { team: 'a' } } });
+    assert.equal(web.ready, true);
+    assert.equal(web.attachedRoutes, 0);
+    assert.deepEqual(web.certificates, []);
+    assert.equal(secure.tlsMode, 'Terminate');
+    assert.deepEqual(secure.allowedNamespaces, { from: 'All' });
+    assert.deepEqual(
+      secure.certificates.map((c) => c.name),
+      ['infra/cert'],
+    );
+  });
+
+  test('a listener that is not ready carries no certificates', () => {
+    const view = store(
+      gatewayClass(),
+      tlsSecret('infra', 'cert'),
+      gateway('gw', [https('a', 'cert', 443, 'x.example.com'), https('b', 'cert', 443, 'x.example.com')]),
+    );
+    const [g] = resolveGateways(view, OPTS);
+    assert.ok(g.listeners.every((l) => !l.ready && l.certificates.length === 0));
+  });
+
+  test('conditions carry observedGeneration and now; statuses are Kubernetes-shaped', () => {
+    const view = store(gatewayClass(), gateway('gw', [http('web')], {}, { generation: 7 }));
+    const gws = resolveGateways(view, OPTS);
+    gws[0].listeners[0].attachedRoutes = 3;
+    const [st] = gatewayAndListenerSetStatuses(gws, view, OPTS);
+    assert.equal(st.apiVersion, 'gateway.networking.k8s.io/v1');
+    assert.equal(st.kind, 'Gateway');
+    assert.deepEqual(st.metadata, { namespace: 'infra', name: 'gw', generation: 7 });
+    const status = st.status as unknown as GatewayStatus;
+    assert.equal(status.attachedListenerSets, 0);
+    assert.deepEqual(status.addresses, []);
+    assert.equal(status.listeners[0].attachedRoutes, 3);
+    assert.deepEqual(status.listeners[0].supportedKinds, [
+      { group: 'gateway.networking.k8s.io', kind: 'HTTPRoute' },
+      { group: 'gateway.networking.k8s.io', kind: 'GRPCRoute' },
+    ]);
+    for (const c of [...status.conditions, ...status.listeners[0].conditions]) {
+      assert.equal(c.observedGeneration, 7);
+      assert.equal(c.lastTransitionTime, NOW);
+      assert.ok(c.message.length > 0);
+    }
+  });
+
+  test('spec.addresses are echoed with a type', () => {
+    const st = gatewayStatusOf([
+      gateway('gw', [http('web')], {
+        addresses: [
+          { value: '10.0.0.1' },
+          { type: 'Hostname', value: 'lb.example.com' },
+          { type: 'IPAddress' },
+        ],
+      }),
+    ]);
+    assert.deepEqual(st.addresses, [
+      { type: 'IPAddress', value: '10.0.0.1' },
+      { type: 'Hostname', value: 'lb.example.com' },
+    ]);
+  });
+
+  test('secrets in a rotated Secret are picked up (pure function of the store)', () => {
+    const before = store(gatewayClass(), tlsSecret('infra', 'cert'), gateway('gw', [https('s', 'cert')]));
+    const after = store(
+      gatewayClass(),
+      tlsSecret('infra', 'cert', SELF_CERT, SELF_KEY),
+      gateway('gw', [https('s', 'cert')]),
+    );
+    const a = resolveGateways(before, OPTS)[0].listeners[0].certificates[0];
+    const b = resolveGateways(after, OPTS)[0].listeners[0].certificates[0];
+    assert.equal(a.name, b.name);
+    assert.notEqual(a.certificateChain, b.certificateChain);
+    assert.equal(b.certificateChain, SELF_CERT);
+  });
+
+  test('deterministic: same input, same output', () => {
+    const mk = () =>
+      store(
+        gatewayClass(),
+        tlsSecret('infra', 'cert'),
+        gateway('gw', [http('a'), https('b', 'cert'), http('c', 80)]),
+      );
+    const x = gatewayAndListenerSetStatuses(resolveGateways(mk(), OPTS), mk(), OPTS);
+    const y = gatewayAndListenerSetStatuses(resolveGateways(mk(), OPTS), mk(), OPTS);
+    assert.deepEqual(x, y);
+  });
+});
