@@ -1,0 +1,215 @@
+/**
+ * Backends: resolving a route's backendRef to a Service port, and turning Service ports into
+ * ClusterModels fed by EndpointSlices.
+ *
+ * Cluster names are `ns/service/port` (the Service port number). They never depend on the route or
+ * rule that uses them, so two routes sharing a Service share one cluster, and an endpoint-only
+ * change can rebuild clusters alone with buildClusters(view, refs).
+ */
+import type { StoreView } from './resolved';
+import type { ClusterModel, EndpointModel } from '../dag/model';
+import type { KubeObject } from '../store/objects';
+import { objectNamespace } from '../store/objects';
+import { CORE_GROUP, normalizeGroup } from './api';
+import type { BackendObjectReference } from './api';
+import { isReferenceAllowed } from './referencegrants';
+import { Reason } from './conditions';
+
+export const SERVICE_NAME_LABEL = 'kubernetes.io/service-name';
+export const H2C_APP_PROTOCOL = 'kubernetes.io/h2c';
+
+export type ClusterProtocol = ClusterModel['protocol'];
+/** Which route kind refers to a backend; decides the default upstream protocol. */
+export type BackendUse = 'http' | 'grpc' | 'tcp';
+
+/** A reference to one Service port, as a cluster. */
+export interface ClusterRef {
+  name: string;
+  namespace: string;
+  service: string;
+  port: number;
+  protocol: ClusterProtocol;
+}
+
+export type BackendResolution =
+  { ok: true; cluster: ClusterRef } | { ok: false; reason: string; message: string };
+
+/** The route kind and namespace a backendRef is written in (the "from" of a ReferenceGrant). */
+export interface BackendReferrer {
+  kind: 'HTTPRoute' | 'GRPCRoute' | 'TLSRoute';
+  namespace: string;
+}
+
+export function clusterName(namespace: string, service: string, port: number): string {
+  return `${namespace}/${service}/${port}`;
+}
+
+interface ServicePort {
+  name?: string;
+  port?: number;
+  protocol?: string;
+  appProtocol?: string;
+}
+
+interface ServiceSpec {
+  type?: string;
+  ports?: ServicePort[];
+}
+
+interface EndpointSliceLike {
+  addressType?: string;
+  endpoints?: { addresses?: string[]; conditions?: { ready?: boolean | null } }[];
+  ports?: { name?: string | null; port?: number | null; protocol?: string }[];
+}
+
+function servicePorts(svc: KubeObject): ServicePort[] {
+  const spec = svc.spec as ServiceSpec | undefined;
+  return Array.isArray(spec?.ports) ? spec.ports : [];
+}
+
+/**
+ * Resolves one backendRef. Checks, in order: group/kind (InvalidKind), cross-namespace permission
+ * (RefNotPermitted, checked before existence so a missing grant reveals nothing), the Service and
+ * its port (BackendNotFound).
+ */
+export function resolveBackendRef(
+  view: StoreView,
+  from: BackendReferrer,
+  ref: BackendObjectReference,
+  use: BackendUse,
+): BackendResolution {
+  const group = normalizeGroup(ref.group);
+  const kind = ref.kind ?? 'Service';
+  if (group !== CORE_GROUP || kind !== 'Service') {
+    return {
+      ok: false,
+      reason: Reason.InvalidKind,
+      message: `backendRef ${describeRef(ref)}: unsupported kind ${group ? `${group}/` : ''}${kind} (only core Service)`,
+    };
+  }
+  const namespace = ref.namespace || from.namespace;
+  if (typeof ref.name !== 'string' || ref.name === '') {
+    return { ok: false, reason: Reason.BackendNotFound, message: 'backendRef without a name' };
+  }
+  if (namespace !== from.namespace) {
+    const allowed = isReferenceAllowed(
+      view,
+      { group: 'gateway.networking.k8s.io', kind: from.kind, namespace: from.namespace },
+      { group: CORE_GROUP, kind: 'Service', namespace, name: ref.name },
+    );
+    if (!allowed) {
+      return {
+        ok: false,
+        reason: Reason.RefNotPermitted,
+        message: `backendRef to Service ${namespace}/${ref.name} is not permitted by any ReferenceGrant`,
+      };
+    }
+  }
+  if (typeof ref.port !== 'number') {
+    return {
+      ok: false,
+      reason: Reason.BackendNotFound,
+      message: `backendRef to Service ${namespace}/${ref.name} must specify a port`,
+    };
+  }
+  const svc = view.get('Service', namespace, ref.name);
+  if (!svc) {
+    return {
+      ok: false,
+      reason: Reason.BackendNotFound,
+      message: `Service ${namespace}/${ref.name} not found`,
+    };
+  }
+  const sp = servicePorts(svc).find((p) => p.port === ref.port);
+  if (!sp) {
+    return {
+      ok: false,
+      reason: Reason.BackendNotFound,
+      message: `Service ${namespace}/${ref.name} has no port ${ref.port}`,
+    };
+  }
+  return {
+    ok: true,
+    cluster: {
+      name: clusterName(namespace, ref.name, ref.port),
+      namespace,
+      service: ref.name,
+      port: ref.port,
+      protocol: protocolFor(use, sp.appProtocol),
+    },
+  };
+}
+
+function protocolFor(use: BackendUse, appProtocol: string | undefined): ClusterProtocol {
+  if (use === 'tcp') return 'tcp';
+  if (use === 'grpc' || appProtocol === H2C_APP_PROTOCOL) return 'http2';
+  return 'http1';
+}
+
+function describeRef(ref: BackendObjectReference): string {
+  return ref.namespace ? `${ref.namespace}/${ref.name}` : String(ref.name);
+}
+
+const PROTOCOL_RANK: Record<ClusterProtocol, number> = { tcp: 0, http1: 1, http2: 2 };
+
+/**
+ * One ClusterModel per distinct cluster name, sorted by name. When several users of one Service
+ * port need different protocols, the strongest wins (http2 > http1 > tcp): tcp_proxy ignores HTTP
+ * protocol options, and an h2 upstream serves HTTP/1 routes too.
+ */
+export function buildClusters(view: StoreView, refs: Iterable<ClusterRef>): ClusterModel[] {
+  const byName = new Map<string, ClusterRef>();
+  for (const ref of refs) {
+    const prev = byName.get(ref.name);
+    if (!prev || PROTOCOL_RANK[ref.protocol] > PROTOCOL_RANK[prev.protocol]) byName.set(ref.name, ref);
+  }
+  return [...byName.values()]
+    .sort((a, b) => cmp(a.name, b.name))
+    .map((ref) => ({
+      name: ref.name,
+      protocol: ref.protocol,
+      endpoints: serviceEndpoints(view, ref.namespace, ref.service, ref.port),
+    }));
+}
+
+/**
+ * Ready endpoints of a Service port, from the EndpointSlices labelled with the Service's name.
+ * Slice ports are matched by name (the Service port's name, or "" for an unnamed port) and the
+ * slice's port number is used. Endpoints whose conditions.ready is false are skipped; FQDN slices
+ * are ignored. The result is de-duplicated and sorted by address, then port.
+ */
+export function serviceEndpoints(
+  view: StoreView,
+  namespace: string,
+  service: string,
+  port: number,
+): EndpointModel[] {
+  const svc = view.get('Service', namespace, service);
+  if (!svc) return [];
+  const sp = servicePorts(svc).find((p) => p.port === port);
+  if (!sp) return [];
+  const portName = sp.name ?? '';
+  const seen = new Map<string, EndpointModel>();
+  for (const slice of view.list('EndpointSlice')) {
+    if (objectNamespace(slice) !== namespace) continue;
+    if (slice.metadata.labels?.[SERVICE_NAME_LABEL] !== service) continue;
+    const s = slice as unknown as EndpointSliceLike;
+    if (s.addressType === 'FQDN') continue;
+    const slicePort = (s.ports ?? []).find(
+      (p) => (p.name ?? '') === portName && (p.protocol ?? 'TCP') === 'TCP',
+    );
+    if (!slicePort || typeof slicePort.port !== 'number') continue;
+    for (const ep of s.endpoints ?? []) {
+      if (ep.conditions?.ready === false) continue;
+      for (const address of ep.addresses ?? []) {
+        const key = `${address}|${slicePort.port}`;
+        if (!seen.has(key)) seen.set(key, { address, port: slicePort.port, ready: true });
+      }
+    }
+  }
+  return [...seen.values()].sort((a, b) => cmp(a.address, b.address) || a.port - b.port);
+}
+
+function cmp(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}

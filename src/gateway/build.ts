@@ -1,0 +1,240 @@
+/**
+ * The whole gateway build: store view → one FleetModel per Gateway + every status Convoy writes.
+ *
+ *   resolveGateways (listeners.ts) → compile routes → attach routes (routes/attach.ts)
+ *   → fill attachedRoutes → assemble FleetModels → statuses.
+ *
+ * Pure and deterministic: no I/O, time only from opts.now, every list sorted.
+ */
+import type {
+  BuildOptions,
+  GatewayBuildResult,
+  ResolvedGateway,
+  ResolvedListener,
+  StoreView,
+} from './resolved';
+import type {
+  FilterChainModel,
+  FleetModel,
+  PortModel,
+  RouteActionModel,
+  SecretModel,
+  VirtualHostModel,
+} from '../dag/model';
+import type { ObjectStatus } from '../status/types';
+import type { KubeObject } from '../store/objects';
+import { objectNamespace } from '../store/objects';
+import type { ParentReference } from './api';
+import { gatewayClassStatuses } from './gatewayclass';
+import { gatewayAndListenerSetStatuses, resolveGateways } from './listeners';
+import type { ClusterRef } from './backends';
+import { buildClusters } from './backends';
+import { attachRoutes, indexParents, targetOf } from './routes/attach';
+import type { AttachmentResult } from './routes/attach';
+import { compileGRPCRoute, compileHTTPRoute } from './routes/compile';
+import { compileTLSRoute } from './routes/tls';
+import { compareRouteIds, cmp } from './routes/identity';
+import type { AttachedRoute, CompiledRoute, RouteKind } from './routes/types';
+import { CATCH_ALL, buildVirtualHosts, isolateHostnames } from './routes/vhosts';
+import type { ListenerRoutes } from './routes/vhosts';
+
+const COMPILERS: Record<RouteKind, (view: StoreView, obj: KubeObject) => CompiledRoute> = {
+  HTTPRoute: compileHTTPRoute,
+  GRPCRoute: compileGRPCRoute,
+  TLSRoute: compileTLSRoute,
+};
+
+/** Compiles the routes that name at least one parent Convoy owns, sorted by precedence. */
+export function compileRoutes(view: StoreView, gateways: ResolvedGateway[]): CompiledRoute[] {
+  const parents = indexParents(gateways);
+  const out: CompiledRoute[] = [];
+  for (const kind of Object.keys(COMPILERS) as RouteKind[]) {
+    for (const obj of view.list(kind)) {
+      if (obj.metadata.deletionTimestamp) continue;
+      const refs = (obj.spec as { parentRefs?: ParentReference[] } | undefined)?.parentRefs;
+      const ns = objectNamespace(obj);
+      if (!Array.isArray(refs) || !refs.some((r) => targetOf(parents, r, ns))) continue;
+      out.push(COMPILERS[kind](view, obj));
+    }
+  }
+  return out.sort((a, b) => compareRouteIds(a.id, b.id));
+}
+
+export function buildGateways(view: StoreView, opts: BuildOptions): GatewayBuildResult {
+  const gateways = resolveGateways(view, opts);
+  const routes = compileRoutes(view, gateways);
+  const attachment = attachRoutes(view, opts, gateways, routes);
+  for (const gw of gateways) {
+    for (const l of allListeners(gw)) l.attachedRoutes = attachment.counts.get(l.qualifiedName) ?? 0;
+  }
+  const fleets = gateways.map((gw) => buildFleet(view, gw, attachment)).sort((a, b) => cmp(a.fleet, b.fleet));
+  const routeStatuses = [...attachment.statuses].sort(compareStatuses);
+  const statuses: ObjectStatus[] = [
+    ...gatewayClassStatuses(view, opts),
+    ...gatewayAndListenerSetStatuses(gateways, view, opts),
+    ...routeStatuses,
+  ];
+  return { fleets, statuses };
+}
+
+function allListeners(gw: ResolvedGateway): ResolvedListener[] {
+  const seen = new Set<ResolvedListener>(gw.listeners);
+  for (const s of gw.listenerSets) for (const l of s.listeners) seen.add(l);
+  return [...seen];
+}
+
+function compareStatuses(a: ObjectStatus, b: ObjectStatus): number {
+  return (
+    cmp(a.kind, b.kind) ||
+    cmp(a.metadata.namespace ?? '', b.metadata.namespace ?? '') ||
+    cmp(a.metadata.name, b.metadata.name)
+  );
+}
+
+// ------------------------------------------------------------------------------------------------
+// Fleet assembly
+
+const HTTP_KINDS: ReadonlySet<string> = new Set(['HTTPRoute', 'GRPCRoute']);
+
+function routesOf(
+  attachment: AttachmentResult,
+  l: ResolvedListener,
+  kinds: ReadonlySet<string>,
+): AttachedRoute[] {
+  return (attachment.attached.get(l.qualifiedName) ?? []).filter((a) => kinds.has(a.route.id.kind));
+}
+
+/** Builds the FleetModel of one Gateway from its ready listeners and the routes attached to them. */
+export function buildFleet(view: StoreView, gw: ResolvedGateway, attachment: AttachmentResult): FleetModel {
+  const namespace = objectNamespace(gw.object);
+  const name = gw.object.metadata.name;
+  const ready = gw.accepted ? gw.listeners.filter((l) => l.ready) : [];
+  const byPort = new Map<number, ResolvedListener[]>();
+  for (const l of ready) {
+    const list = byPort.get(l.port);
+    if (list) list.push(l);
+    else byPort.set(l.port, [l]);
+  }
+  const usedRoutes = new Set<CompiledRoute>();
+  const secrets = new Map<string, SecretModel>();
+  const ports: PortModel[] = [];
+  for (const port of [...byPort.keys()].sort((a, b) => a - b)) {
+    const listeners = byPort.get(port)!;
+    const first = listeners[0];
+    if (first.protocol === 'HTTP') {
+      const http = listeners.filter((l) => l.protocol === 'HTTP');
+      const group: ListenerRoutes[] = http.map((l) => ({
+        listener: l,
+        routes: routesOf(attachment, l, HTTP_KINDS),
+      }));
+      const virtualHosts = buildVirtualHosts(group, http);
+      markUsed(virtualHosts, group, usedRoutes);
+      ports.push({
+        name: `http-${port}`,
+        port,
+        http: { routeConfigName: `http-${port}`, virtualHosts },
+        filterChains: [],
+      });
+    } else if (first.protocol === 'HTTPS' || first.protocol === 'TLS') {
+      const sni = listeners.filter((l) => l.protocol === 'HTTPS' || l.protocol === 'TLS');
+      const filterChains: FilterChainModel[] = [];
+      for (const l of sni) {
+        const secretNames = l.tlsMode === 'Passthrough' ? [] : l.certificates.map((c) => c.name);
+        for (const c of l.tlsMode === 'Passthrough' ? [] : l.certificates) secrets.set(c.name, c);
+        if (l.protocol === 'HTTPS') {
+          const group: ListenerRoutes[] = [{ listener: l, routes: routesOf(attachment, l, HTTP_KINDS) }];
+          const virtualHosts = buildVirtualHosts(group, sni);
+          markUsed(virtualHosts, group, usedRoutes);
+          filterChains.push({
+            name: l.qualifiedName,
+            serverNames: l.hostname ? [l.hostname.toLowerCase()] : [],
+            mode: 'Terminate',
+            protocol: 'HTTPS',
+            secretNames,
+            routeConfigName: `https-${port}/${l.hostname ? l.hostname.toLowerCase() : CATCH_ALL}`,
+            virtualHosts,
+          });
+        } else {
+          filterChains.push(
+            ...tlsChains(l, routesOf(attachment, l, TLS_KINDS), sni, secretNames, usedRoutes),
+          );
+        }
+      }
+      filterChains.sort((a, b) => cmp(a.name, b.name));
+      ports.push({ name: `${first.protocol.toLowerCase()}-${port}`, port, filterChains });
+    }
+  }
+  return {
+    fleet: gw.fleet,
+    gateway: { namespace, name },
+    ports,
+    clusters: buildClusters(view, referencedClusters(ports, usedRoutes)),
+    secrets: [...secrets.values()].sort((a, b) => cmp(a.name, b.name)),
+  };
+}
+
+const TLS_KINDS: ReadonlySet<string> = new Set(['TLSRoute']);
+
+/**
+ * Filter chains of one TLS listener: the listener's own chain (its hostname, or catch-all), plus
+ * one chain per other SNI hostname its TLSRoutes bring (e.g. `a.example.com` under a `*.example.com`
+ * listener). When several routes claim one hostname the oldest wins. A chain without a route
+ * rejects connections (empty tcpBackends), so an unclaimed SNI never falls through to another chain.
+ */
+function tlsChains(
+  l: ResolvedListener,
+  attached: AttachedRoute[],
+  siblings: ResolvedListener[],
+  secretNames: string[],
+  used: Set<CompiledRoute>,
+): FilterChainModel[] {
+  const own = l.hostname ? l.hostname.toLowerCase() : CATCH_ALL;
+  const [isolated] = isolateHostnames([{ listener: l, routes: attached }], siblings);
+  const byHost = new Map<string, CompiledRoute | undefined>([[own, undefined]]);
+  // `attached` is in route precedence order (oldest first): keep the first claim per hostname.
+  for (const a of isolated.routes) {
+    for (const h of a.hostnames) if (!byHost.get(h)) byHost.set(h, a.route);
+  }
+  return [...byHost.keys()].sort().map((h) => {
+    const route = byHost.get(h);
+    if (route) used.add(route);
+    return {
+      name: h === own ? l.qualifiedName : `${l.qualifiedName}/${h}`,
+      serverNames: h === CATCH_ALL ? [] : [h],
+      mode: l.tlsMode ?? 'Terminate',
+      protocol: 'TLS' as const,
+      secretNames,
+      tcpBackends: route?.tcpBackends ? route.tcpBackends.map((b) => ({ ...b })) : [],
+    };
+  });
+}
+
+function markUsed(vhosts: VirtualHostModel[], group: ListenerRoutes[], used: Set<CompiledRoute>): void {
+  const names = new Set<string>();
+  for (const vh of vhosts) for (const r of vh.routes) names.add(r.name);
+  for (const g of group) {
+    for (const a of g.routes) {
+      if (a.route.entries.some((e) => names.has(e.model.name))) used.add(a.route);
+    }
+  }
+}
+
+/** Cluster references (with protocol) for every cluster the fleet's routes and chains name. */
+function referencedClusters(ports: PortModel[], used: Set<CompiledRoute>): ClusterRef[] {
+  const names = new Set<string>();
+  const visitAction = (a: RouteActionModel) => {
+    if (a.kind !== 'forward') return;
+    for (const b of a.backends) names.add(b.cluster);
+    for (const m of a.mirrors ?? []) names.add(m.cluster);
+  };
+  for (const p of ports) {
+    for (const vh of p.http?.virtualHosts ?? []) for (const r of vh.routes) visitAction(r.action);
+    for (const fc of p.filterChains) {
+      for (const vh of fc.virtualHosts ?? []) for (const r of vh.routes) visitAction(r.action);
+      for (const b of fc.tcpBackends ?? []) names.add(b.cluster);
+    }
+  }
+  const refs: ClusterRef[] = [];
+  for (const route of used) for (const c of route.clusters) if (names.has(c.name)) refs.push(c);
+  return refs;
+}

@@ -1,0 +1,35 @@
+import type { KubeObject } from '../../store/objects';
+import { objectNamespace } from '../../store/objects';
+import type { RouteIdentity, RouteKind } from './types';
+
+export function routeIdentity(kind: RouteKind, obj: KubeObject): RouteIdentity {
+  const namespace = objectNamespace(obj);
+  return {
+    kind,
+    namespace,
+    name: obj.metadata.name,
+    key: `${kind}/${namespace}/${obj.metadata.name}`,
+    generation: obj.metadata.generation,
+    created: obj.metadata.creationTimestamp ?? '',
+  };
+}
+
+/** Route order for conflicts: oldest first, then namespace/name, then kind. */
+export function compareRouteIds(a: RouteIdentity, b: RouteIdentity): number {
+  return (
+    cmp(timeKey(a.created), timeKey(b.created)) ||
+    cmp(`${a.namespace}/${a.name}`, `${b.namespace}/${b.name}`) ||
+    cmp(a.kind, b.kind)
+  );
+}
+
+/** RFC 3339 timestamps compare as strings once normalised to UTC with second precision. */
+function timeKey(ts: string): string {
+  if (!ts) return '';
+  const ms = Date.parse(ts);
+  return Number.isNaN(ms) ? ts : new Date(ms).toISOString();
+}
+
+export function cmp(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}

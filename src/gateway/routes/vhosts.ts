@@ -1,0 +1,131 @@
+/**
+ * Virtual hosts for one RouteConfiguration, with listener isolation (GatewayHTTPListenerIsolation):
+ * a request is served only by the routes of the most specific listener matching its host. A
+ * hostname a route gets through a broad listener is dropped when a more specific sibling listener
+ * on the same port covers it, and each virtual host only gathers routes of the listener owning it.
+ *
+ * Inside a virtual host, routes are ordered by Gateway API precedence: hostname specificity of the
+ * route hostname that matched, then match precedence (exact path, longest prefix, method, headers,
+ * query params), then oldest route, namespace/name, rule and match order.
+ */
+import type { RouteModel, VirtualHostModel } from '../../dag/model';
+import type { ResolvedListener } from '../resolved';
+import { compareRouteIds } from './identity';
+import type { AttachedRoute, CompiledRoute, RouteEntry } from './types';
+
+export const CATCH_ALL = '*';
+
+function isWildcard(h: string): boolean {
+  return h.startsWith('*.');
+}
+
+/**
+ * Whether every host matched by `h` is also matched by `pattern`. `pattern` undefined, '' or '*'
+ * matches everything; `*.a.b` matches names and wildcards strictly under `.a.b`.
+ */
+export function hostnameCovers(pattern: string | undefined, h: string): boolean {
+  if (pattern === undefined || pattern === '' || pattern === CATCH_ALL) return true;
+  if (h === CATCH_ALL) return false;
+  const p = pattern.toLowerCase();
+  const n = h.toLowerCase();
+  if (p === n) return true;
+  if (!isWildcard(p)) return false;
+  const suffix = p.slice(1);
+  return n.length > suffix.length && n.endsWith(suffix);
+}
+
+/**
+ * Specificity of a listener or route hostname for choosing between matches: exact names beat
+ * wildcards, longer wildcards beat shorter ones, no hostname (or '*') comes last.
+ */
+export function hostnameSpecificity(h: string | undefined): number {
+  if (h === undefined || h === '' || h === CATCH_ALL) return 0;
+  if (isWildcard(h)) return 1 + h.length;
+  return 1_000_000 + h.length;
+}
+
+export interface ListenerRoutes {
+  listener: ResolvedListener;
+  routes: AttachedRoute[];
+}
+
+/** Hostnames each attached route keeps on its listener after isolation against `siblings`. */
+export function isolateHostnames(group: ListenerRoutes[], siblings: ResolvedListener[]): ListenerRoutes[] {
+  return group.map(({ listener, routes }) => {
+    const own = hostnameSpecificity(listener.hostname);
+    const claimedElsewhere = (h: string) =>
+      siblings.some(
+        (s) =>
+          s.qualifiedName !== listener.qualifiedName &&
+          hostnameSpecificity(s.hostname) > own &&
+          hostnameCovers(s.hostname, h),
+      );
+    const kept: AttachedRoute[] = [];
+    for (const r of routes) {
+      const hostnames = r.hostnames.filter((h) => !claimedElsewhere(h));
+      if (hostnames.length > 0) kept.push({ route: r.route, hostnames });
+    }
+    return { listener, routes: kept };
+  });
+}
+
+export function compareEntries(a: RouteEntry, ra: CompiledRoute, b: RouteEntry, rb: CompiledRoute): number {
+  const pa = a.precedence;
+  const pb = b.precedence;
+  return (
+    pa.pathRank - pb.pathRank ||
+    pb.pathLength - pa.pathLength ||
+    Number(pb.hasMethod) - Number(pa.hasMethod) ||
+    pb.headers - pa.headers ||
+    pb.queryParams - pa.queryParams ||
+    compareRouteIds(ra.id, rb.id) ||
+    pa.rule - pb.rule ||
+    pa.match - pb.match
+  );
+}
+
+/**
+ * Builds the virtual hosts of one RouteConfiguration from the listeners sharing it. `siblings` are
+ * all ready listeners competing for the same requests (same port), used for isolation.
+ */
+export function buildVirtualHosts(group: ListenerRoutes[], siblings: ResolvedListener[]): VirtualHostModel[] {
+  const isolated = isolateHostnames(group, siblings);
+  // Owner of each virtual host: the most specific listener producing it.
+  const owners = new Map<string, ListenerRoutes>();
+  for (const lr of isolated) {
+    for (const r of lr.routes) {
+      for (const h of r.hostnames) {
+        const prev = owners.get(h);
+        if (
+          !prev ||
+          hostnameSpecificity(lr.listener.hostname) > hostnameSpecificity(prev.listener.hostname)
+        ) {
+          owners.set(h, lr);
+        }
+      }
+    }
+  }
+  const names = [...owners.keys()].sort();
+  return names.map((h) => {
+    const owner = owners.get(h)!;
+    const items: { entry: RouteEntry; route: CompiledRoute; hostRank: number }[] = [];
+    for (const r of owner.routes) {
+      // The most specific of the route's hostnames that matches this virtual host.
+      let best = -1;
+      for (const rh of r.hostnames) {
+        if (hostnameCovers(rh, h)) best = Math.max(best, hostnameSpecificity(rh));
+      }
+      if (best < 0) continue;
+      for (const entry of r.route.entries) items.push({ entry, route: r.route, hostRank: best });
+    }
+    items.sort((a, b) => b.hostRank - a.hostRank || compareEntries(a.entry, a.route, b.entry, b.route));
+    const routes: RouteModel[] = [];
+    const seen = new Set<string>();
+    for (const it of items) {
+      if (seen.has(it.entry.model.name)) continue;
+      seen.add(it.entry.model.name);
+      routes.push(it.entry.model);
+    }
+    return { name: h, domains: [h], routes };
+  });
+}
