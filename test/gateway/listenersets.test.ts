@@ -1,0 +1,487 @@
+import { test, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { gatewayAndListenerSetStatuses, resolveGateways } from '../../src/gateway/listeners';
+import { compareListenerSets, listenerSetAllowed, listenerSetParent } from '../../src/gateway/listenersets';
+import type { GatewayStatus, Listener, ListenerSetStatus, AllowedListeners } from '../../src/gateway/api';
+import type { KubeObject } from '../../src/store/objects';
+import type { ObjectStatus } from '../../src/status/types';
+import {
+  OPTS,
+  gateway,
+  gatewayClass,
+  http,
+  https,
+  listenerSet,
+  namespace,
+  referenceGrant,
+  store,
+  summary,
+  tlsSecret,
+} from './listeners-fixtures';
+
+const G = 'gateway.networking.k8s.io';
+const OK = [
+  'Accepted=True/Accepted',
+  'Programmed=True/Programmed',
+  'ResolvedRefs=True/ResolvedRefs',
+  'Conflicted=False/NoConflicts',
+];
+const conflicted = (reason: string) => [
+  `Accepted=False/${reason}`,
+  `Programmed=False/${reason}`,
+  'ResolvedRefs=True/ResolvedRefs',
+  `Conflicted=True/${reason}`,
+];
+const SET_OK = ['Accepted=True/Accepted', 'Programmed=True/Programmed'];
+const SET_PARTIAL = ['Accepted=True/ListenersNotValid', 'Programmed=True/Programmed'];
+const NOT_ALLOWED = ['Accepted=False/NotAllowed', 'Programmed=False/NotAllowed'];
+const NOT_VALID = ['Accepted=False/ListenersNotValid', 'Programmed=False/ListenersNotValid'];
+
+interface Outcome {
+  statuses: ObjectStatus[];
+  gw(name?: string): GatewayStatus;
+  ls(namespace: string, name: string): ListenerSetStatus | undefined;
+}
+
+function run(...objects: KubeObject[]): Outcome {
+  const view = store(gatewayClass(), ...objects);
+  const statuses = gatewayAndListenerSetStatuses(resolveGateways(view, OPTS), view, OPTS);
+  return {
+    statuses,
+    gw(name = 'gw') {
+      const s = statuses.find((x) => x.kind === 'Gateway' && x.metadata.name === name);
+      assert.ok(s, `no status for Gateway ${name}`);
+      return s.status as unknown as GatewayStatus;
+    },
+    ls(ns, name) {
+      const s = statuses.find(
+        (x) => x.kind === 'ListenerSet' && x.metadata.namespace === ns && x.metadata.name === name,
+      );
+      return s?.status as unknown as ListenerSetStatus | undefined;
+    },
+  };
+}
+
+const allow = (
+  from: 'All' | 'Same' | 'None' | 'Selector',
+  selector?: AllowedListeners['namespaces'],
+): { allowedListeners: AllowedListeners } => ({
+  allowedListeners: { namespaces: { from, ...(selector ?? {}) } },
+});
+const ls = (
+  name: string,
+  ns: string,
+  listeners: Listener[],
+  ts = '2026-01-01T00:00:00Z',
+  parentNs?: string,
+) =>
+  listenerSet(
+    name,
+    ns,
+    { parentRef: { name: 'gw', ...(parentNs ? { namespace: parentNs } : {}) }, listeners },
+    { creationTimestamp: ts },
+  );
+
+describe('listenerSetParent', () => {
+  const cases: { name: string; parentRef: Record<string, string>; want?: string }[] = [
+    { name: 'defaults group, kind and namespace', parentRef: { name: 'gw' }, want: 'apps/gw' },
+    { name: 'explicit namespace', parentRef: { name: 'gw', namespace: 'infra' }, want: 'infra/gw' },
+    {
+      name: 'explicit group and kind',
+      parentRef: { group: G, kind: 'Gateway', name: 'gw' },
+      want: 'apps/gw',
+    },
+    { name: 'other kind', parentRef: { kind: 'Service', name: 'gw' } },
+    { name: 'other group', parentRef: { group: 'example.io', name: 'gw' } },
+  ];
+  for (const c of cases) {
+    test(c.name, () => {
+      const obj = listenerSet('s', 'apps', { parentRef: c.parentRef as never, listeners: [] });
+      const p = listenerSetParent(obj);
+      assert.equal(p ? `${p.namespace}/${p.name}` : undefined, c.want);
+    });
+  }
+});
+
+describe('compareListenerSets', () => {
+  test('creationTimestamp first, then namespace/name', () => {
+    const sets = [
+      listenerSet('b', 'x', { parentRef: { name: 'gw' } }, { creationTimestamp: '2026-01-02T00:00:00Z' }),
+      listenerSet('a', 'y', { parentRef: { name: 'gw' } }, { creationTimestamp: '2026-01-01T00:00:00Z' }),
+      listenerSet('a', 'x', { parentRef: { name: 'gw' } }, { creationTimestamp: '2026-01-02T00:00:00Z' }),
+      listenerSet('c', 'a', { parentRef: { name: 'gw' } }, { creationTimestamp: '2026-01-03T00:00:00Z' }),
+    ];
+    assert.deepEqual(
+      [...sets].sort(compareListenerSets).map((s) => `${s.metadata.namespace}/${s.metadata.name}`),
+      ['y/a', 'x/a', 'x/b', 'a/c'],
+    );
+  });
+  test('timestamps compare as times, not strings', () => {
+    const a = listenerSet(
+      'a',
+      'x',
+      { parentRef: { name: 'gw' } },
+      { creationTimestamp: '2026-01-01T00:00:01.5Z' },
+    );
+    const b = listenerSet(
+      'b',
+      'x',
+      { parentRef: { name: 'gw' } },
+      { creationTimestamp: '2026-01-01T00:00:01Z' },
+    );
+    assert.ok(compareListenerSets(b, a) < 0);
+  });
+});
+
+describe('listenerSetAllowed', () => {
+  const view = store(namespace('labelled', { allowed: 'ns' }), namespace('plain'));
+  const cases: { name: string; spec: Record<string, unknown>; ns: string; want: boolean }[] = [
+    { name: 'absent allowedListeners = None', spec: {}, ns: 'infra', want: false },
+    { name: 'None', spec: allow('None'), ns: 'infra', want: false },
+    { name: 'Same, same namespace', spec: allow('Same'), ns: 'infra', want: true },
+    { name: 'Same, other namespace', spec: allow('Same'), ns: 'plain', want: false },
+    { name: 'All', spec: allow('All'), ns: 'plain', want: true },
+    {
+      name: 'Selector hit',
+      spec: allow('Selector', { selector: { matchLabels: { allowed: 'ns' } } }),
+      ns: 'labelled',
+      want: true,
+    },
+    {
+      name: 'Selector miss',
+      spec: allow('Selector', { selector: { matchLabels: { allowed: 'ns' } } }),
+      ns: 'plain',
+      want: false,
+    },
+    {
+      name: 'Selector on the namespace name label',
+      spec: allow('Selector', { selector: { matchLabels: { 'kubernetes.io/metadata.name': 'plain' } } }),
+      ns: 'plain',
+      want: true,
+    },
+    {
+      name: 'Selector without selector admits nothing',
+      spec: allow('Selector'),
+      ns: 'labelled',
+      want: false,
+    },
+  ];
+  for (const c of cases) {
+    test(c.name, () =>
+      assert.equal(listenerSetAllowed(view, gateway('gw', [http('h')], c.spec), c.ns), c.want),
+    );
+  }
+});
+
+describe('ListenerSet conformance scenarios', () => {
+  test('DefaultNotAllowed / AllowedNamespaceNone', () => {
+    for (const spec of [{}, allow('None')]) {
+      const o = run(
+        gateway('gw', [http('gw-listener')], spec),
+        ls('set', 'infra', [http('ls-listener', 80, 'a.example.com')]),
+      );
+      assert.deepEqual(summary(o.gw().conditions), ['Accepted=True/Accepted', 'Programmed=True/Programmed']);
+      assert.equal(o.gw().attachedListenerSets, 0);
+      assert.deepEqual(summary(o.ls('infra', 'set')?.conditions), NOT_ALLOWED);
+      assert.deepEqual(
+        o.gw().listeners.map((l) => l.name),
+        ['gw-listener'],
+      );
+    }
+  });
+
+  test('AllowedNamespaceSame', () => {
+    const o = run(
+      gateway('gw', [http('gw-listener')], allow('Same')),
+      ls('same', 'infra', [http('l', 80, 'a.example.com')]),
+      ls('other', 'not-allowed-ns', [http('l', 80, 'b.example.com')], undefined, 'infra'),
+    );
+    assert.equal(o.gw().attachedListenerSets, 1);
+    assert.deepEqual(summary(o.ls('infra', 'same')?.conditions), SET_OK);
+    assert.deepEqual(summary(o.ls('infra', 'same')?.listeners[0].conditions), OK);
+    assert.deepEqual(summary(o.ls('not-allowed-ns', 'other')?.conditions), NOT_ALLOWED);
+    const denied = o.ls('not-allowed-ns', 'other')?.listeners ?? [];
+    assert.equal(denied.length, 1);
+    assert.deepEqual(summary(denied[0].conditions), NOT_ALLOWED);
+  });
+
+  test('AllowedNamespaceSelector', () => {
+    const o = run(
+      namespace('labelled', { allowed: 'ns' }),
+      namespace('unlabelled'),
+      gateway(
+        'gw',
+        [http('gw-listener')],
+        allow('Selector', { selector: { matchLabels: { allowed: 'ns' } } }),
+      ),
+      ls('yes', 'labelled', [http('l', 80, 'a.example.com')], undefined, 'infra'),
+      ls('no', 'unlabelled', [http('l', 80, 'b.example.com')], undefined, 'infra'),
+    );
+    assert.equal(o.gw().attachedListenerSets, 1);
+    assert.deepEqual(summary(o.ls('labelled', 'yes')?.conditions), SET_OK);
+    assert.deepEqual(summary(o.ls('unlabelled', 'no')?.conditions), NOT_ALLOWED);
+  });
+
+  test('AllowedRoutesSupportedKinds: TLS passthrough listener with kinds [HTTPRoute]', () => {
+    const o = run(
+      gateway('gw', [http('gw-listener')], allow('Same')),
+      ls('set', 'infra', [
+        {
+          name: 'tls',
+          port: 443,
+          protocol: 'TLS',
+          hostname: 't.example.com',
+          tls: { mode: 'Passthrough' },
+          allowedRoutes: { kinds: [{ kind: 'HTTPRoute' }] },
+        },
+        {
+          name: 'tls-ok',
+          port: 443,
+          protocol: 'TLS',
+          hostname: 'u.example.com',
+          tls: { mode: 'Passthrough' },
+        },
+      ]),
+    );
+    const st = o.ls('infra', 'set');
+    assert.ok(st);
+    assert.ok(summary(st.listeners[0].conditions).includes('ResolvedRefs=False/InvalidRouteKinds'));
+    assert.deepEqual(st.listeners[0].supportedKinds, []);
+    assert.deepEqual(st.listeners[1].supportedKinds, [{ group: G, kind: 'TLSRoute' }]);
+    assert.deepEqual(summary(st.conditions), SET_PARTIAL);
+  });
+
+  test('HostnameConflict: Gateway wins, first ListenerSet wins, losers conflicted', () => {
+    const o = run(
+      gateway(
+        'gw',
+        [http('gw-1', 80, 'gw-1.example.com'), http('gw-2', 80, 'gw-2.example.com')],
+        allow('Same'),
+      ),
+      ls(
+        'set1',
+        'infra',
+        [
+          http('ok', 80, 'ls1.example.com'),
+          http('dup-gw', 80, 'gw-1.example.com'),
+          http('h', 80, 'h.example.com'),
+        ],
+        '2026-01-01T00:00:00Z',
+      ),
+      ls('set2', 'infra', [http('dup-gw', 80, 'gw-2.example.com')], '2026-01-02T00:00:00Z'),
+      ls(
+        'set3',
+        'infra',
+        [http('ok', 80, 'ls3.example.com'), http('dup-h', 80, 'h.example.com')],
+        '2026-01-03T00:00:00Z',
+      ),
+      ls('set4', 'infra', [http('dup-h', 80, 'h.example.com')], '2026-01-04T00:00:00Z'),
+    );
+    const gw = o.gw();
+    assert.deepEqual(summary(gw.conditions), ['Accepted=True/Accepted', 'Programmed=True/Programmed']);
+    for (const l of gw.listeners) assert.deepEqual(summary(l.conditions), OK, l.name);
+    assert.equal(gw.attachedListenerSets, 2);
+    const s1 = o.ls('infra', 'set1');
+    assert.deepEqual(summary(s1?.conditions), SET_PARTIAL);
+    assert.deepEqual(
+      s1?.listeners.map((l) => [l.name, summary(l.conditions)]),
+      [
+        ['ok', OK],
+        ['dup-gw', conflicted('HostnameConflict')],
+        ['h', OK],
+      ],
+    );
+    assert.deepEqual(summary(o.ls('infra', 'set2')?.conditions), NOT_VALID);
+    assert.deepEqual(summary(o.ls('infra', 'set2')?.listeners[0].conditions), conflicted('HostnameConflict'));
+    const s3 = o.ls('infra', 'set3');
+    assert.deepEqual(summary(s3?.conditions), SET_PARTIAL);
+    assert.deepEqual(summary(s3?.listeners[0].conditions), OK);
+    assert.deepEqual(summary(s3?.listeners[1].conditions), conflicted('HostnameConflict'));
+    assert.deepEqual(summary(o.ls('infra', 'set4')?.conditions), NOT_VALID);
+  });
+
+  test('ProtocolConflict: TCP on :80 loses; HTTP siblings in the same set stay accepted', () => {
+    const tcp = (name: string): Listener => ({ name, port: 80, protocol: 'TCP' });
+    const o = run(
+      gateway('gw', [http('gw-1', 80, 'gw-1.example.com')], allow('Same')),
+      ls('set1', 'infra', [http('ok', 80, 'ls1.example.com'), tcp('tcp')], '2026-01-01T00:00:00Z'),
+      ls('set2', 'infra', [tcp('tcp')], '2026-01-02T00:00:00Z'),
+      ls('set3', 'infra', [tcp('tcp'), http('ok', 80, 'ls3.example.com')], '2026-01-03T00:00:00Z'),
+    );
+    assert.deepEqual(summary(o.gw().listeners[0].conditions), OK);
+    assert.equal(o.gw().attachedListenerSets, 2);
+    const s1 = o.ls('infra', 'set1');
+    assert.deepEqual(summary(s1?.listeners[0].conditions), OK);
+    assert.deepEqual(summary(s1?.listeners[1].conditions), conflicted('ProtocolConflict'));
+    assert.deepEqual(summary(s1?.conditions), SET_PARTIAL);
+    assert.deepEqual(summary(o.ls('infra', 'set2')?.conditions), NOT_VALID);
+    assert.deepEqual(summary(o.ls('infra', 'set2')?.listeners[0].conditions), conflicted('ProtocolConflict'));
+    const s3 = o.ls('infra', 'set3');
+    assert.deepEqual(summary(s3?.listeners[0].conditions), conflicted('ProtocolConflict'));
+    assert.deepEqual(summary(s3?.listeners[1].conditions), OK);
+  });
+
+  test('ReferenceGrant: a Gateway grant does not cover a ListenerSet', () => {
+    const certRef = { name: 'cert', namespace: 'web-backend' };
+    const httpsL = (name: string, host: string): Listener => ({
+      name,
+      port: 443,
+      protocol: 'HTTPS',
+      hostname: host,
+      tls: { certificateRefs: [certRef] },
+    });
+    const o = run(
+      tlsSecret('web-backend', 'cert'),
+      referenceGrant('web-backend', 'for-gateway', {
+        from: [{ group: G, kind: 'Gateway', namespace: 'infra' }],
+        to: [{ group: '', kind: 'Secret' }],
+      }),
+      referenceGrant('web-backend', 'for-listenerset', {
+        from: [{ group: G, kind: 'ListenerSet', namespace: 'infra' }],
+        to: [{ group: '', kind: 'Secret', name: 'cert' }],
+      }),
+      gateway('gw', [httpsL('gw-https', 'gw.example.com')], allow('All')),
+      ls('granted', 'infra', [httpsL('https', 'a.example.com')], '2026-01-01T00:00:00Z'),
+      ls('ungranted', 'other', [httpsL('https', 'b.example.com')], '2026-01-02T00:00:00Z', 'infra'),
+    );
+    assert.deepEqual(summary(o.gw().listeners[0].conditions), OK);
+    assert.deepEqual(summary(o.ls('infra', 'granted')?.conditions), SET_OK);
+    assert.deepEqual(summary(o.ls('infra', 'granted')?.listeners[0].conditions), OK);
+    const bad = o.ls('other', 'ungranted');
+    assert.deepEqual(summary(bad?.conditions), NOT_VALID);
+    assert.ok(summary(bad?.listeners[0].conditions).includes('ResolvedRefs=False/RefNotPermitted'));
+    assert.ok(summary(bad?.listeners[0].conditions).includes('Programmed=False/Invalid'));
+  });
+});
+
+describe('merge and ResolvedGateway shape', () => {
+  test('Gateway listeners first, then sets by precedence; names only unique per owner', () => {
+    const view = store(
+      gatewayClass(),
+      tlsSecret('apps', 'cert'),
+      gateway('gw', [http('web', 80, 'gw.example.com')], allow('All')),
+      ls('late', 'apps', [http('web', 80, 'late.example.com')], '2026-01-05T00:00:00Z', 'infra'),
+      ls('early', 'apps', [https('web', 'cert', 443, 'early.example.com')], '2026-01-01T00:00:00Z', 'infra'),
+      listenerSet('elsewhere', 'apps', {
+        parentRef: { name: 'other-gw', namespace: 'infra' },
+        listeners: [http('web')],
+      }),
+    );
+    const [g] = resolveGateways(view, OPTS);
+    assert.deepEqual(
+      g.listeners.map((l) => l.qualifiedName),
+      ['Gateway/infra/gw/web', 'ListenerSet/apps/early/web', 'ListenerSet/apps/late/web'],
+    );
+    assert.deepEqual(
+      g.listenerSets.map((s) => s.object.metadata.name),
+      ['early', 'late'],
+    );
+    assert.ok(g.listenerSets.every((s) => s.accepted));
+    const early = g.listenerSets[0].listeners[0];
+    assert.deepEqual(early.owner, { kind: 'ListenerSet', namespace: 'apps', name: 'early' });
+    assert.deepEqual(
+      early.certificates.map((c) => c.name),
+      ['apps/cert'],
+    );
+    // "Same" on a ListenerSet listener means the set's namespace: resolved as Same, owner carries it.
+    assert.deepEqual(early.allowedNamespaces, { from: 'Same' });
+  });
+
+  test('not-allowed sets are reported but contribute no listeners to the merged list', () => {
+    const view = store(
+      gatewayClass(),
+      gateway('gw', [http('web', 80, 'gw.example.com')], allow('Same')),
+      ls('outsider', 'apps', [http('web', 80, 'gw.example.com')], undefined, 'infra'),
+    );
+    const [g] = resolveGateways(view, OPTS);
+    assert.deepEqual(
+      g.listeners.map((l) => l.qualifiedName),
+      ['Gateway/infra/gw/web'],
+    );
+    assert.equal(g.listenerSets.length, 1);
+    assert.equal(g.listenerSets[0].accepted, false);
+    assert.equal(g.listenerSets[0].listeners.length, 1);
+    assert.equal(g.listenerSets[0].listeners[0].ready, false);
+    assert.deepEqual(g.listenerSets[0].listeners[0].certificates, []);
+  });
+
+  test('a not-allowed set does not make a later allowed set conflict', () => {
+    const o = run(
+      gateway('gw', [http('web', 80, 'gw.example.com')], allow('Same')),
+      ls('outsider', 'apps', [http('x', 80, 'x.example.com')], '2026-01-01T00:00:00Z', 'infra'),
+      ls('insider', 'infra', [http('x', 80, 'x.example.com')], '2026-01-02T00:00:00Z'),
+    );
+    assert.deepEqual(summary(o.ls('infra', 'insider')?.listeners[0].conditions), OK);
+    assert.equal(o.gw().attachedListenerSets, 1);
+  });
+
+  test('parent Gateway not accepted → ParentNotAccepted, set listeners not ready', () => {
+    const view = store(
+      gatewayClass(),
+      gateway('gw', [{ name: 'bad', port: 80, protocol: 'INVALID' }], allow('Same')),
+      ls('set', 'infra', [http('web', 8080, 'a.example.com')]),
+    );
+    const gws = resolveGateways(view, OPTS);
+    assert.equal(gws[0].accepted, false);
+    assert.ok(gws[0].listeners.every((l) => !l.ready));
+    const statuses = gatewayAndListenerSetStatuses(gws, view, OPTS);
+    const st = statuses.find((s) => s.kind === 'ListenerSet')?.status as unknown as ListenerSetStatus;
+    assert.deepEqual(summary(st.conditions), [
+      'Accepted=False/ParentNotAccepted',
+      'Programmed=False/ParentNotProgrammed',
+    ]);
+    assert.ok(summary(st.listeners[0].conditions).includes('Programmed=False/Invalid'));
+    const gw = statuses.find((s) => s.kind === 'Gateway')?.status as unknown as GatewayStatus;
+    assert.equal(gw.attachedListenerSets, 0);
+  });
+
+  test('sets of foreign or missing Gateways get no status', () => {
+    const o = run(
+      gatewayClass('theirs', 'other.io/c'),
+      gateway('gw', [http('web')], allow('All'), { className: 'theirs' }),
+      ls('set', 'infra', [http('web', 80, 'a.example.com')]),
+      listenerSet('lost', 'infra', { parentRef: { name: 'nope' }, listeners: [http('web')] }),
+    );
+    assert.deepEqual(o.statuses, []);
+  });
+
+  test('ListenerSet listeners never appear in Gateway status, nor the reverse', () => {
+    const o = run(
+      gateway('gw', [http('gw-only', 80, 'gw.example.com')], allow('Same')),
+      ls('set', 'infra', [http('ls-only', 80, 'ls.example.com')]),
+    );
+    assert.deepEqual(
+      o.gw().listeners.map((l) => l.name),
+      ['gw-only'],
+    );
+    assert.deepEqual(
+      o.ls('infra', 'set')?.listeners.map((l) => l.name),
+      ['ls-only'],
+    );
+    assert.equal(o.gw().attachedListenerSets, 1);
+  });
+
+  test('ListenerSet conditions carry the set generation', () => {
+    const set = listenerSet(
+      'set',
+      'infra',
+      { parentRef: { name: 'gw' }, listeners: [http('l', 80, 'a.example.com')] },
+      { generation: 4 },
+    );
+    const o = run(gateway('gw', [http('web')], allow('Same'), { generation: 9 }), set);
+    const st = o.statuses.find((s) => s.kind === 'ListenerSet');
+    assert.equal(st?.metadata.generation, 4);
+    const status = st?.status as unknown as ListenerSetStatus;
+    for (const c of [...status.conditions, ...status.listeners[0].conditions])
+      assert.equal(c.observedGeneration, 4);
+    for (const c of o.gw().conditions) assert.equal(c.observedGeneration, 9);
+  });
+
+  test('deleting a higher-precedence set lets the lower one take over', () => {
+    const gw = gateway('gw', [http('web', 80, 'gw.example.com')], allow('Same'));
+    const first = ls('first', 'infra', [http('x', 80, 'x.example.com')], '2026-01-01T00:00:00Z');
+    const second = ls('second', 'infra', [http('x', 80, 'x.example.com')], '2026-01-02T00:00:00Z');
+    assert.deepEqual(summary(run(gw, first, second).ls('infra', 'second')?.conditions), NOT_VALID);
+    assert.deepEqual(summary(run(gw, second).ls('infra', 'second')?.conditions), SET_OK);
+  });
+});
