@@ -1,0 +1,126 @@
+import * as http from 'node:http';
+import * as https from 'node:https';
+import type * as net from 'node:net';
+import type * as tls from 'node:tls';
+
+/**
+ * Echo backends for e2e tests. Every response is JSON describing the request:
+ * { backend, method, path, host, headers, query, sni? }. Query parameters change behaviour:
+ *   ?sleep=MS    answer after MS milliseconds (in-flight requests across config changes)
+ *   ?status=N    answer with status N
+ */
+
+export interface EchoResponse {
+  backend: string;
+  method: string;
+  path: string;
+  host: string;
+  headers: Record<string, string | string[] | undefined>;
+  query: Record<string, string>;
+  /** TLS backends only: the SNI the client sent. */
+  sni?: string;
+  /** TLS backends only. */
+  tls?: boolean;
+}
+
+export interface Backend {
+  name: string;
+  port: number;
+  host: string;
+  /** Requests answered so far. */
+  readonly requests: number;
+  close(): Promise<void>;
+}
+
+function handler(name: string, counter: { n: number }, tlsInfo: boolean) {
+  return (req: http.IncomingMessage, res: http.ServerResponse) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const url = new URL(req.url ?? '/', 'http://backend.invalid');
+      const query = Object.fromEntries(url.searchParams.entries());
+      const body: EchoResponse = {
+        backend: name,
+        method: req.method ?? '',
+        path: url.pathname,
+        host: req.headers.host ?? '',
+        headers: req.headers,
+        query,
+      };
+      if (tlsInfo) {
+        const socket = req.socket as tls.TLSSocket;
+        body.tls = true;
+        const sni = (socket as tls.TLSSocket & { servername?: string | false }).servername;
+        if (typeof sni === 'string') body.sni = sni;
+      }
+      const status = Number(query.status ?? 200);
+      const sleepMs = Math.min(Number(query.sleep ?? 0) || 0, 60_000);
+      const send = () => {
+        counter.n += 1;
+        const text = JSON.stringify(body);
+        res.writeHead(Number.isInteger(status) && status >= 100 && status < 600 ? status : 200, {
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(text),
+          'x-backend': name,
+        });
+        res.end(text);
+      };
+      if (sleepMs > 0) {
+        const t = setTimeout(send, sleepMs);
+        res.on('close', () => clearTimeout(t));
+      } else send();
+    });
+  };
+}
+
+function listen(server: net.Server, host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, host, () => resolve((server.address() as net.AddressInfo).port));
+  });
+}
+
+function closer(server: http.Server | https.Server): () => Promise<void> {
+  return () =>
+    new Promise((resolve) => {
+      if (!server.listening) return resolve();
+      server.close(() => resolve());
+      server.closeAllConnections();
+    });
+}
+
+/** A plain HTTP/1.1 echo backend on 127.0.0.1 and a free port. */
+export async function startEchoBackend(name: string, host = '127.0.0.1'): Promise<Backend> {
+  const counter = { n: 0 };
+  const server = http.createServer(handler(name, counter, false));
+  const port = await listen(server, host);
+  return {
+    name,
+    port,
+    host,
+    get requests() {
+      return counter.n;
+    },
+    close: closer(server),
+  };
+}
+
+/** An HTTPS echo backend (for TLS passthrough): it terminates TLS itself with the given cert. */
+export async function startTlsEchoBackend(
+  name: string,
+  creds: { cert: string | Buffer; key: string | Buffer },
+  host = '127.0.0.1',
+): Promise<Backend> {
+  const counter = { n: 0 };
+  const server = https.createServer({ cert: creds.cert, key: creds.key }, handler(name, counter, true));
+  const port = await listen(server, host);
+  return {
+    name,
+    port,
+    host,
+    get requests() {
+      return counter.n;
+    },
+    close: closer(server),
+  };
+}

@@ -1,0 +1,8 @@
+/** Real-process e2e harness: Envoy, echo backends, convoy serve, HTTP(S) requests, test PKI. */
+export * from './util';
+export * from './ports';
+export * from './envoy';
+export * from './backend';
+export * from './http';
+export * from './certs';
+export * from './convoy';

@@ -1,0 +1,100 @@
+import { test, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import {
+  formatAge,
+  normaliseXdsDebug,
+  renderProxyStatus,
+  renderXdsDebugText,
+} from '../../src/observability/debug';
+import { TypeUrl } from '../../src/xds/resources';
+
+const now = Date.parse('2026-01-01T00:10:00Z');
+
+describe('proxy-status rendering of /debug/xds', () => {
+  test('derives Istio-style states from nonces when the server reports no state', () => {
+    const rows = normaliseXdsDebug({
+      streams: [
+        {
+          node: { id: 'gw-b', cluster: 'infra/gw' },
+          delta: false,
+          types: {
+            [TypeUrl.Cluster]: {
+              lastSentNonce: '3',
+              lastAckedNonce: '3',
+              lastSentVersion: 'v1',
+              lastAckAt: '2026-01-01T00:09:55Z',
+            },
+            [TypeUrl.Listener]: { lastSentNonce: '4', lastAckedNonce: '2', lastSentVersion: 'v2' },
+            [TypeUrl.Route]: {},
+            [TypeUrl.Endpoint]: {
+              lastSentNonce: '5',
+              lastSentVersion: 'v9',
+              lastAckedVersion: 'v8',
+              lastNack: { nonce: '5', message: 'bad\n regex', at: '2026-01-01T00:07:00Z' },
+            },
+          },
+        },
+      ],
+    });
+    assert.equal(rows.length, 1);
+    const byType = Object.fromEntries(rows[0].types.map((t) => [t.type, t]));
+    assert.equal(rows[0].node, 'gw-b');
+    assert.equal(rows[0].fleet, 'infra/gw');
+    assert.equal(rows[0].variant, 'sotw');
+    assert.equal(byType.CDS.state, 'SYNCED');
+    assert.equal(byType.LDS.state, 'STALE');
+    assert.equal(byType.RDS.state, 'NOT SENT');
+    assert.equal(byType.EDS.state, 'NACKED');
+    assert.equal(byType.EDS.error, 'bad\n regex');
+
+    const text = renderProxyStatus(rows, now);
+    const lines = text.split('\n');
+    assert.match(lines[0], /^NODE\s+FLEET\s+VARIANT\s+CDS\s+EDS\s+LDS\s+RDS$/);
+    assert.match(lines[1], /^gw-b\s+infra\/gw\s+sotw\s+SYNCED \(5s\)\s+NACKED \(3m\)\s+STALE\s+NOT SENT$/);
+    assert.match(text, /Rejected \(NACK\):\n {2}gw-b \[infra\/gw\] EDS version v9 \(keeps v8\): bad regex\n/);
+  });
+
+  test('a NACK superseded by a newer send is no longer NACKED', () => {
+    const [row] = normaliseXdsDebug([
+      {
+        nodeId: 'n',
+        fleet: 'f',
+        types: [
+          {
+            typeUrl: TypeUrl.Route,
+            lastSentNonce: '7',
+            lastAckedNonce: '7',
+            lastNack: { nonce: '5', message: 'x' },
+          },
+        ],
+      },
+    ]);
+    assert.equal(row.types[0].state, 'SYNCED');
+  });
+
+  test('uses the server state when given, sorted by fleet then node', () => {
+    const rows = normaliseXdsDebug({
+      proxies: {
+        z: { fleet: 'b/gw', variant: 'delta', types: { lds: { state: 'acked' } } },
+        a: { fleet: 'a/gw', variant: 'delta', types: { lds: { state: 'error', error: 'nope' } } },
+      },
+    });
+    assert.deepEqual(
+      rows.map((r) => [r.node, r.fleet, r.types[0].type, r.types[0].state, r.types[0].error]),
+      [
+        ['a', 'a/gw', 'LDS', 'NACKED', 'nope'],
+        ['z', 'b/gw', 'LDS', 'SYNCED', undefined],
+      ],
+    );
+  });
+
+  test('nothing connected, garbage input, ages', () => {
+    assert.equal(renderXdsDebugText({ streams: [] }), 'No Envoy is connected.\n');
+    assert.equal(renderXdsDebugText(42), 'No Envoy is connected.\n');
+    assert.equal(formatAge(now - 59_000, now), '59s');
+    assert.equal(formatAge(now - 600_000, now), '10m');
+    assert.equal(formatAge(now - 3 * 3600_000, now), '3h');
+    assert.equal(formatAge(now - 3 * 86400_000, now), '3d');
+    assert.equal(formatAge('not a date', now), undefined);
+  });
+});
