@@ -35,6 +35,8 @@ export interface ProxySync {
   variant?: string;
   connectedAt?: string | number;
   address?: string;
+  /** The fleet has no snapshot yet, so the stream is held unanswered. */
+  held?: boolean;
   types: TypeSync[];
 }
 
@@ -87,10 +89,12 @@ function normaliseType(typeKey: string, raw: Obj): TypeSync {
   const type = shortTypeName(str(pick(raw, 'typeUrl', 'type_url', 'type')) ?? typeKey);
   const nack = pick(raw, 'lastNack', 'nack', 'lastNACK', 'rejected');
   const nackObj = isObj(nack) ? nack : undefined;
-  const sentNonce = str(pick(raw, 'lastSentNonce', 'sentNonce', 'nonce'));
+  const sentRaw = pick(raw, 'sent', 'lastSent');
+  const sent = isObj(sentRaw) ? sentRaw : {};
+  const sentNonce = str(pick(raw, 'lastSentNonce', 'sentNonce', 'nonce') ?? sent.nonce);
   const ackedNonce = str(pick(raw, 'lastAckedNonce', 'ackedNonce', 'ackNonce'));
-  const sentVersion = str(pick(raw, 'lastSentVersion', 'sentVersion', 'version'));
-  const ackedVersion = str(pick(raw, 'lastAckedVersion', 'ackedVersion', 'ackVersion'));
+  let sentVersion = str(pick(raw, 'lastSentVersion', 'sentVersion', 'version') ?? sent.version);
+  let ackedVersion = str(pick(raw, 'lastAckedVersion', 'ackedVersion', 'ackVersion'));
   const nackNonce = nackObj ? str(pick(nackObj, 'nonce', 'responseNonce')) : undefined;
   let state = normaliseState(pick(raw, 'state', 'status'));
   if (!state) {
@@ -100,15 +104,20 @@ function normaliseType(typeKey: string, raw: Obj): TypeSync {
       state = 'SYNCED';
     else state = 'STALE';
   }
+  if (state === 'NACKED' && nackObj) {
+    // Report the rejected version and the one the Envoy kept.
+    sentVersion = str(nackObj.version) ?? sentVersion;
+    ackedVersion = str(pick(nackObj, 'acceptedVersion', 'keptVersion')) ?? ackedVersion;
+  }
   const out: TypeSync = { type, state };
   if (sentVersion !== undefined) out.sentVersion = sentVersion;
   if (ackedVersion !== undefined) out.ackedVersion = ackedVersion;
   const error = nackObj ? str(pick(nackObj, 'message', 'error', 'errorDetail')) : str(pick(raw, 'error'));
   if (error !== undefined && state === 'NACKED') out.error = error;
-  const since =
-    state === 'NACKED' && nackObj
-      ? time(pick(nackObj, 'at', 'time', 'receivedAt'))
-      : time(pick(raw, 'since', 'lastAckAt', 'ackedAt', 'lastSentAt', 'sentAt', 'updatedAt'));
+  let since: string | number | undefined;
+  if (state === 'NACKED' && nackObj) since = time(pick(nackObj, 'time', 'at', 'receivedAt'));
+  else if (state === 'SYNCED') since = time(pick(raw, 'ackedTime', 'lastAckAt', 'ackedAt', 'since'));
+  else if (state === 'STALE') since = time(pick(raw, 'lastSentAt', 'sentAt', 'since') ?? sent.time);
   if (since !== undefined) out.since = since;
   const subs = pick(raw, 'subscribed', 'subscriptions', 'resourceNames', 'names');
   if (Array.isArray(subs)) out.subscribed = subs.length;
@@ -141,7 +150,8 @@ export function normaliseXdsDebug(state: unknown): ProxySync[] {
     }
     const row: ProxySync = { node, fleet, types };
     if (variant !== undefined) row.variant = variant;
-    const connectedAt = time(pick(s, 'connectedAt', 'since', 'startedAt'));
+    if (s.held === true) row.held = true;
+    const connectedAt = time(pick(s, 'connectedSince', 'connectedAt', 'since', 'startedAt'));
     if (connectedAt !== undefined) row.connectedAt = connectedAt;
     const address = str(pick(s, 'peer', 'address', 'remoteAddress'));
     if (address !== undefined) row.address = address;
@@ -190,7 +200,7 @@ export function renderProxyStatus(proxies: ProxySync[], now: number = Date.now()
       const age = formatAge(t.since, now);
       return age ? `${t.state} (${age})` : t.state;
     });
-    return [p.node, p.fleet, p.variant ?? '-', ...cells];
+    return [p.node, p.fleet, `${p.variant ?? '-'}${p.held ? ' (held: no snapshot)' : ''}`, ...cells];
   });
   let text = renderTable(['NODE', 'FLEET', 'VARIANT', ...columns], rows);
   const nacks = proxies.flatMap((p) =>

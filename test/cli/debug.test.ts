@@ -54,6 +54,109 @@ describe('proxy-status rendering of /debug/xds', () => {
     assert.match(text, /Rejected \(NACK\):\n {2}gw-b \[infra\/gw\] EDS version v9 \(keeps v8\): bad regex\n/);
   });
 
+  test('reads the AdsServer debug shape (sent/ackedTime/lastNack, held streams)', () => {
+    const state = {
+      time: '2026-01-01T00:10:00Z',
+      streams: [
+        {
+          id: 1,
+          nodeId: 'edge-1',
+          fleet: 'infra/gw',
+          variant: 'delta',
+          connectedSince: '2026-01-01T00:00:00Z',
+          peer: 'ipv4:127.0.0.1:5000',
+          held: false,
+          userAgent: 'envoy',
+          types: {
+            [TypeUrl.Cluster]: {
+              state: 'synced',
+              wildcard: true,
+              subscribed: [],
+              sent: {
+                version: 'c1',
+                nonce: '1',
+                time: '2026-01-01T00:00:01Z',
+                resources: 1,
+                removed: 0,
+                bytes: 10,
+              },
+              ackedVersion: 'c1',
+              ackedTime: '2026-01-01T00:09:30Z',
+            },
+            [TypeUrl.Route]: {
+              state: 'nacked',
+              wildcard: false,
+              subscribed: ['http-8080'],
+              sent: {
+                version: 'r2',
+                nonce: '4',
+                time: '2026-01-01T00:09:00Z',
+                resources: 1,
+                removed: 0,
+                bytes: 10,
+              },
+              ackedVersion: 'r1',
+              lastNack: {
+                version: 'r2',
+                nonce: '4',
+                message: 'invalid regex',
+                acceptedVersion: 'r1',
+                time: '2026-01-01T00:09:50Z',
+              },
+            },
+            [TypeUrl.Listener]: { state: 'not_sent', wildcard: true, subscribed: [] },
+            [TypeUrl.Endpoint]: {
+              state: 'stale',
+              wildcard: false,
+              subscribed: ['a', 'b'],
+              sent: {
+                version: 'e1',
+                nonce: '3',
+                time: '2026-01-01T00:08:00Z',
+                resources: 2,
+                removed: 0,
+                bytes: 10,
+              },
+            },
+          },
+        },
+        { id: 2, nodeId: 'edge-2', fleet: 'infra/gw', variant: 'sotw', held: true, types: {} },
+      ],
+      fleets: [],
+    };
+    const rows = normaliseXdsDebug(state);
+    assert.deepEqual(
+      rows.map((r) => [r.node, r.variant, r.held ?? false]),
+      [
+        ['edge-1', 'delta', false],
+        ['edge-2', 'sotw', true],
+      ],
+    );
+    const t = Object.fromEntries(rows[0].types.map((x) => [x.type, x]));
+    assert.deepEqual(t.CDS, {
+      type: 'CDS',
+      state: 'SYNCED',
+      sentVersion: 'c1',
+      ackedVersion: 'c1',
+      since: '2026-01-01T00:09:30Z',
+      subscribed: 0,
+    });
+    assert.equal(t.RDS.state, 'NACKED');
+    assert.equal(t.RDS.sentVersion, 'r2');
+    assert.equal(t.RDS.ackedVersion, 'r1');
+    assert.equal(t.RDS.error, 'invalid regex');
+    assert.equal(t.LDS.state, 'NOT SENT');
+    assert.equal(t.EDS.state, 'STALE');
+    assert.equal(t.EDS.subscribed, 2);
+    const text = renderProxyStatus(rows, now);
+    assert.match(
+      text,
+      /edge-1\s+infra\/gw\s+delta\s+SYNCED \(30s\)\s+STALE \(2m\)\s+NOT SENT\s+NACKED \(10s\)/,
+    );
+    assert.match(text, /edge-2\s+infra\/gw\s+sotw \(held: no snapshot\)/);
+    assert.match(text, /edge-1 \[infra\/gw\] RDS version r2 \(keeps r1\): invalid regex/);
+  });
+
   test('a NACK superseded by a newer send is no longer NACKED', () => {
     const [row] = normaliseXdsDebug([
       {

@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# THE test command (npm test). Builds, installs Envoy, lints, runs the unit tests, then the
+# real-process e2e tests, and always ends with one line "N passed, N failed": test counts from
+# Node's test runner plus one failure for each failed step (build, lint, setup). Exits non-zero
+# if anything failed.
+#
+# Environment:
+#   CONVOY_SKIP_LINT=1        skip the lint step (local iteration only; CI runs it)
+#   CONVOY_E2E=0              skip the e2e step (local iteration only; CI runs it)
+#   CONVOY_UNIT_TIMEOUT_S     wall-clock limit for the unit tests (default 900)
+#   CONVOY_E2E_TIMEOUT_S      wall-clock limit for the e2e tests (default 3000)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+ROOT="$PWD"
+REPORTS="$ROOT/dist/.test-reports"
+
+passed=0
+failed=0
+failed_steps=()
+
+step() { echo; echo "=== $* ==="; }
+fail_step() {
+  failed=$((failed + 1))
+  failed_steps+=("$1")
+  echo "=== FAILED: $1 ===" >&2
+}
+
+# Adds the "# pass N" / "# fail N" totals of a TAP report to the summary. A runner that died
+# before writing its totals counts as one failure.
+count_tap() {
+  local file="$1" name="$2" p f
+  p="$(grep -E '^# pass [0-9]+' "$file" 2>/dev/null | tail -1 | awk '{print $3}')"
+  f="$(grep -E '^# fail [0-9]+' "$file" 2>/dev/null | tail -1 | awk '{print $3}')"
+  if [[ -z "$p" || -z "$f" ]]; then
+    fail_step "$name (no test totals: runner crashed or timed out)"
+    return
+  fi
+  passed=$((passed + p))
+  failed=$((failed + f))
+  if ((f > 0)); then failed_steps+=("$name ($f failing)"); fi
+}
+
+# Runs node's test runner on the given files: human-readable output on stdout, TAP to a file
+# for counting.
+run_node_tests() {
+  local name="$1" timeout_s="$2" report="$3"
+  shift 3
+  if (($# == 0)); then
+    fail_step "$name (no test files found)"
+    return
+  fi
+  timeout --signal=TERM --kill-after=30 "$timeout_s" \
+    node --test "${NODE_TEST_ARGS[@]}" \
+    --test-reporter=spec --test-reporter-destination=stdout \
+    --test-reporter=tap --test-reporter-destination="$report" \
+    "$@" </dev/null
+  local rc=$?
+  count_tap "$report" "$name"
+  if ((rc == 124)); then fail_step "$name (timed out after ${timeout_s}s)"; fi
+  if ((rc != 0)) && ! grep -qE '^# fail [1-9]' "$report" 2>/dev/null && ((rc != 124)); then
+    fail_step "$name (runner exited $rc)"
+  fi
+}
+
+# Test files, listed explicitly: Node 20 takes directories, Node 22+ takes globs; both take files.
+test_files() {
+  find "$1" -name '*.test.js' -type f 2>/dev/null | sort
+}
+
+step "build"
+rm -rf "$ROOT/dist"
+if ! npm run --silent build; then fail_step "build"; fi
+mkdir -p "$REPORTS"
+
+step "setup Envoy"
+if ! bash scripts/setup-envoy.sh; then fail_step "setup-envoy"; fi
+
+if [[ "${CONVOY_SKIP_LINT:-0}" != "1" ]]; then
+  step "lint (eslint, prettier, tsc)"
+  if ! bash scripts/lint.sh; then fail_step "lint"; fi
+fi
+
+step "unit tests"
+NODE_TEST_ARGS=(--test-concurrency=2)
+mapfile -t unit_files < <(test_files dist/test)
+run_node_tests "unit tests" "${CONVOY_UNIT_TIMEOUT_S:-900}" "$REPORTS/unit.tap" "${unit_files[@]}"
+
+if [[ "${CONVOY_E2E:-1}" != "0" ]]; then
+  # ---------------------------------------------------------------------------------------
+  # HOOK: Kubernetes e2e binaries. e2e/cluster/build-binaries.sh builds (or finds cached)
+  # kube-apiserver, kube-controller-manager, kubectl, etcd and the Gateway API CRDs, and prints
+  # the cache directory on its last line. The Kubernetes e2e tests read these two variables.
+  # ---------------------------------------------------------------------------------------
+  step "Kubernetes e2e binaries (e2e/cluster/build-binaries.sh all)"
+  k8s_log="$REPORTS/build-binaries.log"
+  # stdout (whose last line is the cache dir) to a file; progress on stderr stays visible.
+  if bash e2e/cluster/build-binaries.sh all >"$k8s_log"; then
+    k8s_dir="$(tail -n 1 "$k8s_log")"
+    export CONVOY_K8S_BIN_DIR="$k8s_dir/bin"
+    export CONVOY_CRD_DIR="$k8s_dir/crds"
+    echo "CONVOY_K8S_BIN_DIR=$CONVOY_K8S_BIN_DIR"
+    echo "CONVOY_CRD_DIR=$CONVOY_CRD_DIR"
+  else
+    tail -n 20 "$k8s_log" >&2
+    fail_step "e2e/cluster/build-binaries.sh"
+  fi
+  # --------------------------------------------------------------------------- end of hook
+
+  step "e2e tests (real processes, one file at a time)"
+  NODE_TEST_ARGS=(--test-concurrency=1)
+  mapfile -t e2e_files < <(test_files dist/e2e)
+  run_node_tests "e2e tests" "${CONVOY_E2E_TIMEOUT_S:-3000}" "$REPORTS/e2e.tap" "${e2e_files[@]}"
+fi
+
+echo
+if ((${#failed_steps[@]} > 0)); then
+  echo "Failures:"
+  printf '  - %s\n' "${failed_steps[@]}"
+fi
+echo "$passed passed, $failed failed"
+((failed == 0))
