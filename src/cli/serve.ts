@@ -95,12 +95,14 @@ export async function serveCommand(argv: string[]): Promise<void> {
     await files.start();
     stoppers.push(() => files.stop());
   } else {
-    const k8s = await import('./serve-kubernetes');
+    // Loaded lazily so file mode never pays for the Kubernetes client.
+    const k8s = await import('../providers/kubernetes/mode');
     const started = await k8s.startKubernetesMode({
       kubeconfig: values.kubeconfig,
       store,
       logger,
       metrics,
+      controllerName: values['controller-name'] ?? DEFAULT_CONTROLLER_NAME,
       leaseNamespace: values['leader-election-namespace'] ?? process.env.POD_NAMESPACE ?? 'convoy-system',
       leaseName: values['leader-election-name'] ?? 'convoy-leader',
     });
