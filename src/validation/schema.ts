@@ -1,0 +1,319 @@
+/**
+ * A small structural-schema engine: the subset of OpenAPI v3 that the Gateway API CRDs use
+ * (types, required, enum, lengths, patterns, ranges, item counts, list-type set/map uniqueness,
+ * defaults), plus CEL rules written as TypeScript predicates. Schemas are written by hand in
+ * gateway.ts; this file only interprets them.
+ *
+ * Semantics follow kube-apiserver: null fields are dropped, then defaults are applied (to the
+ * defaulted values too), then the schema is checked, then the rules. A rule runs only when the
+ * value it is attached to passed the structural checks, so rule code can trust shapes. Unknown
+ * fields are refused, as `kubectl apply` (field validation Strict) refuses them.
+ */
+
+/** A CEL rule from a CRD's x-kubernetes-validations, ported to TypeScript. */
+export interface Rule {
+  /** The CRD's message, verbatim: users see the same text as from kube-apiserver. */
+  message: string;
+  /**
+   * true: valid. false: invalid at this node. A list of relative paths (e.g. `[2]`): invalid,
+   * and these elements are the culprits (reported as `path[2]: …`).
+   */
+  check: (self: never) => boolean | string[];
+  /** Transition rules (oldSelf) only apply to updates; file mode has none. Kept for parity. */
+  transition?: boolean;
+  /** A structural constraint expressed as a rule (oneOf, …): not a CEL rule of the CRD. */
+  structural?: boolean;
+}
+
+interface Base {
+  default?: unknown;
+  rules?: Rule[];
+}
+export interface StringNode extends Base {
+  type: 'string';
+  minLength?: number;
+  maxLength?: number;
+  pattern?: string;
+  enum?: string[];
+}
+export interface IntegerNode extends Base {
+  type: 'integer';
+  format?: 'int32' | 'int64';
+  minimum?: number;
+  maximum?: number;
+  enum?: number[];
+}
+export interface BooleanNode extends Base {
+  type: 'boolean';
+}
+export interface ObjectNode extends Base {
+  type: 'object';
+  properties: Record<string, SchemaNode>;
+  required?: string[];
+}
+/** An object used as a map (additionalProperties). */
+export interface MapNode extends Base {
+  type: 'map';
+  values: SchemaNode;
+  maxProperties?: number;
+}
+export interface ArrayNode extends Base {
+  type: 'array';
+  items: SchemaNode;
+  minItems?: number;
+  maxItems?: number;
+  listType?: 'atomic' | 'set' | 'map';
+  listMapKeys?: string[];
+}
+export type SchemaNode = StringNode | IntegerNode | BooleanNode | ObjectNode | MapNode | ArrayNode;
+
+// ---------------------------------------------------------------------------------------------
+// Builders, to keep the schemas in gateway.ts readable.
+
+export const str = (o: Omit<StringNode, 'type'> = {}): StringNode => ({ type: 'string', ...o });
+export const int = (o: Omit<IntegerNode, 'type'> = {}): IntegerNode => ({ type: 'integer', ...o });
+export const bool = (o: Omit<BooleanNode, 'type'> = {}): BooleanNode => ({ type: 'boolean', ...o });
+export const obj = (
+  properties: Record<string, SchemaNode>,
+  o: Omit<ObjectNode, 'type' | 'properties'> = {},
+): ObjectNode => ({ type: 'object', properties, ...o });
+export const map = (values: SchemaNode, o: Omit<MapNode, 'type' | 'values'> = {}): MapNode => ({
+  type: 'map',
+  values,
+  ...o,
+});
+export const arr = (items: SchemaNode, o: Omit<ArrayNode, 'type' | 'items'> = {}): ArrayNode => ({
+  type: 'array',
+  items,
+  listType: 'atomic',
+  ...o,
+});
+/** Adds rules to a node (returns a copy). */
+export function withRules<T extends SchemaNode>(node: T, ...rules: Rule[]): T {
+  return { ...node, rules: [...(node.rules ?? []), ...rules] };
+}
+/** Typed rule constructor: `rule<Listener[]>('msg', (ls) => …)`. */
+export function rule<T>(message: string, check: (self: T) => boolean | string[]): Rule {
+  return { message, check: check as (self: never) => boolean | string[] };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Defaulting
+
+export function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
+}
+
+/** Returns a deep copy of value with nulls dropped and schema defaults applied. */
+export function applyDefaults(node: SchemaNode, value: unknown): unknown {
+  if (value === null || value === undefined) return value;
+  switch (node.type) {
+    case 'object': {
+      if (!isPlainObject(value)) return value;
+      const out: Record<string, unknown> = {};
+      for (const [k, v] of Object.entries(value)) if (v !== null) out[k] = v;
+      for (const [k, child] of Object.entries(node.properties)) {
+        if (out[k] === undefined && child.default !== undefined) out[k] = structuredClone(child.default);
+        if (out[k] !== undefined) out[k] = applyDefaults(child, out[k]);
+      }
+      return out;
+    }
+    case 'map': {
+      if (!isPlainObject(value)) return value;
+      const out: Record<string, unknown> = {};
+      for (const [k, v] of Object.entries(value)) out[k] = applyDefaults(node.values, v);
+      return out;
+    }
+    case 'array':
+      return Array.isArray(value) ? value.map((v) => applyDefaults(node.items, v)) : value;
+    default:
+      return value;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Validation
+
+const q = (v: unknown): string => JSON.stringify(v);
+
+function typeName(v: unknown): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'array';
+  if (typeof v === 'number') return Number.isInteger(v) ? 'integer' : 'number';
+  return typeof v;
+}
+
+function typeError(path: string, expected: string, v: unknown): string {
+  return `${path}: Invalid value: "${typeName(v)}": ${path} in body must be of type ${expected}: "${typeName(v)}"`;
+}
+
+const regexCache = new Map<string, RegExp>();
+function regex(pattern: string): RegExp {
+  let r = regexCache.get(pattern);
+  if (!r) {
+    r = new RegExp(pattern);
+    regexCache.set(pattern, r);
+  }
+  return r;
+}
+
+/** Validates an already-defaulted value. Returns the number of errors added. */
+export function validateNode(node: SchemaNode, value: unknown, path: string, errors: string[]): number {
+  const before = errors.length;
+  switch (node.type) {
+    case 'string': {
+      if (typeof value !== 'string') {
+        errors.push(typeError(path, 'string', value));
+        break;
+      }
+      if (node.enum && !node.enum.includes(value)) {
+        errors.push(
+          `${path}: Unsupported value: ${q(value)}: supported values: ${node.enum.map((e) => q(e)).join(', ')}`,
+        );
+        break;
+      }
+      const len = [...value].length;
+      if (node.maxLength !== undefined && len > node.maxLength) {
+        errors.push(`${path}: Too long: may not be more than ${node.maxLength} characters`);
+      } else if (node.minLength !== undefined && len < node.minLength) {
+        errors.push(
+          `${path}: Invalid value: ${q(value)}: ${path} in body should be at least ${node.minLength} chars long`,
+        );
+      } else if (node.pattern !== undefined && !regex(node.pattern).test(value)) {
+        errors.push(`${path}: Invalid value: ${q(value)}: ${path} in body should match '${node.pattern}'`);
+      }
+      break;
+    }
+    case 'integer': {
+      if (typeof value !== 'number' || !Number.isInteger(value)) {
+        errors.push(typeError(path, 'integer', value));
+        break;
+      }
+      if (node.enum && !node.enum.includes(value)) {
+        errors.push(
+          `${path}: Unsupported value: ${value}: supported values: ${node.enum.map((e) => q(e)).join(', ')}`,
+        );
+        break;
+      }
+      const min = node.minimum ?? (node.format === 'int32' ? -2147483648 : undefined);
+      const max = node.maximum ?? (node.format === 'int32' ? 2147483647 : undefined);
+      if (max !== undefined && value > max) {
+        errors.push(
+          `${path}: Invalid value: ${value}: ${path} in body should be less than or equal to ${max}`,
+        );
+      } else if (min !== undefined && value < min) {
+        errors.push(
+          `${path}: Invalid value: ${value}: ${path} in body should be greater than or equal to ${min}`,
+        );
+      }
+      break;
+    }
+    case 'boolean':
+      if (typeof value !== 'boolean') errors.push(typeError(path, 'boolean', value));
+      break;
+    case 'object': {
+      if (!isPlainObject(value)) {
+        errors.push(typeError(path, 'object', value));
+        break;
+      }
+      for (const k of Object.keys(value)) {
+        if (!(k in node.properties) && value[k] !== null)
+          errors.push(`${join(path, k)}: unknown field ${q(k)}`);
+      }
+      for (const r of node.required ?? []) {
+        if (value[r] === undefined || value[r] === null) errors.push(`${join(path, r)}: Required value`);
+      }
+      for (const [k, child] of Object.entries(node.properties)) {
+        const v = value[k];
+        if (v !== undefined && v !== null) validateNode(child, v, join(path, k), errors);
+      }
+      break;
+    }
+    case 'map': {
+      if (!isPlainObject(value)) {
+        errors.push(typeError(path, 'object', value));
+        break;
+      }
+      const n = Object.keys(value).length;
+      if (node.maxProperties !== undefined && n > node.maxProperties) {
+        errors.push(`${path}: Too many: ${n}: must have at most ${node.maxProperties} items`);
+      }
+      for (const [k, v] of Object.entries(value)) validateNode(node.values, v, `${path}[${k}]`, errors);
+      break;
+    }
+    case 'array': {
+      if (!Array.isArray(value)) {
+        errors.push(typeError(path, 'array', value));
+        break;
+      }
+      if (node.maxItems !== undefined && value.length > node.maxItems) {
+        errors.push(`${path}: Too many: ${value.length}: must have at most ${node.maxItems} items`);
+        // Like the API server, do not go on checking thousands of items.
+        break;
+      }
+      if (node.minItems !== undefined && value.length < node.minItems) {
+        errors.push(
+          `${path}: Invalid value: ${value.length}: ${path} in body should have at least ${node.minItems} items`,
+        );
+      }
+      value.forEach((v, i) => {
+        if (v === null || v === undefined)
+          errors.push(typeError(`${path}[${i}]`, schemaTypeName(node.items), v));
+        else validateNode(node.items, v, `${path}[${i}]`, errors);
+      });
+      if (errors.length === before && node.listType === 'set') {
+        const seen = new Set<string>();
+        value.forEach((v, i) => {
+          const k = q(v);
+          if (seen.has(k)) errors.push(`${path}[${i}]: Duplicate value: ${k}`);
+          seen.add(k);
+        });
+      }
+      if (errors.length === before && node.listType === 'map' && node.listMapKeys) {
+        const keys = node.listMapKeys;
+        const seen = new Set<string>();
+        value.forEach((v, i) => {
+          const item = v as Record<string, unknown>;
+          const keyObj = Object.fromEntries(keys.map((k) => [k, item[k]]));
+          const k = q(keyObj);
+          if (seen.has(k)) errors.push(`${path}[${i}]: Duplicate value: ${k}`);
+          seen.add(k);
+        });
+      }
+      break;
+    }
+  }
+  if (errors.length === before && node.rules) {
+    for (const r of node.rules) {
+      if (r.transition) continue;
+      let result: boolean | string[];
+      try {
+        result = r.check(value as never);
+      } catch {
+        // A CEL rule that cannot evaluate refuses the object, as kube-apiserver does.
+        result = false;
+      }
+      if (result === true || (Array.isArray(result) && result.length === 0)) continue;
+      const where = result === false ? [''] : result;
+      for (const sub of where) {
+        errors.push(`${path}${sub}: Invalid value: "${schemaTypeName(node)}": ${r.message}`);
+      }
+    }
+  }
+  return errors.length - before;
+}
+
+function schemaTypeName(node: SchemaNode): string {
+  return node.type === 'map' ? 'object' : node.type;
+}
+
+function join(path: string, key: string): string {
+  return path ? `${path}.${key}` : key;
+}
+
+/** Defaults then validates `value` against `node`; returns the errors (empty = valid). */
+export function validateWithSchema(node: SchemaNode, value: unknown, path: string): string[] {
+  const errors: string[] = [];
+  validateNode(node, applyDefaults(node, value), path, errors);
+  return errors;
+}
