@@ -130,7 +130,12 @@ export function httpFleet(): FleetModel {
           mirrors: [{ cluster: 'default/mirror/80', percent: 12.5 }],
         },
       },
-      forwardAll('HTTPRoute/default/foo/rule/5/match/0', 'default/web/80'),
+      {
+        name: 'HTTPRoute/default/foo/rule/5/match/0',
+        match: { path: { type: 'PathPrefix', value: '/partly-invalid' } },
+        action: { kind: 'forward', backends: [{ cluster: 'default/web/80', weight: 3 }], invalidWeight: 1 },
+      },
+      forwardAll('HTTPRoute/default/foo/rule/6/match/0', 'default/web/80'),
     ],
   };
   const wildcard: VirtualHostModel = {

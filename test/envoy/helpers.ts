@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { decodeMessage, encodeMessage } from '../../src/envoy/protos';
 import { TypeUrl, messageNameOf, type EnvoyResources } from '../../src/xds/resources';
+import { INVALID_BACKEND_CLUSTER } from '../../src/envoy/translate/routes';
 
 /** Repository root: the nearest directory above this file with a package.json (works from dist-*). */
 export function repoRoot(): string {
@@ -90,6 +91,15 @@ export function staticBootstrap(res: EnvoyResources): Obj {
     return copy;
   });
   if (missing.length) throw new Error('translation is inconsistent: missing ' + missing.join(', '));
+  // Inline route configurations validate their clusters (RDS ones do not, by default); the stand-in
+  // for invalid backendRefs must stay unknown in production, so it only exists here, empty.
+  if (JSON.stringify(res.routes).includes(JSON.stringify(INVALID_BACKEND_CLUSTER))) {
+    clusters.push({
+      name: INVALID_BACKEND_CLUSTER,
+      type: 0,
+      load_assignment: { cluster_name: INVALID_BACKEND_CLUSTER },
+    });
+  }
   return { static_resources: { listeners, clusters, secrets: res.secrets } };
 }
 

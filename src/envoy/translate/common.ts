@@ -59,6 +59,7 @@ export const Enum = {
   RedirectResponseCode: { FOUND: 1, SEE_OTHER: 2, TEMPORARY_REDIRECT: 3, PERMANENT_REDIRECT: 4 },
   PathWithEscapedSlashesAction: { UNESCAPE_AND_REDIRECT: 3 },
   DenominatorType: { MILLION: 2 },
+  ClusterNotFoundResponseCode: { INTERNAL_SERVER_ERROR: 2 },
 } as const;
 
 /** `{ ads: {}, resource_api_version: V3 }`: fetch the resource over the ADS stream. */

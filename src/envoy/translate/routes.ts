@@ -140,23 +140,37 @@ function escapeSubstitution(value: string): string {
   return value.replace(/\\/g, '\\\\');
 }
 
-/** Backends with weight 0 get no traffic and are dropped; none left → undefined. */
+/** Backends with weight 0 get no traffic and are dropped. */
 export function activeBackends(backends: WeightedCluster[]): WeightedCluster[] {
   return backends.filter((b) => b.weight > 0);
 }
 
 /**
+ * Stands in for invalid backendRefs in weighted_clusters. It can never name a real cluster (those
+ * are `ns/service/port`, and ':' is not valid in a Kubernetes name), so Envoy answers that share of
+ * requests with the route's cluster_not_found_response_code, 500.
+ */
+export const INVALID_BACKEND_CLUSTER = 'convoy:invalid-backend';
+
+/**
  * Forwarding target: one cluster → `cluster`; several → `weighted_clusters` (Envoy sums the
- * weights; `total_weight` is deprecated). Undefined when no backend has a positive weight.
+ * weights; `total_weight` is deprecated). `invalidWeight` (the share of invalid backendRefs) becomes
+ * a weighted entry for INVALID_BACKEND_CLUSTER answered with 500. Undefined when no valid backend
+ * has a positive weight: the whole rule is then a direct 500.
  */
 export function translateBackends(
   backends: WeightedCluster[],
-): Pick<RouteAction, 'cluster' | 'weighted_clusters'> | undefined {
+  invalidWeight = 0,
+): Pick<RouteAction, 'cluster' | 'weighted_clusters' | 'cluster_not_found_response_code'> | undefined {
   const active = activeBackends(backends);
   if (active.length === 0) return undefined;
-  if (active.length === 1) return { cluster: active[0].cluster };
+  if (active.length === 1 && !(invalidWeight > 0)) return { cluster: active[0].cluster };
+  const clusters = active.map((b) => ({ name: b.cluster, weight: { value: b.weight } }));
+  if (!(invalidWeight > 0)) return { weighted_clusters: { clusters } };
+  clusters.push({ name: INVALID_BACKEND_CLUSTER, weight: { value: invalidWeight } });
   return {
-    weighted_clusters: { clusters: active.map((b) => ({ name: b.cluster, weight: { value: b.weight } })) },
+    weighted_clusters: { clusters },
+    cluster_not_found_response_code: Enum.ClusterNotFoundResponseCode.INTERNAL_SERVER_ERROR,
   };
 }
 
@@ -195,7 +209,7 @@ function translateForward(
   action: Extract<RouteActionModel, { kind: 'forward' }>,
   route: RouteModel,
 ): RouteAction | undefined {
-  const target = translateBackends(action.backends);
+  const target = translateBackends(action.backends, action.invalidWeight);
   if (!target) return undefined;
   const out: RouteAction = { ...target };
   if (action.rewrite?.path)

@@ -1,0 +1,72 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import * as prettier from 'prettier';
+import { translateFleet } from '../../src/envoy/translate';
+import type { FleetModel } from '../../src/dag/model';
+import { GOLDEN_FLEETS } from './fixtures';
+import { KINDS, decodeAll, encodeAll, repoRoot } from './helpers';
+
+/**
+ * Golden tests: each fixture fleet → translate → encode → decode, compared with
+ * test/envoy/golden/<name>.json. Regenerate with UPDATE_GOLDEN=1 (files are written through
+ * prettier, so `prettier --check` stays clean); review the diff before committing.
+ */
+
+const GOLDEN_DIR = path.join(repoRoot(), 'test', 'envoy', 'golden');
+const UPDATE = process.env.UPDATE_GOLDEN === '1';
+
+async function formatJson(file: string, value: unknown): Promise<string> {
+  const options = (await prettier.resolveConfig(file)) ?? {};
+  return prettier.format(JSON.stringify(value), { ...options, parser: 'json', filepath: file });
+}
+
+/** A structurally equal copy built from scratch, with every object's keys in reverse order. */
+function rebuiltReversed<T>(value: T): T {
+  if (Array.isArray(value)) return value.map(rebuiltReversed) as T;
+  if (value && typeof value === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const key of Object.keys(value).reverse())
+      out[key] = rebuiltReversed((value as Record<string, unknown>)[key]);
+    return out as T;
+  }
+  return value;
+}
+
+describe('golden translations', () => {
+  for (const [name, build] of Object.entries(GOLDEN_FLEETS)) {
+    test(name, async () => {
+      const file = path.join(GOLDEN_DIR, `${name}.json`);
+      const actual = decodeAll(translateFleet(build()));
+      if (UPDATE) {
+        fs.mkdirSync(GOLDEN_DIR, { recursive: true });
+        fs.writeFileSync(file, await formatJson(file, actual));
+      }
+      assert.ok(fs.existsSync(file), `golden file ${file} is missing; run with UPDATE_GOLDEN=1`);
+      const expected = JSON.parse(fs.readFileSync(file, 'utf8')) as unknown;
+      assert.deepStrictEqual(JSON.parse(JSON.stringify(actual)), expected);
+    });
+  }
+});
+
+describe('determinism', () => {
+  for (const [name, build] of Object.entries(GOLDEN_FLEETS)) {
+    test(`${name}: same model gives byte-identical encodings`, () => {
+      const model: FleetModel = build();
+      const first = encodeAll(translateFleet(model));
+      const again = encodeAll(translateFleet(model));
+      const fresh = encodeAll(translateFleet(build()));
+      const reordered = encodeAll(translateFleet(rebuiltReversed(build())));
+      assert.ok(first.listeners.length > 0 && first.clusters.length > 0, `${name}: nothing translated`);
+      for (const kind of KINDS) {
+        for (const other of [again, fresh, reordered]) {
+          assert.equal(other[kind].length, first[kind].length);
+          other[kind].forEach((buf, i) =>
+            assert.ok(buf.equals(first[kind][i]), `${name}: ${kind}[${i}] differs`),
+          );
+        }
+      }
+    });
+  }
+});
