@@ -336,7 +336,7 @@ function compileFilters(
   for (const f of filters) {
     const type = f?.type;
     if (SINGLE_USE_FILTERS.has(type)) {
-      if (seen.has(type)) fail(`filter ${type} may appear only once per rule`);
+      if (seen.has(type)) fail(`filter ${type} may appear only once per rule`, Reason.IncompatibleFilters);
       seen.add(type);
     }
     switch (type) {
