@@ -27,7 +27,8 @@ import type {
 import type { AllowedRouteKind, GatewayStatus, GatewayStatusAddress, Listener } from './api';
 import { GATEWAY_API_GROUP, GATEWAY_API_VERSION, gatewaySpec, listenerSetSpec } from './api';
 import { ConditionType, Reason, makeCondition, sortConditions } from './conditions';
-import { ownedGatewayClasses } from './gatewayclass';
+import { acceptedGatewayClasses, ownedGatewayClasses } from './gatewayclass';
+import { hostnameMatches } from './hostnames';
 import { SUPPORTS_TLS_MODE_MIXED } from './features';
 import {
   listenerSetAllowed,
@@ -170,6 +171,24 @@ export function detectConflicts(candidates: MergedCandidate[]): (ConflictReason 
 // ---------------------------------------------------------------------------------------------
 // Listener validation
 
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+
+/**
+ * Problem with a listener hostname, or undefined when valid: RFC 1123 DNS name, lower case,
+ * at most 253 characters, not an IP address, `*.` only as the whole first label. The CRD
+ * enforces this in Kubernetes; file mode has no CRD, so it is checked here.
+ */
+export function listenerHostnameProblem(hostname: string | undefined): string | undefined {
+  if (hostname === undefined || hostname === '') return undefined;
+  if (hostname.length > 253) return 'hostname is longer than 253 characters';
+  if (/^[0-9.]+$/.test(hostname) || hostname.includes(':')) return 'hostname must not be an IP address';
+  const labels = hostname.startsWith('*.') ? hostname.slice(2).split('.') : hostname.split('.');
+  if (labels.some((l) => !DNS_LABEL.test(l))) {
+    return 'hostname must be a lower-case RFC 1123 DNS name, optionally prefixed by "*."';
+  }
+  return undefined;
+}
+
 function qualifiedName(owner: ListenerOwner, listener: string): string {
   return `${owner.kind}/${owner.namespace}/${owner.name}/${listener}`;
 }
@@ -207,6 +226,7 @@ export function validateListener(
   const protocol = spec.protocol;
   const tlsMode = tlsModeOf(spec);
   const kinds = resolveRouteKinds(protocol, spec.allowedRoutes?.kinds);
+  const hostnameProblem = listenerHostnameProblem(spec.hostname);
 
   // Accepted
   let accepted: Condition;
@@ -233,6 +253,8 @@ export function validateListener(
       Reason.PortUnavailable,
       `port ${spec.port} is out of range`,
     );
+  } else if (hostnameProblem) {
+    accepted = cond(ConditionType.Accepted, 'False', Reason.UnsupportedValue, hostnameProblem);
   } else {
     accepted = cond(ConditionType.Accepted, 'True', Reason.Accepted, 'listener is accepted');
   }
@@ -351,17 +373,12 @@ function notAllowedListener(
   };
 }
 
-/** Marks a listener unusable because its ListenerSet's parent Gateway is not accepted. */
-function parentNotAccepted(l: ResolvedListener, opts: BuildOptions, gen?: number): ResolvedListener {
+/** Marks a listener unusable because its Gateway (or its ListenerSet's parent) is not accepted. */
+function gatewayNotAccepted(l: ResolvedListener, opts: BuildOptions, gen?: number): ResolvedListener {
   if (!l.ready) return l;
-  const programmed = makeCondition(
-    ConditionType.Programmed,
-    'False',
-    Reason.Invalid,
-    'the parent Gateway is not accepted',
-    gen,
-    opts.now,
-  );
+  const message =
+    l.owner.kind === 'Gateway' ? 'the Gateway is not accepted' : 'the parent Gateway is not accepted';
+  const programmed = makeCondition(ConditionType.Programmed, 'False', Reason.Invalid, message, gen, opts.now);
   return {
     ...l,
     ready: false,
@@ -371,6 +388,51 @@ function parentNotAccepted(l: ResolvedListener, opts: BuildOptions, gen?: number
       programmed,
     ]),
   };
+}
+
+/**
+ * OverlappingTLSConfig=True/OverlappingHostnames on accepted HTTPS listeners that share a port
+ * and whose hostnames overlap without being equal (e.g. `*.example.com` and `foo.example.com`,
+ * or a listener without hostname and any other). The condition is only ever written when True.
+ * It is informational: both listeners stay programmed. Messages name no other listener, so a
+ * ListenerSet learns nothing about its siblings.
+ */
+export function markOverlappingTLS(listeners: ResolvedListener[], opts: BuildOptions): void {
+  const candidates = listeners.filter(
+    (l) =>
+      l.protocol === 'HTTPS' &&
+      l.conditions.some((c) => c.type === ConditionType.Accepted && c.status === 'True'),
+  );
+  const overlapping = new Set<ResolvedListener>();
+  for (let i = 0; i < candidates.length; i++) {
+    for (let j = i + 1; j < candidates.length; j++) {
+      const a = candidates[i];
+      const b = candidates[j];
+      if (a.port !== b.port) continue;
+      const ha = a.hostname ?? '';
+      const hb = b.hostname ?? '';
+      if (ha.toLowerCase() === hb.toLowerCase()) continue;
+      const overlap = ha === '' || hb === '' || hostnameMatches(ha, hb);
+      if (overlap) {
+        overlapping.add(a);
+        overlapping.add(b);
+      }
+    }
+  }
+  for (const l of overlapping) {
+    const gen = l.conditions[0]?.observedGeneration;
+    l.conditions = sortConditions([
+      ...l.conditions,
+      makeCondition(
+        ConditionType.OverlappingTLSConfig,
+        'True',
+        Reason.OverlappingHostnames,
+        `hostname overlaps with another HTTPS listener on port ${l.port}`,
+        gen,
+        opts.now,
+      ),
+    ]);
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -389,6 +451,29 @@ export function ownedGateways(view: StoreView, opts: BuildOptions): KubeObject[]
     .list('Gateway')
     .filter((gw) => !gw.metadata.deletionTimestamp && classes.has(gatewaySpec(gw).gatewayClassName))
     .sort(compareObjects);
+}
+
+/**
+ * A reason the Gateway as a whole cannot be accepted, independent of its listeners: its class is
+ * ours but not accepted, or it names infrastructure parameters (Convoy supports none).
+ */
+export function gatewayProblem(
+  view: StoreView,
+  opts: BuildOptions,
+  gw: KubeObject,
+): { reason: string; message: string } | undefined {
+  const spec = gatewaySpec(gw);
+  if (!acceptedGatewayClasses(view, opts).has(spec.gatewayClassName)) {
+    return { reason: Reason.Invalid, message: `GatewayClass ${spec.gatewayClassName} is not accepted` };
+  }
+  const ref = spec.infrastructure?.parametersRef;
+  if (ref) {
+    return {
+      reason: Reason.InvalidParameters,
+      message: `infrastructure.parametersRef ${ref.group || 'core'}/${ref.kind} ${ref.name}: Convoy supports no Gateway parameters`,
+    };
+  }
+  return undefined;
 }
 
 /** Whether a Gateway is accepted, given its own resolved listeners. */
@@ -441,8 +526,11 @@ function resolveGateway(view: StoreView, opts: BuildOptions, gw: KubeObject): Re
     validateListener(view, opts, { owner: m.owner, spec: m.spec, generation: m.gen, conflict: conflicts[i] }),
   );
 
-  const own = resolved.slice(0, ownSpecs.length);
-  const accepted = gatewayAccepted(own);
+  markOverlappingTLS(resolved, opts);
+  const problem = gatewayProblem(view, opts, gw);
+  let own = resolved.slice(0, ownSpecs.length);
+  const accepted = !problem && gatewayAccepted(own);
+  if (!accepted) own = own.map((l) => gatewayNotAccepted(l, opts, gw.metadata.generation));
   const listeners: ResolvedListener[] = [...own];
   const listenerSets: ResolvedListenerSet[] = sets.map((s, idx) => {
     const gen = s.object.metadata.generation;
@@ -454,7 +542,7 @@ function resolveGateway(view: StoreView, opts: BuildOptions, gw: KubeObject): Re
       };
     }
     let setListeners = resolved.filter((_, i) => merged[i].set === idx);
-    if (!accepted) setListeners = setListeners.map((l) => parentNotAccepted(l, opts, gen));
+    if (!accepted) setListeners = setListeners.map((l) => gatewayNotAccepted(l, opts, gen));
     listeners.push(...setListeners);
     return {
       object: s.object,
@@ -482,14 +570,20 @@ function gatewayAddresses(gw: KubeObject): GatewayStatusAddress[] {
   return out;
 }
 
-function gatewayStatus(g: ResolvedGateway, opts: BuildOptions): ObjectStatus {
+function gatewayStatus(g: ResolvedGateway, view: StoreView, opts: BuildOptions): ObjectStatus {
   const gw = g.object;
   const gen = gw.metadata.generation;
   const own = g.listeners.filter((l) => l.owner.kind === 'Gateway');
   const cond = (type: string, status: Condition['status'], reason: string, message: string) =>
     makeCondition(type, status, reason, message, gen, opts.now);
   let conditions: Condition[];
-  if (!g.accepted) {
+  const problem = gatewayProblem(view, opts, gw);
+  if (problem) {
+    conditions = [
+      cond(ConditionType.Accepted, 'False', problem.reason, problem.message),
+      cond(ConditionType.Programmed, 'False', Reason.Invalid, 'the Gateway is not accepted'),
+    ];
+  } else if (!g.accepted) {
     const msg = own.length === 0 ? 'the Gateway has no listeners' : 'no listener is valid';
     conditions = [
       cond(ConditionType.Accepted, 'False', Reason.ListenersNotValid, msg),
@@ -535,7 +629,7 @@ export function gatewayAndListenerSetStatuses(
 ): ObjectStatus[] {
   const out: ObjectStatus[] = [];
   for (const g of gateways) {
-    out.push(gatewayStatus(g, opts));
+    out.push(gatewayStatus(g, view, opts));
     for (const set of g.listenerSets) {
       const allowed = listenerSetAllowed(view, g.object, objectNamespace(set.object));
       out.push(listenerSetStatus(set, listenerSetVerdict(set, allowed, g.accepted), opts));

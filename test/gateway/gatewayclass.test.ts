@@ -1,6 +1,10 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { gatewayClassStatuses, ownedGatewayClasses } from '../../src/gateway/gatewayclass';
+import {
+  acceptedGatewayClasses,
+  gatewayClassStatuses,
+  ownedGatewayClasses,
+} from '../../src/gateway/gatewayclass';
 import { SUPPORTED_FEATURES } from '../../src/gateway/features';
 import { CONTROLLER, NOW, OPTS, gatewayClass, store } from './listeners-fixtures';
 
@@ -61,5 +65,25 @@ describe('gatewayClassStatuses', () => {
   });
   test('no owned classes → no statuses', () => {
     assert.deepEqual(gatewayClassStatuses(store(gatewayClass('x', 'other.io/c')), OPTS), []);
+  });
+});
+
+describe('GatewayClass parametersRef', () => {
+  test('Convoy takes no parameters: Accepted=False/InvalidParameters', () => {
+    const gc = gatewayClass('p', CONTROLLER, 2);
+    (gc.spec as Record<string, unknown>).parametersRef = { group: 'example.io', kind: 'Params', name: 'x' };
+    const [st] = gatewayClassStatuses(store(gc), OPTS);
+    const [cond] = st.status.conditions as {
+      type: string;
+      status: string;
+      reason: string;
+      observedGeneration: number;
+    }[];
+    assert.deepEqual(
+      [cond.type, cond.status, cond.reason, cond.observedGeneration],
+      ['Accepted', 'False', 'InvalidParameters', 2],
+    );
+    assert.ok(ownedGatewayClasses(store(gc), OPTS).has('p'), 'still owned (status is ours to write)');
+    assert.equal(acceptedGatewayClasses(store(gc), OPTS).size, 0);
   });
 });

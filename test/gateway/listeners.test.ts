@@ -4,6 +4,7 @@ import {
   detectConflicts,
   gatewayAndListenerSetStatuses,
   listenerConflict,
+  listenerHostnameProblem,
   resolveGateways,
   resolveRouteKinds,
 } from '../../src/gateway/listeners';
@@ -724,5 +725,127 @@ describe('resolveGateways', () => {
     const x = gatewayAndListenerSetStatuses(resolveGateways(mk(), OPTS), mk(), OPTS);
     const y = gatewayAndListenerSetStatuses(resolveGateways(mk(), OPTS), mk(), OPTS);
     assert.deepEqual(x, y);
+  });
+});
+
+describe('listenerHostnameProblem', () => {
+  const cases: [string | undefined, boolean][] = [
+    [undefined, true],
+    ['', true],
+    ['foo.example.com', true],
+    ['*.example.com', true],
+    ['localhost', true],
+    ['a-b.c-d.example', true],
+    ['Foo.example.com', false],
+    ['foo..example.com', false],
+    ['-foo.example.com', false],
+    ['foo.*.example.com', false],
+    ['*example.com', false],
+    ['*', false],
+    ['10.0.0.1', false],
+    ['::1', false],
+    ['a'.repeat(64) + '.com', false],
+    [`${'a'.repeat(60)}.`.repeat(5) + 'com', false],
+  ];
+  for (const [hostname, valid] of cases) {
+    test(`${JSON.stringify(hostname)} → ${valid ? 'valid' : 'invalid'}`, () => {
+      assert.equal(listenerHostnameProblem(hostname) === undefined, valid);
+    });
+  }
+
+  test('a listener with an invalid hostname is not accepted', () => {
+    const st = gatewayStatusOf([
+      gateway('gw', [http('bad', 80, '10.0.0.1'), http('good', 80, 'a.example.com')]),
+    ]);
+    assert.deepEqual(summary(st.listeners[0].conditions).slice(0, 2), [
+      'Accepted=False/UnsupportedValue',
+      'Programmed=False/Invalid',
+    ]);
+    assert.deepEqual(summary(st.listeners[1].conditions), OK);
+  });
+});
+
+describe('OverlappingTLSConfig', () => {
+  test('HTTPS listeners with overlapping hostnames on one port (conformance layout)', () => {
+    const st = gatewayStatusOf([
+      tlsSecret('infra', 'c'),
+      gateway('gw', [
+        https('foo-https', 'c', 443, 'foo.example.com'),
+        https('bar-https', 'c', 443, 'bar.bar.example.com'),
+        https('wildcard-https', 'c', 443, '*.example.com'),
+        https('not-overlapping-https', 'c', 443, 'example.com'),
+        https('not-overlapping-other-port', 'c', 9443, 'foo.example.com'),
+        http('plain', 443, 'x.example.com', { port: 8080 }),
+      ]),
+    ]);
+    const overlap = (name: string) =>
+      st.listeners
+        .find((l) => l.name === name)
+        ?.conditions.filter((c) => c.type === 'OverlappingTLSConfig') ?? [];
+    for (const name of ['foo-https', 'bar-https', 'wildcard-https']) {
+      assert.deepEqual(
+        overlap(name).map((c) => `${c.status}/${c.reason}`),
+        ['True/OverlappingHostnames'],
+        name,
+      );
+    }
+    for (const name of ['not-overlapping-https', 'not-overlapping-other-port', 'plain']) {
+      assert.deepEqual(overlap(name), [], `${name} must not carry the condition at all`);
+    }
+    // Informational only: the listeners stay programmed.
+    for (const l of st.listeners)
+      assert.ok(summary(l.conditions).includes('Programmed=True/Programmed'), l.name);
+    const c = overlap('foo-https')[0];
+    assert.equal(c.observedGeneration, 1);
+    assert.equal(c.lastTransitionTime, NOW);
+  });
+
+  test('an HTTPS listener without hostname overlaps every other HTTPS listener on its port', () => {
+    const st = gatewayStatusOf([
+      tlsSecret('infra', 'c'),
+      gateway('gw', [https('any', 'c', 443), https('one', 'c', 443, 'a.example.com')]),
+    ]);
+    for (const l of st.listeners)
+      assert.ok(summary(l.conditions).includes('OverlappingTLSConfig=True/OverlappingHostnames'));
+  });
+
+  test('conflicted listeners do not count as overlapping', () => {
+    const st = gatewayStatusOf([
+      tlsSecret('infra', 'c'),
+      gateway('gw', [https('a', 'c', 443, 'a.example.com'), https('b', 'c', 443, 'a.example.com')]),
+    ]);
+    for (const l of st.listeners)
+      assert.ok(!summary(l.conditions).some((x) => x.startsWith('OverlappingTLSConfig')));
+  });
+});
+
+describe('Gateway-level problems', () => {
+  test('infrastructure.parametersRef → Accepted=False/InvalidParameters, nothing programmed', () => {
+    const view = store(
+      gatewayClass(),
+      gateway('gw', [http('web')], {
+        infrastructure: { parametersRef: { group: '', kind: 'ConfigMap', name: 'nope' } },
+      }),
+    );
+    const gws = resolveGateways(view, OPTS);
+    assert.equal(gws[0].accepted, false);
+    assert.ok(gws[0].listeners.every((l) => !l.ready));
+    const st = gatewayAndListenerSetStatuses(gws, view, OPTS)[0].status as unknown as GatewayStatus;
+    assert.deepEqual(summary(st.conditions), [
+      'Accepted=False/InvalidParameters',
+      'Programmed=False/Invalid',
+    ]);
+    assert.ok(summary(st.listeners[0].conditions).includes('Programmed=False/Invalid'));
+  });
+
+  test('Gateway of an owned but rejected GatewayClass is not accepted', () => {
+    const gc = gatewayClass();
+    (gc.spec as Record<string, unknown>).parametersRef = { group: 'example.io', kind: 'Params', name: 'p' };
+    const view = store(gc, gateway('gw', [http('web')]));
+    const gws = resolveGateways(view, OPTS);
+    assert.equal(gws.length, 1);
+    assert.equal(gws[0].accepted, false);
+    const st = gatewayAndListenerSetStatuses(gws, view, OPTS)[0].status as unknown as GatewayStatus;
+    assert.deepEqual(summary(st.conditions), ['Accepted=False/Invalid', 'Programmed=False/Invalid']);
   });
 });
