@@ -1,0 +1,209 @@
+import type { Logger } from '../observability/logger';
+import type { ConvoyMetrics } from '../observability/metrics';
+import { encodeMessage } from '../envoy/protos';
+import { checkConsistency } from './consistency';
+import type { EnvoyResources } from './resources';
+import { PUSH_ORDER, TypeUrl, messageNameOf } from './resources';
+import type { CacheEntry, FleetChange, FleetSnapshot } from './snapshot';
+import { TypeSnapshot, contentHash } from './snapshot';
+
+export type SetFleetResult =
+  | { ok: true; changed: Record<string, string[]>; removed: Record<string, string[]> }
+  | { ok: false; errors: string[] };
+
+export type FleetListener = (change: FleetChange) => void;
+
+/** Which list of EnvoyResources holds each type, and the field that names a resource. */
+const LISTS: readonly { type: TypeUrl; key: keyof EnvoyResources; nameField: string }[] = [
+  { type: TypeUrl.Secret, key: 'secrets', nameField: 'name' },
+  { type: TypeUrl.Cluster, key: 'clusters', nameField: 'name' },
+  { type: TypeUrl.Endpoint, key: 'endpoints', nameField: 'cluster_name' },
+  { type: TypeUrl.Listener, key: 'listeners', nameField: 'name' },
+  { type: TypeUrl.Route, key: 'routes', nameField: 'name' },
+];
+
+interface Interned {
+  entry: CacheEntry;
+  refs: number;
+}
+
+/**
+ * Per-fleet snapshot cache. A fleet is the `namespace/name` of a Gateway; every Envoy whose
+ * `node.cluster` names it shares the fleet's snapshot.
+ *
+ * Each resource is encoded once per content: the version is a hash of its bytes, and equal bytes
+ * in any fleet share one CacheEntry (interned by hash, reference counted). Resource objects passed
+ * to setFleet are remembered by identity, so handing in the same (memoized) object again skips
+ * encoding entirely; callers must therefore not mutate an object after passing it in.
+ */
+export class XdsCache {
+  private readonly logger: Logger;
+  private readonly metrics: ConvoyMetrics;
+  private readonly snapshots = new Map<string, FleetSnapshot>();
+  private readonly listeners = new Set<FleetListener>();
+  private readonly encoded = new WeakMap<object, CacheEntry>();
+  private readonly interned = new Map<string, Interned>();
+
+  constructor(opts: { logger: Logger; metrics: ConvoyMetrics }) {
+    this.logger = opts.logger;
+    this.metrics = opts.metrics;
+  }
+
+  /**
+   * Replaces a fleet's resources. Runs the consistency check first; on failure keeps the previous
+   * snapshot, logs, counts snapshotsRejected and returns the errors. `changed` and `removed` list
+   * resource names per type URL (types without changes are omitted).
+   */
+  setFleet(fleet: string, resources: EnvoyResources): SetFleetResult {
+    const check = checkConsistency(resources);
+    const errors = check.errors;
+    const prev = this.snapshots.get(fleet);
+    const types = {} as Record<TypeUrl, TypeSnapshot>;
+    const changed = new Map<TypeUrl, string[]>();
+    const removed = new Map<TypeUrl, string[]>();
+
+    if (errors.length === 0) {
+      for (const { type, key, nameField } of LISTS) {
+        const entries = new Map<string, CacheEntry>();
+        for (const obj of resources[key] as readonly object[]) {
+          const name = (obj as Record<string, unknown>)[nameField] as string;
+          try {
+            entries.set(name, this.entryFor(type, name, obj));
+          } catch (e) {
+            errors.push(`${messageNameOf(type)} "${name}" cannot be encoded: ${(e as Error).message}`);
+          }
+        }
+        const prevType = prev?.types[type];
+        const ch: string[] = [];
+        const rm: string[] = [];
+        for (const [name, entry] of entries) {
+          if (prevType?.entries.get(name)?.version !== entry.version) ch.push(name);
+        }
+        if (prevType) for (const name of prevType.entries.keys()) if (!entries.has(name)) rm.push(name);
+        if (ch.length) changed.set(type, ch);
+        if (rm.length) removed.set(type, rm);
+        types[type] =
+          prevType && ch.length === 0 && rm.length === 0 ? prevType : new TypeSnapshot(type, entries);
+      }
+    }
+
+    if (errors.length > 0) {
+      this.metrics.snapshotsRejected.inc({ fleet });
+      this.logger.warn(
+        { fleet, errors: errors.slice(0, 20), errorCount: errors.length, keptPrevious: prev !== undefined },
+        'xds: fleet snapshot rejected by the consistency check; previous snapshot stays in service',
+      );
+      return { ok: false, errors };
+    }
+
+    // Commit: take references on the entries of new type snapshots, drop those of replaced ones.
+    for (const type of PUSH_ORDER) {
+      const next = types[type];
+      const old = prev?.types[type];
+      if (next === old) continue;
+      for (const entry of next.entries.values()) this.acquire(type, entry);
+      if (old) for (const entry of old.entries.values()) this.release(type, entry);
+    }
+    const snapshot: FleetSnapshot = { fleet, types, clusterEds: check.clusterEds };
+    this.snapshots.set(fleet, snapshot);
+
+    const result = {
+      ok: true as const,
+      changed: Object.fromEntries(changed) as Record<string, string[]>,
+      removed: Object.fromEntries(removed) as Record<string, string[]>,
+    };
+    if (prev && changed.size === 0 && removed.size === 0) return result;
+    this.logger.debug(
+      { fleet, changed: countPerType(changed), removed: countPerType(removed) },
+      'xds: fleet snapshot updated',
+    );
+    this.notify({ fleet, snapshot, first: !prev, changed, removed });
+    return result;
+  }
+
+  /** Drops a fleet. Its connected Envoys keep what they have and receive nothing more. */
+  removeFleet(fleet: string): void {
+    const prev = this.snapshots.get(fleet);
+    if (!prev) return;
+    this.snapshots.delete(fleet);
+    const removed = new Map<TypeUrl, string[]>();
+    for (const type of PUSH_ORDER) {
+      const ts = prev.types[type];
+      for (const entry of ts.entries.values()) this.release(type, entry);
+      if (ts.entries.size) removed.set(type, [...ts.entries.keys()]);
+    }
+    this.logger.info({ fleet }, 'xds: fleet removed');
+    this.notify({ fleet, snapshot: undefined, first: false, changed: new Map(), removed });
+  }
+
+  fleets(): string[] {
+    return [...this.snapshots.keys()].sort();
+  }
+
+  hasSnapshot(fleet: string): boolean {
+    return this.snapshots.has(fleet);
+  }
+
+  /** The current snapshot of a fleet (for the ADS server and debugging). */
+  snapshot(fleet: string): FleetSnapshot | undefined {
+    return this.snapshots.get(fleet);
+  }
+
+  /** Registers a listener called synchronously after every accepted change. Returns an unsubscribe. */
+  onChange(listener: FleetListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Interning statistics: distinct encoded resources alive and their total bytes. */
+  stats(): { fleets: number; entries: number; bytes: number } {
+    let bytes = 0;
+    for (const { entry } of this.interned.values()) bytes += entry.bytes.length;
+    return { fleets: this.snapshots.size, entries: this.interned.size, bytes };
+  }
+
+  private entryFor(type: TypeUrl, name: string, obj: object): CacheEntry {
+    const known = this.encoded.get(obj);
+    if (known && known.name === name)
+      return this.interned.get(internKey(type, known.version))?.entry ?? known;
+    const bytes = encodeMessage(messageNameOf(type), obj);
+    const version = contentHash(bytes);
+    const entry = this.interned.get(internKey(type, version))?.entry ?? { name, version, bytes };
+    this.encoded.set(obj, entry);
+    return entry;
+  }
+
+  private acquire(type: TypeUrl, entry: CacheEntry): void {
+    const key = internKey(type, entry.version);
+    const rec = this.interned.get(key);
+    if (rec) rec.refs++;
+    else this.interned.set(key, { entry, refs: 1 });
+  }
+
+  private release(type: TypeUrl, entry: CacheEntry): void {
+    const key = internKey(type, entry.version);
+    const rec = this.interned.get(key);
+    if (rec && --rec.refs <= 0) this.interned.delete(key);
+  }
+
+  private notify(change: FleetChange): void {
+    for (const listener of this.listeners) {
+      try {
+        listener(change);
+      } catch (e) {
+        this.logger.error({ err: e, fleet: change.fleet }, 'xds: fleet change listener failed');
+      }
+    }
+  }
+}
+
+/** The type is part of the key only to rule out cross-type collisions (the name is in the bytes). */
+function internKey(type: string, version: string): string {
+  return type + ' ' + version;
+}
+
+function countPerType(m: Map<TypeUrl, string[]>): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [type, names] of m) out[messageNameOf(type).split('.').pop()!] = names.length;
+  return out;
+}

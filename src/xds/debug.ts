@@ -1,0 +1,47 @@
+/** JSON shape of AdsServer.debugState() (served by the admin server at /debug/xds). */
+
+export interface TypeDebug {
+  /**
+   * synced: the last response was ACKed and nothing newer is waiting;
+   * stale: a response is waiting to be sent or has not been answered yet;
+   * not_sent: requested, but nothing was ever sent (e.g. the names do not exist yet);
+   * nacked: the last response was rejected (see lastNack).
+   */
+  state: 'synced' | 'stale' | 'not_sent' | 'nacked';
+  wildcard: boolean;
+  /** Explicitly subscribed names (besides a wildcard). */
+  subscribed: string[];
+  sent?: { version: string; nonce: string; time: string; resources: number; removed: number; bytes: number };
+  ackedVersion?: string;
+  ackedTime?: string;
+  lastNack?: { version: string; nonce: string; message: string; acceptedVersion: string; time: string };
+}
+
+export interface StreamDebug {
+  id: number;
+  nodeId: string;
+  fleet: string;
+  variant: 'sotw' | 'delta';
+  connectedSince: string;
+  peer: string;
+  /** The fleet has no snapshot yet: the stream is held (no response, never an empty LDS/CDS). */
+  held: boolean;
+  userAgent: string;
+  /** Keyed by type URL. */
+  types: Record<string, TypeDebug>;
+}
+
+export interface FleetDebug {
+  fleet: string;
+  streams: number;
+  /** Per type URL: SotW version and resource count. */
+  types: Record<string, { version: string; resources: number }>;
+}
+
+export interface XdsDebugState {
+  time: string;
+  streams: StreamDebug[];
+  fleets: FleetDebug[];
+  cache: { fleets: number; entries: number; bytes: number };
+  sendBudget: { limitBytes: number; inflightBytes: number; waitingStreams: number };
+}

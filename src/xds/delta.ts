@@ -1,0 +1,149 @@
+import { ABSENT } from './known';
+import { TypeUrl } from './resources';
+import type { CacheEntry, FleetSnapshot } from './snapshot';
+import { byName } from './snapshot';
+import { encodeDeltaBody } from './encode';
+import type { Built, NodeInfo, StatusDetail, TypeState } from './stream';
+import { AdsStream } from './stream';
+
+/** The fields of envoy.service.discovery.v3.DeltaDiscoveryRequest the server reads. */
+export interface DeltaRequest {
+  node?: NodeInfo | null;
+  type_url?: string;
+  resource_names_subscribe?: string[];
+  resource_names_unsubscribe?: string[];
+  initial_resource_versions?: Record<string, string>;
+  response_nonce?: string;
+  error_detail?: StatusDetail | null;
+}
+
+/**
+ * Incremental ADS stream (DeltaAggregatedResources).
+ * - Subscriptions are honoured whatever the nonce; the nonce only attributes ACK/NACKs.
+ * - Resources carry per-resource content versions; `initial_resource_versions` of the first
+ *   request of a type is what the client already holds, and is not sent again.
+ * - `removed_resources` reports deletions, and subscribed names that do not exist (once).
+ * - Cluster removals are sent after the listeners and routes of the same push.
+ */
+export class DeltaStream extends AdsStream {
+  readonly variant = 'delta' as const;
+
+  protected requestNode(req: unknown): NodeInfo | undefined {
+    return (req as DeltaRequest).node ?? undefined;
+  }
+
+  protected requestTypeUrl(req: unknown): string {
+    return (req as DeltaRequest).type_url ?? '';
+  }
+
+  protected onTypedRequest(r: unknown, typeUrl: string): void {
+    const req = r as DeltaRequest;
+    const st = this.typeState(typeUrl);
+    const nonce = req.response_nonce ?? '';
+    if (nonce) {
+      const sent = st.recent.get(nonce);
+      if (sent) {
+        this.onAnswer(st, sent, { version: req.error_detail ? '' : sent.version, error: req.error_detail });
+      } else {
+        this.log.debug({ type: typeUrl, nonce }, 'xds: delta request with an unknown nonce');
+      }
+    }
+    const subscribe = req.resource_names_subscribe ?? [];
+    const unsubscribe = req.resource_names_unsubscribe ?? [];
+    const first = !st.requested;
+    st.requested = true;
+    let initial: Record<string, string> = {};
+    if (first) {
+      initial = req.initial_resource_versions ?? {};
+      for (const [name, version] of Object.entries(initial)) st.client.set(name, { name, version });
+      // Legacy wildcard: a first request without names (LDS/CDS only).
+      if (st.wildcardCapable && subscribe.length === 0) st.wildcard = true;
+      st.markAll();
+    }
+    if (subscribe.length > 0 && st.legacyAllowed) {
+      st.legacyAllowed = false;
+      if (st.wildcard && !first) this.dropWildcard(st);
+    }
+    for (const name of subscribe) {
+      if (name === '*' && st.wildcardCapable) {
+        if (!st.wildcard) {
+          st.wildcard = true;
+          st.markAll();
+        }
+        continue;
+      }
+      st.explicit.add(name);
+      // Answer explicit subscriptions even when the client should already hold the resource,
+      // unless it just told us its version.
+      if (!(name in initial)) st.client.forget(name);
+      st.addPending(name);
+    }
+    for (const name of unsubscribe) {
+      if (name === '*' && st.wildcardCapable) {
+        if (st.wildcard) this.dropWildcard(st);
+        continue;
+      }
+      if (!st.explicit.delete(name)) continue; // phantom unsubscribe: ignored
+      st.client.forget(name);
+      // Under a wildcard the resource is still wanted: it is sent again (or reported removed).
+      if (st.isWildcard) st.addPending(name);
+    }
+  }
+
+  private dropWildcard(st: TypeState): void {
+    st.wildcard = false;
+    st.client.retainOnly(st.explicit);
+  }
+
+  protected override noteChanged(st: TypeState, names: readonly string[], removed: boolean): void {
+    if (st.isWildcard) return st.addPendingMany(names);
+    for (const n of names)
+      if (st.explicit.has(n) || (removed && st.client.version(n) !== undefined)) st.addPending(n);
+  }
+
+  protected build(st: TypeState, snap: FleetSnapshot, final: boolean): Built | undefined {
+    const ts = snap.types[st.typeUrl as TypeUrl];
+    const defer = !final && st.typeUrl === TypeUrl.Cluster;
+    const send: CacheEntry[] = [];
+    const removed: string[] = [];
+    const keep: string[] = [];
+    const consider = (name: string): void => {
+      if (!st.interested(name)) return;
+      const e = ts.entries.get(name);
+      const k = st.client.get(name);
+      if (e) {
+        if (k === undefined || k === ABSENT || k.version !== e.version) send.push(e);
+      } else if (k !== undefined && k !== ABSENT) {
+        if (defer) keep.push(name);
+        else removed.push(name);
+      } else if (k === undefined && st.explicit.has(name)) {
+        removed.push(name); // subscribed but does not exist: tell the client instead of letting it time out
+      }
+    };
+    if (st.pendingAll) {
+      for (const n of ts.entries.keys()) consider(n);
+      const extra = new Set<string>();
+      for (const n of st.client.names()) if (!ts.entries.has(n)) extra.add(n);
+      for (const n of st.explicit) if (!ts.entries.has(n)) extra.add(n);
+      for (const n of extra) consider(n);
+    } else {
+      for (const n of st.pending) consider(n);
+    }
+    st.clearPending();
+    for (const e of send) st.client.set(e.name, e);
+    for (const n of removed) st.client.setAbsent(n);
+    if (keep.length === 0) st.client.rebase(ts);
+    else for (const n of keep) st.addPending(n);
+    if (st.typeUrl === TypeUrl.Cluster) for (const e of send) this.resendClusterLoadAssignment(snap, e.name);
+    if (send.length === 0 && removed.length === 0) return undefined;
+
+    send.sort(byName);
+    removed.sort();
+    const key =
+      send.length === ts.entries.size && removed.length === 0
+        ? 'D*'
+        : 'D\n' + send.map((e) => e.name).join('\n') + '\n|' + removed.join('\n');
+    const body = ts.memoize(key, () => encodeDeltaBody(st.typeUrl, ts.version, send, removed));
+    return { st, body, version: ts.version, resources: send.length, removed: removed.length };
+  }
+}

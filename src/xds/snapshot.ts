@@ -1,0 +1,90 @@
+import { createHash } from 'node:crypto';
+import type { TypeUrl } from './resources';
+
+/** One encoded resource. Immutable; shared by every fleet whose resource has the same bytes. */
+export interface CacheEntry {
+  readonly name: string;
+  /** Content hash of `bytes`: equal content gives an equal version on every replica and restart. */
+  readonly version: string;
+  /** The resource message itself (the `value` of its google.protobuf.Any). */
+  readonly bytes: Buffer;
+}
+
+/** sha256, first 128 bits, base64url (22 characters). */
+export function contentHash(...parts: (Buffer | string)[]): string {
+  const h = createHash('sha256');
+  for (const p of parts) h.update(p);
+  return h.digest().subarray(0, 16).toString('base64url');
+}
+
+/** Version of a set of resources: a hash of the sorted `name version` pairs. */
+export function setVersion(sortedEntries: Iterable<{ name: string; version: string }>): string {
+  const h = createHash('sha256');
+  for (const e of sortedEntries) h.update(e.name).update('\0').update(e.version).update('\n');
+  return h.digest().subarray(0, 16).toString('base64url');
+}
+
+/** Code-unit order: the same on every platform and locale. */
+export function byName(a: { name: string }, b: { name: string }): number {
+  return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
+}
+
+const MEMO_LIMIT = 32;
+
+/**
+ * The resources of one type in one fleet. Immutable: a change of any resource gives a new
+ * TypeSnapshot, an unchanged type keeps its object (and its memo of encoded responses).
+ */
+export class TypeSnapshot {
+  /** SotW version of the whole type: hash of the sorted name/version pairs. */
+  readonly version: string;
+  /** Entries sorted by name. */
+  readonly sorted: readonly CacheEntry[];
+  private readonly memo = new Map<string, unknown>();
+
+  constructor(
+    readonly typeUrl: TypeUrl,
+    readonly entries: ReadonlyMap<string, CacheEntry>,
+  ) {
+    this.sorted = [...entries.values()].sort(byName);
+    this.version = setVersion(this.sorted);
+  }
+
+  /**
+   * Encoded response bodies are built once per (type snapshot, key) and shared by every stream
+   * that needs the same response; the memo dies with the snapshot.
+   */
+  memoize<T>(key: string, build: () => T): T {
+    let value = this.memo.get(key) as T | undefined;
+    if (value !== undefined) return value;
+    value = build();
+    if (this.memo.size >= MEMO_LIMIT) this.memo.delete(this.memo.keys().next().value!);
+    this.memo.set(key, value);
+    return value;
+  }
+
+  get memoSize(): number {
+    return this.memo.size;
+  }
+}
+
+/** One fleet's snapshot: every type, plus the cluster → ClusterLoadAssignment name map. */
+export interface FleetSnapshot {
+  readonly fleet: string;
+  readonly types: Readonly<Record<TypeUrl, TypeSnapshot>>;
+  /** EDS clusters: cluster name → CLA name (eds_cluster_config.service_name or the cluster name). */
+  readonly clusterEds: ReadonlyMap<string, string>;
+}
+
+/** What a setFleet/removeFleet changed, as delivered to the ADS server. */
+export interface FleetChange {
+  readonly fleet: string;
+  /** The fleet's snapshot after the change; undefined when the fleet was removed. */
+  readonly snapshot: FleetSnapshot | undefined;
+  /** True when the fleet had no snapshot before (held streams can now be answered). */
+  readonly first: boolean;
+  /** Per type: names added or changed. */
+  readonly changed: ReadonlyMap<TypeUrl, readonly string[]>;
+  /** Per type: names removed. */
+  readonly removed: ReadonlyMap<TypeUrl, readonly string[]>;
+}

@@ -1,0 +1,212 @@
+import { ABSENT } from './known';
+import type { VersionRef } from './known';
+import { TypeUrl } from './resources';
+import type { CacheEntry, FleetSnapshot, TypeSnapshot } from './snapshot';
+import { byName, setVersion } from './snapshot';
+import { encodeSotwBody } from './encode';
+import type { Built, NodeInfo, StatusDetail, TypeState } from './stream';
+import { AdsStream } from './stream';
+
+/** The fields of envoy.service.discovery.v3.DiscoveryRequest the server reads. */
+export interface SotwRequest {
+  version_info?: string;
+  node?: NodeInfo | null;
+  resource_names?: string[];
+  type_url?: string;
+  response_nonce?: string;
+  error_detail?: StatusDetail | null;
+}
+
+interface FullResponse {
+  body: Buffer;
+  version: string;
+  count: number;
+}
+
+/**
+ * State-of-the-world ADS stream (StreamAggregatedResources).
+ * - A request whose response_nonce is set but is not the latest sent for its type is ignored.
+ * - LDS/CDS responses carry the full set of interest; RDS/EDS/SDS carry the subscribed resources
+ *   the client does not hold yet (new subscriptions, changed content).
+ * - Removing clusters waits until the listeners and routes of the same push were sent: CDS is first
+ *   sent with the stale clusters still included, and once more without them at the end.
+ */
+export class SotwStream extends AdsStream {
+  readonly variant = 'sotw' as const;
+
+  protected requestNode(req: unknown): NodeInfo | undefined {
+    return (req as SotwRequest).node ?? undefined;
+  }
+
+  protected requestTypeUrl(req: unknown): string {
+    return (req as SotwRequest).type_url ?? '';
+  }
+
+  protected onTypedRequest(r: unknown, typeUrl: string): void {
+    const req = r as SotwRequest;
+    const st = this.typeState(typeUrl);
+    const nonce = req.response_nonce ?? '';
+    if (nonce) {
+      if (!st.sent || nonce !== st.sent.nonce) {
+        this.log.debug(
+          { type: typeUrl, nonce, latest: st.sent?.nonce },
+          'xds: ignoring request with a stale nonce',
+        );
+        return;
+      }
+      this.onAnswer(st, st.sent, { version: req.version_info ?? '', error: req.error_detail });
+    } else if (!st.requested) {
+      st.clientVersion = req.version_info ?? '';
+    }
+    const first = !st.requested;
+    st.requested = true;
+    this.updateSubscription(st, req.resource_names ?? [], first);
+  }
+
+  private updateSubscription(st: TypeState, names: readonly string[], first: boolean): void {
+    const explicit = new Set<string>();
+    let star = false;
+    for (const n of names) {
+      if (n === '*' && st.wildcardCapable) star = true;
+      else explicit.add(n);
+    }
+    let wildcard = false;
+    if (st.wildcardCapable) {
+      if (names.length === 0 && st.legacyAllowed) wildcard = true;
+      else {
+        st.legacyAllowed = false;
+        wildcard = star;
+      }
+    } else if (names.length > 0) st.legacyAllowed = false;
+
+    let changed = false;
+    if (wildcard !== st.wildcard) {
+      st.wildcard = wildcard;
+      if (!wildcard) st.client.retainOnly(explicit);
+      st.markAll();
+      changed = true;
+    }
+    for (const n of explicit) {
+      if (!st.explicit.has(n)) {
+        st.explicit.add(n);
+        st.client.forget(n); // a (re)subscribed name is always answered
+        st.addPending(n);
+        changed = true;
+      }
+    }
+    for (const n of st.explicit) {
+      if (!explicit.has(n)) {
+        st.explicit.delete(n);
+        if (!st.isWildcard) st.client.forget(n);
+        changed = true;
+      }
+    }
+    if (first) st.markAll();
+    // A full-state type answers any subscription change: the response tells the client which of
+    // the names exist.
+    else if (changed && st.fullState && (st.isWildcard || st.explicit.size > 0)) st.force = true;
+  }
+
+  protected build(st: TypeState, snap: FleetSnapshot, final: boolean): Built | undefined {
+    const ts = snap.types[st.typeUrl as TypeUrl];
+    if (st.fullState) return this.buildFull(st, ts, snap, !final && st.typeUrl === TypeUrl.Cluster);
+    return this.buildNamed(st, ts);
+  }
+
+  private buildNamed(st: TypeState, ts: TypeSnapshot): Built | undefined {
+    const out: CacheEntry[] = [];
+    for (const n of st.pendingAll ? st.explicit : st.pending) {
+      if (!st.explicit.has(n)) continue;
+      const e = ts.entries.get(n);
+      if (e && st.client.version(n) !== e.version) out.push(e);
+    }
+    st.clearPending();
+    st.client.rebase(ts);
+    if (out.length === 0) return undefined;
+    out.sort(byName);
+    const key = 'S\n' + out.map((e) => e.name).join('\n');
+    const body = ts.memoize(key, () => encodeSotwBody(st.typeUrl, ts.version, out));
+    return { st, body, version: ts.version, resources: out.length, removed: 0 };
+  }
+
+  private buildFull(st: TypeState, ts: TypeSnapshot, snap: FleetSnapshot, defer: boolean): Built | undefined {
+    // Reconnect of a pure wildcard client that already applied exactly this content: nothing to send.
+    if (
+      !st.sent &&
+      st.pendingAll &&
+      !st.force &&
+      st.isWildcard &&
+      st.explicit.size === 0 &&
+      st.clientVersion === ts.version
+    ) {
+      st.client.rebase(ts);
+      st.clearPending();
+      st.acked = { version: ts.version, nonce: '', time: Date.now() };
+      return undefined;
+    }
+
+    let changed = st.force;
+    const stale: VersionRef[] = [];
+    const changedClusters: string[] = [];
+    const consider = (name: string): void => {
+      if (!st.interested(name)) return;
+      const e = ts.entries.get(name);
+      const k = st.client.get(name);
+      const held = k === undefined || k === ABSENT ? undefined : k;
+      if (e) {
+        if (held?.version !== e.version) {
+          changed = true;
+          changedClusters.push(name);
+        }
+      } else if (held) {
+        if (defer && held.bytes) stale.push(held);
+        else changed = true;
+      }
+    };
+    if (st.pendingAll) {
+      for (const n of ts.entries.keys()) consider(n);
+      for (const n of st.client.names()) if (!ts.entries.has(n)) consider(n);
+    } else {
+      for (const n of st.pending) consider(n);
+    }
+    st.clearPending();
+
+    if (!changed) {
+      // Nothing but removals, which wait for the end of the push.
+      if (stale.length === 0) st.client.rebase(ts);
+      else for (const s of stale) st.addPending(s.name);
+      return undefined;
+    }
+
+    if (st.typeUrl === TypeUrl.Cluster) {
+      const snapRef = snap;
+      for (const name of changedClusters) this.resendClusterLoadAssignment(snapRef, name);
+    }
+    stale.sort(byName);
+    const response = this.fullResponse(st, ts, stale);
+    st.client.rebase(ts);
+    for (const s of stale) {
+      st.client.set(s.name, s);
+      st.addPending(s.name);
+    }
+    return { st, body: response.body, version: response.version, resources: response.count, removed: 0 };
+  }
+
+  /** The full-state response for the stream's interest, plus stale entries kept until later. */
+  private fullResponse(st: TypeState, ts: TypeSnapshot, stale: readonly VersionRef[]): FullResponse {
+    const staleKey = stale.map((s) => `${s.name}\0${s.version}`).join('\n');
+    const interestKey = st.isWildcard ? '*' : [...st.explicit].sort().join('\n');
+    return ts.memoize(`F\n${interestKey}\n|${staleKey}`, () => {
+      let entries: readonly VersionRef[] = st.isWildcard
+        ? ts.sorted
+        : ts.sorted.filter((e) => st.explicit.has(e.name));
+      if (stale.length) entries = [...entries, ...stale].sort(byName);
+      const version = st.isWildcard && stale.length === 0 ? ts.version : setVersion(entries);
+      return {
+        body: encodeSotwBody(st.typeUrl, version, entries as CacheEntry[]),
+        version,
+        count: entries.length,
+      };
+    });
+  }
+}

@@ -1,0 +1,490 @@
+import type { ServerDuplexStream } from '@grpc/grpc-js';
+import { status as GrpcStatus } from '@grpc/grpc-js';
+import type { Logger } from '../observability/logger';
+import type { ConvoyMetrics } from '../observability/metrics';
+import type { XdsCache } from './cache';
+import type { BudgetWaiter, SendBudget } from './budget';
+import { KnownSet } from './known';
+import { FULL_STATE_TYPES, PUSH_ORDER, TypeUrl, messageNameOf } from './resources';
+import type { FleetChange, FleetSnapshot } from './snapshot';
+import { SplicedMessage, nonceTrailer } from './wire';
+import type { StreamDebug, TypeDebug } from './debug';
+
+/** The parts of envoy.config.core.v3.Node the server uses. */
+export interface NodeInfo {
+  id?: string;
+  cluster?: string;
+  user_agent_name?: string;
+  user_agent_version?: string;
+}
+
+export interface StatusDetail {
+  code?: number;
+  message?: string;
+}
+
+export interface StreamContext {
+  readonly cache: XdsCache;
+  readonly logger: Logger;
+  readonly metrics: ConvoyMetrics;
+  readonly budget: SendBudget;
+  /** Maps a node to its fleet; undefined refuses the stream. */
+  fleetOf(node: NodeInfo): string | undefined;
+  attach(stream: AdsStream): void;
+  detach(stream: AdsStream): void;
+}
+
+const SERVED_TYPES: ReadonlySet<string> = new Set(PUSH_ORDER);
+/** Max responses handed to grpc-js per stream before waiting for write completions. */
+const MAX_INFLIGHT = 4;
+/** Above this many changed names, a wildcard stream re-evaluates the whole type. */
+const PENDING_ALL_THRESHOLD = 64;
+const RECENT_NONCES = 8;
+
+export function typeLabel(typeUrl: string): string {
+  const name = messageNameOf(typeUrl);
+  return name.slice(name.lastIndexOf('.') + 1);
+}
+
+export interface SentInfo {
+  version: string;
+  nonce: string;
+  time: number;
+  hr: bigint;
+  resources: number;
+  removed: number;
+  bytes: number;
+  answered: boolean;
+}
+
+export interface NackInfo {
+  version: string;
+  nonce: string;
+  message: string;
+  code: number;
+  acceptedVersion: string;
+  time: number;
+}
+
+/** Per-stream, per-type protocol state (xds.md §1.12 item 1). */
+export class TypeState {
+  readonly served: boolean;
+  readonly wildcardCapable: boolean;
+  readonly fullState: boolean;
+  /** At least one request for this type arrived. */
+  requested = false;
+  wildcard = false;
+  /** Legacy wildcard (empty names) is still possible: no explicit name was ever subscribed. */
+  legacyAllowed = true;
+  readonly explicit = new Set<string>();
+  /** What the client holds (or, for NACKed content, was sent: never resent until it changes). */
+  readonly client = new KnownSet();
+  /** Names to re-evaluate; `pendingAll` re-evaluates everything of interest. */
+  pending = new Set<string>();
+  pendingAll = false;
+  /** Send a (full-state) response even if no resource differs (SotW subscription change). */
+  force = false;
+  /** SotW: version_info of the first request (the version the client already applied). */
+  clientVersion = '';
+  sent?: SentInfo;
+  /** Recently sent responses by nonce, to attribute delta ACK/NACKs of older nonces. */
+  readonly recent = new Map<string, SentInfo>();
+  acked?: { version: string; nonce: string; time: number };
+  nack?: NackInfo;
+
+  constructor(readonly typeUrl: string) {
+    this.served = SERVED_TYPES.has(typeUrl);
+    this.wildcardCapable = FULL_STATE_TYPES.has(typeUrl);
+    this.fullState = FULL_STATE_TYPES.has(typeUrl);
+  }
+
+  interested(name: string): boolean {
+    return this.explicit.has(name) || (this.wildcard && this.wildcardCapable);
+  }
+
+  /** True when interest covers every resource of the type. */
+  get isWildcard(): boolean {
+    return this.wildcard && this.wildcardCapable;
+  }
+
+  hasWork(): boolean {
+    return this.requested && this.served && (this.pendingAll || this.force || this.pending.size > 0);
+  }
+
+  markAll(): void {
+    this.pendingAll = true;
+  }
+
+  addPending(name: string): void {
+    if (!this.pendingAll) this.pending.add(name);
+  }
+
+  addPendingMany(names: readonly string[]): void {
+    if (this.pendingAll) return;
+    if (names.length > PENDING_ALL_THRESHOLD && this.isWildcard) this.pendingAll = true;
+    else for (const n of names) this.pending.add(n);
+  }
+
+  clearPending(): void {
+    this.pending = new Set();
+    this.pendingAll = false;
+    this.force = false;
+  }
+
+  recordSent(info: SentInfo): void {
+    this.sent = info;
+    this.recent.set(info.nonce, info);
+    if (this.recent.size > RECENT_NONCES) this.recent.delete(this.recent.keys().next().value!);
+  }
+
+  state(): TypeDebug['state'] {
+    if (this.nack && this.sent && this.nack.nonce === this.sent.nonce) return 'nacked';
+    if (!this.sent && !this.acked) return 'not_sent';
+    if (this.hasWork()) return 'stale';
+    if (this.sent && this.acked?.nonce !== this.sent.nonce) return 'stale';
+    return 'synced';
+  }
+
+  debug(): TypeDebug {
+    const iso = (t: number) => new Date(t).toISOString();
+    return {
+      state: this.state(),
+      wildcard: this.isWildcard,
+      subscribed: [...this.explicit].sort(),
+      ...(this.sent && {
+        sent: {
+          version: this.sent.version,
+          nonce: this.sent.nonce,
+          time: iso(this.sent.time),
+          resources: this.sent.resources,
+          removed: this.sent.removed,
+          bytes: this.sent.bytes,
+        },
+      }),
+      ...(this.acked && { ackedVersion: this.acked.version, ackedTime: iso(this.acked.time) }),
+      ...(this.nack && {
+        lastNack: {
+          version: this.nack.version,
+          nonce: this.nack.nonce,
+          message: this.nack.message,
+          acceptedVersion: this.nack.acceptedVersion,
+          time: iso(this.nack.time),
+        },
+      }),
+    };
+  }
+}
+
+/** A response built for one stream, not yet sent. */
+export interface Built {
+  st: TypeState;
+  body: Buffer;
+  version: string;
+  resources: number;
+  removed: number;
+}
+
+let nextStreamId = 1;
+
+/**
+ * One ADS stream: node identity, per-type state, and an ordered, backpressured send loop.
+ * Subclasses implement the SotW and delta request handling and response building.
+ */
+export abstract class AdsStream implements BudgetWaiter {
+  readonly id = nextStreamId++;
+  readonly connectedAt = Date.now();
+  abstract readonly variant: 'sotw' | 'delta';
+  node?: NodeInfo;
+  fleet?: string;
+  protected readonly types = new Map<string, TypeState>();
+  protected log: Logger;
+  private nonceSeq = 0;
+  private inflight = 0;
+  private inflightBytes = 0;
+  private waitingDrain = false;
+  private pumping = false;
+  private held: Built | undefined;
+  private heldLogged = false;
+  closed = false;
+  attached = false;
+
+  constructor(
+    protected readonly ctx: StreamContext,
+    protected readonly call: ServerDuplexStream<unknown, unknown>,
+  ) {
+    this.log = ctx.logger.child({ stream: this.id });
+    call.on('data', (req: unknown) => {
+      try {
+        this.onRequest(req);
+      } catch (e) {
+        this.log.error({ err: e }, 'xds: request handling failed');
+        this.fail(GrpcStatus.INTERNAL, 'internal error handling the request');
+      }
+    });
+    call.on('end', () => {
+      // Client half-closed: finish our side too.
+      if (!this.closed) call.end();
+    });
+    call.on('error', (err: Error) => {
+      this.log.debug({ err }, 'xds: stream error');
+      this.close('error');
+    });
+    call.on('cancelled', () => this.close('cancelled'));
+    call.on('close', () => this.close('closed'));
+  }
+
+  get peer(): string {
+    try {
+      return this.call.getPeer();
+    } catch {
+      return 'unknown';
+    }
+  }
+
+  protected abstract onTypedRequest(req: unknown, typeUrl: string): void;
+  /** Builds the next response for one type, or undefined when it has nothing to send. */
+  protected abstract build(st: TypeState, snap: FleetSnapshot, final: boolean): Built | undefined;
+  protected abstract requestNode(req: unknown): NodeInfo | undefined;
+  protected abstract requestTypeUrl(req: unknown): string;
+
+  private onRequest(req: unknown): void {
+    if (this.closed) return;
+    if (!this.node) {
+      const node = this.requestNode(req);
+      if (!node) return this.fail(GrpcStatus.INVALID_ARGUMENT, 'the first request must carry node');
+      const fleet = this.ctx.fleetOf(node);
+      if (!fleet) {
+        return this.fail(
+          GrpcStatus.INVALID_ARGUMENT,
+          'node.cluster must name the fleet (namespace/name of the Gateway)',
+        );
+      }
+      this.node = node;
+      this.fleet = fleet;
+      this.log = this.log.child({ node: node.id ?? '', fleet });
+      this.ctx.attach(this);
+      this.attached = true;
+      this.ctx.metrics.xdsStreams.inc({ fleet, variant: this.variant });
+      this.log.debug({ peer: this.peer, variant: this.variant }, 'xds: stream connected');
+    }
+    const typeUrl = this.requestTypeUrl(req);
+    if (!typeUrl) return this.fail(GrpcStatus.INVALID_ARGUMENT, 'type_url is required on every ADS request');
+    this.onTypedRequest(req, typeUrl);
+    this.pump();
+  }
+
+  protected typeState(typeUrl: string): TypeState {
+    let st = this.types.get(typeUrl);
+    if (!st) {
+      st = new TypeState(typeUrl);
+      this.types.set(typeUrl, st);
+      if (!st.served) this.log.info({ type: typeUrl }, 'xds: request for a type this server does not serve');
+    }
+    return st;
+  }
+
+  /** Records an ACK or NACK of a sent response. */
+  protected onAnswer(
+    st: TypeState,
+    sent: SentInfo,
+    req: { version: string; error?: StatusDetail | null },
+  ): void {
+    const now = Date.now();
+    const type = typeLabel(st.typeUrl);
+    if (!sent.answered) {
+      sent.answered = true;
+      this.ctx.metrics.xdsPushLatency.observe({ type }, Number(process.hrtime.bigint() - sent.hr) / 1e9);
+    }
+    if (req.error) {
+      const message = req.error.message ?? '';
+      st.nack = {
+        version: sent.version,
+        nonce: sent.nonce,
+        message,
+        code: req.error.code ?? 0,
+        acceptedVersion: req.version,
+        time: now,
+      };
+      this.ctx.metrics.xdsNacks.inc({ type });
+      this.log.warn(
+        { nodeId: this.node?.id, fleet: this.fleet, type, version: sent.version, nonce: sent.nonce, message },
+        'xds: NACK: Envoy rejected a response; it will not be resent until its content changes',
+      );
+    } else {
+      st.acked = { version: req.version, nonce: sent.nonce, time: now };
+    }
+  }
+
+  /**
+   * The fleet's snapshot changed (called by the server for every stream of the fleet). Only marks
+   * what must be re-evaluated; the server calls pump() afterwards.
+   */
+  applyFleetChange(change: FleetChange): void {
+    if (this.closed || !change.snapshot) return;
+    if (change.first) {
+      for (const st of this.types.values()) if (st.requested) st.markAll();
+    } else {
+      for (const [type, names] of change.changed) {
+        const st = this.types.get(type);
+        if (st?.requested) this.noteChanged(st, names, false);
+      }
+      for (const [type, names] of change.removed) {
+        const st = this.types.get(type);
+        if (st?.requested) this.noteChanged(st, names, true);
+      }
+    }
+  }
+
+  /** Which changed names concern this stream. */
+  protected noteChanged(st: TypeState, names: readonly string[], _removed: boolean): void {
+    if (st.isWildcard) st.addPendingMany(names);
+    else for (const n of names) if (st.explicit.has(n)) st.addPending(n);
+  }
+
+  /**
+   * A cluster changed (or is new) on this stream: its ClusterLoadAssignment must be sent again in
+   * the same push, even if unchanged, or Envoy keeps the updated cluster warming (xds.md §1.7).
+   */
+  protected resendClusterLoadAssignment(snap: FleetSnapshot, clusterName: string): void {
+    const eds = this.types.get(TypeUrl.Endpoint);
+    if (!eds?.requested) return;
+    const cla = snap.clusterEds.get(clusterName);
+    if (cla === undefined || !eds.interested(cla)) return;
+    eds.client.forget(cla);
+    eds.addPending(cla);
+  }
+
+  /** The next response in push order: SDS, CDS, EDS, LDS, RDS, then CDS removals. */
+  private buildNext(): Built | undefined {
+    if (!this.fleet) return undefined;
+    const snap = this.ctx.cache.snapshot(this.fleet);
+    if (!snap) {
+      if (!this.heldLogged && [...this.types.values()].some((st) => st.requested)) {
+        this.heldLogged = true;
+        this.log.info('xds: holding stream until the fleet has a snapshot');
+      }
+      return undefined;
+    }
+    for (const type of PUSH_ORDER) {
+      const st = this.types.get(type);
+      if (st?.hasWork()) {
+        const built = this.build(st, snap, false);
+        if (built) return built;
+      }
+    }
+    const cds = this.types.get(TypeUrl.Cluster);
+    if (cds?.hasWork()) return this.build(cds, snap, true);
+    return undefined;
+  }
+
+  /** Sends as much as backpressure allows. Safe to call at any time. */
+  pump(): void {
+    if (this.pumping || this.closed) return;
+    this.pumping = true;
+    try {
+      while (!this.closed && !this.waitingDrain && this.inflight < MAX_INFLIGHT) {
+        const next = this.held ?? this.buildNext();
+        this.held = undefined;
+        if (!next) break;
+        const frameBytes = next.body.length + 16;
+        if (!this.ctx.budget.tryAcquire(frameBytes, this)) {
+          this.held = next;
+          break;
+        }
+        this.send(next, frameBytes);
+      }
+    } finally {
+      this.pumping = false;
+    }
+  }
+
+  private send(b: Built, budgetBytes: number): void {
+    const nonce = (++this.nonceSeq).toString(36);
+    const msg = new SplicedMessage(b.body, nonceTrailer(nonce));
+    const type = typeLabel(b.st.typeUrl);
+    b.st.recordSent({
+      version: b.version,
+      nonce,
+      time: Date.now(),
+      hr: process.hrtime.bigint(),
+      resources: b.resources,
+      removed: b.removed,
+      bytes: msg.byteLength,
+      answered: false,
+    });
+    this.ctx.metrics.xdsPushes.inc({ type });
+    this.ctx.metrics.xdsPushBytes.inc({ type }, msg.byteLength);
+    this.inflight++;
+    this.inflightBytes += budgetBytes;
+    if (this.log.isLevelEnabled('debug')) {
+      this.log.debug(
+        {
+          type,
+          version: b.version,
+          nonce,
+          resources: b.resources,
+          removed: b.removed,
+          bytes: msg.byteLength,
+        },
+        'xds: response sent',
+      );
+    }
+    const ok = this.call.write(msg, () => this.onWritten(budgetBytes));
+    if (!ok && !this.waitingDrain) {
+      this.waitingDrain = true;
+      this.call.once('drain', () => {
+        this.waitingDrain = false;
+        this.pump();
+      });
+    }
+  }
+
+  private onWritten(bytes: number): void {
+    if (this.closed) return; // released in close()
+    this.inflight--;
+    this.inflightBytes -= bytes;
+    this.ctx.budget.release(bytes);
+    this.pump();
+  }
+
+  protected fail(code: GrpcStatus, details: string): void {
+    if (this.closed) return;
+    this.log.warn({ code, details }, 'xds: refusing stream');
+    this.call.emit('error', { code, details });
+  }
+
+  /** Ends the stream from the server side (graceful: pending writes are flushed first). */
+  end(): void {
+    if (!this.closed) this.call.end();
+  }
+
+  close(reason: string): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.held = undefined;
+    this.ctx.budget.forget(this);
+    if (this.inflightBytes > 0) this.ctx.budget.release(this.inflightBytes);
+    this.inflightBytes = 0;
+    this.ctx.detach(this);
+    if (this.attached) {
+      this.ctx.metrics.xdsStreams.dec({ fleet: this.fleet!, variant: this.variant });
+      this.log.debug({ reason }, 'xds: stream closed');
+    }
+  }
+
+  debug(): StreamDebug {
+    const types: Record<string, TypeDebug> = {};
+    for (const [typeUrl, st] of this.types) if (st.requested) types[typeUrl] = st.debug();
+    return {
+      id: this.id,
+      nodeId: this.node?.id ?? '',
+      fleet: this.fleet ?? '',
+      variant: this.variant,
+      connectedSince: new Date(this.connectedAt).toISOString(),
+      peer: this.peer,
+      held: this.fleet !== undefined && !this.ctx.cache.hasSnapshot(this.fleet),
+      userAgent: [this.node?.user_agent_name, this.node?.user_agent_version].filter(Boolean).join('/'),
+      types,
+    };
+  }
+}
