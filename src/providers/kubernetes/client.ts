@@ -1,0 +1,280 @@
+import http from 'node:http';
+import https from 'node:https';
+import { existsSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { KubeConfig } from '@kubernetes/client-node';
+
+/**
+ * A small HTTP client for the Kubernetes API that the provider, the status writer and the lease
+ * share. @kubernetes/client-node loads the kubeconfig and applies credentials (tokens, client
+ * certificates, exec plugins, the in-cluster token file, re-read on every request); the requests
+ * themselves go through node:http(s) with one keep-alive agent, so LIST pagination, streaming
+ * WATCH, subresources and preconditions are all under our control.
+ */
+
+export class KubeApiError extends Error {
+  constructor(
+    message: string,
+    readonly statusCode: number,
+    readonly reason?: string,
+    readonly body?: unknown,
+  ) {
+    super(message);
+    this.name = 'KubeApiError';
+  }
+}
+
+/** True for errors that mean "the API server could not be reached or did not answer". */
+export function isTransportError(err: unknown): boolean {
+  return !(err instanceof KubeApiError);
+}
+
+export function statusCodeOf(err: unknown): number | undefined {
+  return err instanceof KubeApiError ? err.statusCode : undefined;
+}
+
+export interface RequestOptions {
+  query?: Record<string, string | number | boolean | undefined>;
+  body?: unknown;
+  contentType?: string;
+  /** Client-side timeout for the whole request; default 30 s. */
+  timeoutMs?: number;
+  signal?: AbortSignal;
+}
+
+export interface WatchEvent {
+  type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
+  object: Record<string, unknown>;
+}
+
+export interface WatchOptions {
+  query?: Record<string, string | number | boolean | undefined>;
+  signal?: AbortSignal;
+  /** Abort the stream when nothing (not even a bookmark) arrived for this long. */
+  idleTimeoutMs?: number;
+}
+
+/**
+ * Loads a kubeconfig in the documented order: the explicit path, then $KUBECONFIG, then the
+ * in-cluster service account (when KUBERNETES_SERVICE_HOST is set), then ~/.kube/config.
+ */
+export function loadKubeConfig(path?: string): KubeConfig {
+  const kc = new KubeConfig();
+  if (path) {
+    kc.loadFromFile(path);
+  } else if (process.env.KUBECONFIG) {
+    // loadFromDefault merges a colon-separated KUBECONFIG list the way kubectl does.
+    kc.loadFromDefault();
+  } else if (process.env.KUBERNETES_SERVICE_HOST) {
+    kc.loadFromCluster();
+  } else if (existsSync(join(homedir(), '.kube', 'config'))) {
+    kc.loadFromFile(join(homedir(), '.kube', 'config'));
+  } else {
+    throw new Error(
+      'no Kubernetes configuration: pass --kubeconfig, set KUBECONFIG, or run inside a cluster',
+    );
+  }
+  if (!kc.getCurrentCluster()) throw new Error('the kubeconfig has no current cluster');
+  return kc;
+}
+
+export class KubeClient {
+  readonly server: URL;
+  private agent?: http.Agent;
+  private agentKey = '';
+
+  constructor(readonly kubeConfig: KubeConfig) {
+    const cluster = kubeConfig.getCurrentCluster();
+    if (!cluster) throw new Error('the kubeconfig has no current cluster');
+    this.server = new URL(cluster.server);
+  }
+
+  static fromKubeconfig(path?: string): KubeClient {
+    return new KubeClient(loadKubeConfig(path));
+  }
+
+  /** Sends one request and parses the JSON answer; throws KubeApiError for non-2xx answers. */
+  async request<T = Record<string, unknown>>(
+    method: string,
+    path: string,
+    options: RequestOptions = {},
+  ): Promise<T> {
+    const res = await this.open(method, path, options.query, options, options.timeoutMs ?? 30_000);
+    const text = await readBody(res);
+    const status = res.statusCode ?? 0;
+    if (status < 200 || status >= 300) throw toApiError(status, text, method, path);
+    return (text ? JSON.parse(text) : undefined) as T;
+  }
+
+  /**
+   * Streams a watch. Resolves when the server ends the stream (timeoutSeconds reached), rejects
+   * on a transport error, an idle stream, or a non-200 answer (KubeApiError, e.g. 410 Gone).
+   * ERROR events are passed to onEvent; the caller decides what they mean.
+   */
+  async watch(path: string, onEvent: (event: WatchEvent) => void, options: WatchOptions = {}): Promise<void> {
+    const query = { ...options.query, watch: true };
+    const res = await this.open('GET', path, query, { signal: options.signal }, 0);
+    const status = res.statusCode ?? 0;
+    if (status !== 200) {
+      const text = await readBody(res);
+      throw toApiError(status, text, 'WATCH', path);
+    }
+    await new Promise<void>((resolve, reject) => {
+      let buffered = '';
+      let settled = false;
+      let idle: NodeJS.Timeout | undefined;
+      const finish = (err?: Error) => {
+        if (settled) return;
+        settled = true;
+        if (idle) clearTimeout(idle);
+        options.signal?.removeEventListener('abort', onAbort);
+        res.destroy();
+        if (err) reject(err);
+        else resolve();
+      };
+      const armIdle = () => {
+        if (!options.idleTimeoutMs) return;
+        if (idle) clearTimeout(idle);
+        idle = setTimeout(
+          () => finish(new Error(`watch ${path}: no data for ${options.idleTimeoutMs} ms`)),
+          options.idleTimeoutMs,
+        );
+        idle.unref();
+      };
+      const onAbort = () => finish();
+      options.signal?.addEventListener('abort', onAbort, { once: true });
+      armIdle();
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => {
+        armIdle();
+        buffered += chunk;
+        let nl: number;
+        while ((nl = buffered.indexOf('\n')) >= 0) {
+          const line = buffered.slice(0, nl).trim();
+          buffered = buffered.slice(nl + 1);
+          if (!line) continue;
+          let event: WatchEvent;
+          try {
+            event = JSON.parse(line) as WatchEvent;
+          } catch {
+            finish(new Error(`watch ${path}: malformed event`));
+            return;
+          }
+          try {
+            onEvent(event);
+          } catch (err) {
+            finish(err instanceof Error ? err : new Error(String(err)));
+            return;
+          }
+        }
+      });
+      res.on('end', () => finish());
+      res.on('error', (err) => finish(err));
+      res.on('close', () =>
+        finish(options.signal?.aborted ? undefined : new Error(`watch ${path}: connection closed`)),
+      );
+    });
+  }
+
+  private async open(
+    method: string,
+    path: string,
+    query: RequestOptions['query'],
+    options: Pick<RequestOptions, 'body' | 'contentType' | 'signal'>,
+    timeoutMs: number,
+  ): Promise<http.IncomingMessage> {
+    const url = new URL(this.server.pathname.replace(/\/$/, '') + path, this.server);
+    for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
+    const opts: https.RequestOptions = {};
+    await this.kubeConfig.applyToHTTPSOptions(opts);
+    const headers: Record<string, string> = { accept: 'application/json' };
+    for (const [k, v] of Object.entries(opts.headers ?? {})) {
+      if (v !== undefined) headers[k.toLowerCase()] = Array.isArray(v) ? v.join(', ') : String(v);
+    }
+    if (opts.auth) headers.authorization = 'Basic ' + Buffer.from(opts.auth).toString('base64');
+    let payload: string | undefined;
+    if (options.body !== undefined) {
+      payload = typeof options.body === 'string' ? options.body : JSON.stringify(options.body);
+      headers['content-type'] = options.contentType ?? 'application/json';
+      headers['content-length'] = String(Buffer.byteLength(payload));
+    }
+    const isHttps = url.protocol === 'https:';
+    const agent = this.agentFor(opts, isHttps);
+    return new Promise((resolve, reject) => {
+      const req = (isHttps ? https : http).request(
+        url,
+        { method, headers, agent, signal: options.signal, timeout: timeoutMs || undefined },
+        resolve,
+      );
+      req.on('error', reject);
+      if (timeoutMs)
+        req.on('timeout', () => req.destroy(new Error(`${method} ${path}: timed out after ${timeoutMs} ms`)));
+      if (payload !== undefined) req.write(payload);
+      req.end();
+    });
+  }
+
+  /** One keep-alive agent per TLS identity; rebuilt only when certificates change. */
+  private agentFor(opts: https.RequestOptions, isHttps: boolean): http.Agent {
+    const key = JSON.stringify([
+      isHttps,
+      bufKey(opts.ca),
+      bufKey(opts.cert),
+      bufKey(opts.key),
+      opts.rejectUnauthorized,
+      opts.servername,
+    ]);
+    if (this.agent && key === this.agentKey) return this.agent;
+    this.agent?.destroy();
+    this.agentKey = key;
+    this.agent = isHttps
+      ? new https.Agent({
+          keepAlive: true,
+          ca: opts.ca,
+          cert: opts.cert,
+          key: opts.key,
+          rejectUnauthorized: opts.rejectUnauthorized,
+          servername: opts.servername,
+        })
+      : new http.Agent({ keepAlive: true });
+    return this.agent;
+  }
+
+  /** Closes idle keep-alive sockets so the process can exit. */
+  close(): void {
+    this.agent?.destroy();
+    this.agent = undefined;
+    this.agentKey = '';
+  }
+}
+
+function bufKey(v: unknown): string {
+  if (v === undefined || v === null) return '';
+  if (Buffer.isBuffer(v)) return v.toString('base64');
+  return String(v);
+}
+
+function readBody(res: http.IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    res.on('data', (c: Buffer) => chunks.push(c));
+    res.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    res.on('error', reject);
+  });
+}
+
+function toApiError(status: number, text: string, method: string, path: string): KubeApiError {
+  let body: unknown = text;
+  let message = text.slice(0, 300) || http.STATUS_CODES[status] || 'error';
+  let reason: string | undefined;
+  try {
+    const parsed = JSON.parse(text) as { message?: string; reason?: string };
+    body = parsed;
+    if (parsed.message) message = parsed.message;
+    reason = parsed.reason;
+  } catch {
+    // not JSON; keep the text
+  }
+  return new KubeApiError(`${method} ${path}: ${status} ${message}`, status, reason, body);
+}

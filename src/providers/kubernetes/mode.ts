@@ -1,0 +1,81 @@
+import type { Logger } from '../../observability/logger';
+import type { ConvoyMetrics } from '../../observability/metrics';
+import type { ObjectStore } from '../../store/store';
+import type { StatusSink } from '../../status/types';
+import { KubernetesStatusWriter } from '../../status/kubernetes-writer';
+import { LeaderElector } from '../../leader/lease';
+import { KubeClient } from './client';
+import { KubernetesProvider } from './provider';
+
+export interface KubernetesModeOptions {
+  kubeconfig?: string;
+  store: ObjectStore;
+  logger: Logger;
+  metrics?: ConvoyMetrics;
+  /** GatewayClass controllerName Convoy owns; default convoy.dev/gateway-controller. */
+  controllerName?: string;
+  leaseNamespace?: string;
+  leaseName?: string;
+  /** false: never write status (e.g. a read-only replica); default true. */
+  leaderElection?: boolean;
+  leaseDurationMs?: number;
+  renewDeadlineMs?: number;
+  retryPeriodMs?: number;
+}
+
+export interface KubernetesMode {
+  statusSink: StatusSink;
+  provider: KubernetesProvider;
+  writer: KubernetesStatusWriter;
+  elector?: LeaderElector;
+  isLeader(): boolean;
+  stop(): Promise<void>;
+}
+
+/**
+ * Kubernetes mode in one call: the provider filling the store, the status writer, and the
+ * leader election that switches the writer on and off. Every replica serves xDS from the
+ * store; only the replica holding the Lease writes status. One HTTP client is shared.
+ */
+export async function startKubernetesMode(o: KubernetesModeOptions): Promise<KubernetesMode> {
+  const client = KubeClient.fromKubeconfig(o.kubeconfig);
+  const provider = new KubernetesProvider({ client, store: o.store, logger: o.logger, metrics: o.metrics });
+  const writer = new KubernetesStatusWriter({
+    client,
+    controllerName: o.controllerName ?? 'convoy.dev/gateway-controller',
+    logger: o.logger,
+    metrics: o.metrics,
+    store: o.store,
+  });
+  let elector: LeaderElector | undefined;
+  if (o.leaderElection !== false) {
+    elector = new LeaderElector({
+      client,
+      logger: o.logger,
+      metrics: o.metrics,
+      name: o.leaseName,
+      namespace: o.leaseNamespace,
+      leaseDurationMs: o.leaseDurationMs,
+      renewDeadlineMs: o.renewDeadlineMs,
+      retryPeriodMs: o.retryPeriodMs,
+      onStartedLeading: () => writer.setLeader(true),
+      onStoppedLeading: () => writer.setLeader(false),
+    });
+  }
+  await provider.start();
+  elector?.start();
+  return {
+    statusSink: writer,
+    provider,
+    writer,
+    elector,
+    isLeader: () => elector?.isLeader ?? false,
+    async stop() {
+      // Release the Lease first so a standby takes over while we drain.
+      await elector?.stop();
+      await writer.stop();
+      await provider.stop();
+      client.close();
+    },
+  };
+}

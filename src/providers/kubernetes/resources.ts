@@ -1,0 +1,137 @@
+import type { KubeObject, ObjectMeta, WatchedKind } from '../../store/objects';
+import { GATEWAY_GROUP } from '../../store/objects';
+
+/** How one watched kind is reached on the API server and trimmed before it enters the store. */
+export interface ResourceType {
+  kind: WatchedKind;
+  group: string;
+  version: string;
+  plural: string;
+  namespaced: boolean;
+  /** A Gateway API CRD that may not be installed; a 404 on LIST is then a warning, not an error. */
+  optional: boolean;
+  fieldSelector?: string;
+}
+
+export function apiVersionOf(r: Pick<ResourceType, 'group' | 'version'>): string {
+  return r.group ? `${r.group}/${r.version}` : r.version;
+}
+
+/** Collection path across all namespaces, e.g. /apis/gateway.networking.k8s.io/v1/httproutes. */
+export function collectionPath(
+  r: Pick<ResourceType, 'group' | 'version' | 'plural'>,
+  namespace?: string,
+): string {
+  const base = r.group ? `/apis/${r.group}/${r.version}` : `/api/${r.version}`;
+  return namespace
+    ? `${base}/namespaces/${encodeURIComponent(namespace)}/${r.plural}`
+    : `${base}/${r.plural}`;
+}
+
+export function objectPath(
+  r: Pick<ResourceType, 'group' | 'version' | 'plural' | 'namespaced'>,
+  namespace: string | undefined,
+  name: string,
+): string {
+  return `${collectionPath(r, r.namespaced ? namespace || 'default' : undefined)}/${encodeURIComponent(name)}`;
+}
+
+const gw = (kind: WatchedKind, plural: string, namespaced = true): ResourceType => ({
+  kind,
+  group: GATEWAY_GROUP,
+  version: 'v1',
+  plural,
+  namespaced,
+  optional: true,
+});
+
+/** Everything in WATCHED_KINDS, in the order the informers start. */
+export const RESOURCE_TYPES: readonly ResourceType[] = [
+  gw('GatewayClass', 'gatewayclasses', false),
+  gw('Gateway', 'gateways'),
+  gw('ListenerSet', 'listenersets'),
+  gw('HTTPRoute', 'httproutes'),
+  gw('GRPCRoute', 'grpcroutes'),
+  gw('TLSRoute', 'tlsroutes'),
+  gw('ReferenceGrant', 'referencegrants'),
+  // RBAC cannot restrict Secrets by type; the field selector at least keeps every other Secret
+  // (service-account tokens, Helm releases, user data) out of the process entirely.
+  {
+    kind: 'Secret',
+    group: '',
+    version: 'v1',
+    plural: 'secrets',
+    namespaced: true,
+    optional: false,
+    fieldSelector: 'type=kubernetes.io/tls',
+  },
+  { kind: 'Service', group: '', version: 'v1', plural: 'services', namespaced: true, optional: false },
+  {
+    kind: 'EndpointSlice',
+    group: 'discovery.k8s.io',
+    version: 'v1',
+    plural: 'endpointslices',
+    namespaced: true,
+    optional: false,
+  },
+  { kind: 'Namespace', group: '', version: 'v1', plural: 'namespaces', namespaced: false, optional: false },
+];
+
+export function resourceForKind(kind: string): ResourceType | undefined {
+  return RESOURCE_TYPES.find((r) => r.kind === kind);
+}
+
+/** Annotations Convoy may act on; everything else (last-applied-configuration, …) is dropped. */
+const KEPT_ANNOTATION_PREFIXES = ['convoy.dev/', GATEWAY_GROUP + '/'];
+
+const SECRET_KEYS_KEPT = ['tls.crt', 'tls.key'];
+
+/**
+ * Reduces an API object to what Convoy reads: metadata without managedFields, ownerReferences,
+ * finalizers or foreign annotations; Secrets without any data but the TLS pair; Services and
+ * Namespaces without status. apiVersion and kind are set because LIST items omit them.
+ * Gateway API objects keep their status so the status writer can compare against it.
+ */
+export function trimObject(r: ResourceType, raw: Record<string, unknown>): KubeObject {
+  const m = (raw.metadata ?? {}) as Record<string, unknown>;
+  const metadata: ObjectMeta = { name: String(m.name ?? '') };
+  if (r.namespaced && typeof m.namespace === 'string') metadata.namespace = m.namespace;
+  if (typeof m.uid === 'string') metadata.uid = m.uid;
+  if (typeof m.generation === 'number') metadata.generation = m.generation;
+  if (typeof m.resourceVersion === 'string') metadata.resourceVersion = m.resourceVersion;
+  if (typeof m.creationTimestamp === 'string') metadata.creationTimestamp = m.creationTimestamp;
+  if (typeof m.deletionTimestamp === 'string') metadata.deletionTimestamp = m.deletionTimestamp;
+  if (m.labels && typeof m.labels === 'object') metadata.labels = { ...(m.labels as Record<string, string>) };
+  const annotations = m.annotations as Record<string, string> | undefined;
+  if (annotations) {
+    const kept = Object.entries(annotations).filter(([k]) =>
+      KEPT_ANNOTATION_PREFIXES.some((p) => k.startsWith(p)),
+    );
+    if (kept.length) metadata.annotations = Object.fromEntries(kept);
+  }
+  const out: KubeObject = { apiVersion: apiVersionOf(r), kind: r.kind, metadata };
+  switch (r.kind) {
+    case 'Secret': {
+      out.type = typeof raw.type === 'string' ? raw.type : undefined;
+      const data = (raw.data ?? {}) as Record<string, string>;
+      const kept: Record<string, string> = {};
+      for (const k of SECRET_KEYS_KEPT) if (typeof data[k] === 'string') kept[k] = data[k];
+      out.data = kept;
+      break;
+    }
+    case 'EndpointSlice':
+      out.addressType = raw.addressType;
+      out.endpoints = raw.endpoints ?? [];
+      out.ports = raw.ports ?? [];
+      break;
+    case 'Namespace':
+      break;
+    case 'Service':
+      out.spec = raw.spec;
+      break;
+    default:
+      out.spec = raw.spec;
+      if (raw.status !== undefined) out.status = raw.status;
+  }
+  return out;
+}

@@ -1,0 +1,353 @@
+import type { Logger } from '../observability/logger';
+import type { ConvoyMetrics } from '../observability/metrics';
+import type { ObjectStore } from '../store/store';
+import type { KubeObject } from '../store/objects';
+import { objectKey, objectNamespace } from '../store/objects';
+import { Backoff, sleep } from '../providers/kubernetes/backoff';
+import { KubeClient, statusCodeOf } from '../providers/kubernetes/client';
+import { objectPath, resourceForKind } from '../providers/kubernetes/resources';
+import { canonicalJson, mergeStatus, statusesEqual } from './merge';
+import type { ObjectStatus, StatusSink } from './types';
+
+export interface KubernetesStatusWriterOptions {
+  client?: KubeClient;
+  kubeconfig?: string;
+  /** GatewayClass controllerName Convoy owns; route parents carrying it are ours. */
+  controllerName: string;
+  logger: Logger;
+  metrics?: ConvoyMetrics;
+  /**
+   * The store the Kubernetes provider fills. When given, a status already present on the
+   * observed object is not written again (a new leader then writes only what differs).
+   */
+  store?: ObjectStore;
+  /** Sustained write rate (requests per second) and burst; defaults 10 and 20. */
+  qps?: number;
+  burst?: number;
+  backoffBaseMs?: number;
+  backoffMaxMs?: number;
+  /** Attempts per write when the object keeps changing under us (409 Conflict). */
+  conflictRetries?: number;
+}
+
+const ROUTE_KINDS = new Set(['HTTPRoute', 'GRPCRoute', 'TLSRoute']);
+
+type WriteResult = 'written' | 'unchanged' | 'gone';
+
+/**
+ * Writes the statuses of Convoy's objects to the API server's status subresource. publish()
+ * never blocks the build: it records the latest status per object and a single worker writes
+ * them one at a time, rate limited, and only while this replica is the leader.
+ *
+ * A write is GET → merge → PUT with the object's resourceVersion (optimistic concurrency; a
+ * 409 re-reads and re-merges). For routes only the status.parents entries whose controllerName
+ * is ours are replaced; other controllers' entries are kept. Conditions keep their stored
+ * lastTransitionTime when their status did not change, and nothing is written when the merged
+ * status equals the stored one apart from lastTransitionTime. A 404 means the object is gone:
+ * nothing is written.
+ */
+export class KubernetesStatusWriter implements StatusSink {
+  readonly client: KubeClient;
+  private readonly ownsClient: boolean;
+  private readonly log: Logger;
+  private readonly backoff: Backoff;
+  /** The latest status published for each object Convoy owns. */
+  private readonly latest = new Map<string, ObjectStatus>();
+  /** Objects whose latest status still has to be written (in publish order). */
+  private readonly pending = new Map<string, ObjectStatus>();
+  /**
+   * Per object, the status last applied (written, or found already there): the fingerprint of
+   * what we wanted and of what the API server stored (which may differ by pruned fields).
+   */
+  private readonly applied = new Map<string, { desired: string; stored: string }>();
+  private leader = false;
+  private stopped = false;
+  private busy = false;
+  private wake?: () => void;
+  private readonly idleWaiters: (() => void)[] = [];
+  private readonly worker: Promise<void>;
+  private readonly stopSignal = new AbortController();
+  private tokens: number;
+  private lastRefill = Date.now();
+
+  constructor(private readonly o: KubernetesStatusWriterOptions) {
+    this.ownsClient = !o.client;
+    this.client = o.client ?? KubeClient.fromKubeconfig(o.kubeconfig);
+    this.log = o.logger.child({ component: 'status-writer' });
+    this.backoff = new Backoff(o.backoffBaseMs ?? 500, o.backoffMaxMs ?? 10_000);
+    this.tokens = o.burst ?? 20;
+    this.worker = this.run();
+  }
+
+  publish(statuses: ObjectStatus[]): void {
+    const seen = new Set<string>();
+    for (const s of statuses) {
+      if (!resourceForKind(s.kind)) continue;
+      const key = keyOfStatus(s);
+      seen.add(key);
+      this.latest.set(key, s);
+      if (this.applied.get(key)?.desired === fingerprint(s) && this.observedAgrees(key, s)) {
+        this.pending.delete(key);
+        continue;
+      }
+      this.pending.set(key, s);
+    }
+    // An object missing from a build's full set is no longer Convoy's: forget it, write nothing.
+    for (const key of [...this.latest.keys()]) {
+      if (seen.has(key)) continue;
+      this.latest.delete(key);
+      this.pending.delete(key);
+      this.applied.delete(key);
+    }
+    this.notify();
+  }
+
+  /** Only the leader writes. Gaining leadership re-checks every known status. */
+  setLeader(leader: boolean): void {
+    if (leader === this.leader) return;
+    this.leader = leader;
+    this.log.info({ leader }, leader ? 'writing status as leader' : 'not leader; status writes paused');
+    if (leader) {
+      // Another replica may have written since we last did; trust only the API server now.
+      this.applied.clear();
+      for (const [key, s] of this.latest) if (!this.pending.has(key)) this.pending.set(key, s);
+      this.backoff.reset();
+    }
+    this.notify();
+  }
+
+  get isLeader(): boolean {
+    return this.leader;
+  }
+
+  get pendingCount(): number {
+    return this.pending.size;
+  }
+
+  /** Resolves when nothing is pending or being written (tests, graceful shutdown). */
+  idle(): Promise<void> {
+    if (this.pending.size === 0 && !this.busy) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.stopSignal.abort();
+    this.notify();
+    await this.worker;
+    if (this.ownsClient) this.client.close();
+  }
+
+  private notify(): void {
+    const w = this.wake;
+    this.wake = undefined;
+    w?.();
+  }
+
+  /** Whether the object as last observed by the provider (if any) already has this status. */
+  private observedAgrees(key: string, s: ObjectStatus): boolean {
+    const observed = this.o.store?.get(s.kind, objectNamespace(s), s.metadata.name);
+    if (!observed) return true;
+    const current = (observed.status ?? {}) as Record<string, unknown>;
+    return this.alreadyStored(key, s, current);
+  }
+
+  private alreadyStored(key: string, s: ObjectStatus, current: Record<string, unknown>): boolean {
+    if (sameStatus(current, this.compose(s.kind, current, s.status))) return true;
+    const applied = this.applied.get(key);
+    return (
+      applied !== undefined &&
+      applied.desired === fingerprint(s) &&
+      applied.stored === statusFingerprint(current)
+    );
+  }
+
+  private async run(): Promise<void> {
+    while (!this.stopped) {
+      if (!this.leader || this.pending.size === 0) {
+        if (this.pending.size === 0) for (const w of this.idleWaiters.splice(0)) w();
+        await new Promise<void>((resolve) => (this.wake = resolve));
+        continue;
+      }
+      const [key, status] = this.pending.entries().next().value as [string, ObjectStatus];
+      this.pending.delete(key);
+      this.busy = true;
+      try {
+        await this.takeToken();
+        if (!this.leader || this.stopped) {
+          if (!this.pending.has(key) && this.latest.get(key) === status) this.pending.set(key, status);
+          continue;
+        }
+        const { result, stored } = await this.write(key, status);
+        this.o.metrics?.statusWrites.inc({ result });
+        if (this.latest.get(key) === status && stored) {
+          this.applied.set(key, { desired: fingerprint(status), stored: statusFingerprint(stored) });
+        }
+        this.backoff.reset();
+        if (result === 'written') this.log.debug({ object: key }, 'status written');
+      } catch (err) {
+        this.o.metrics?.statusWrites.inc({ result: 'error' });
+        const code = statusCodeOf(err);
+        if (code === 422 || code === 400) {
+          // The API server refuses this status (schema validation); retrying cannot help.
+          this.log.error({ object: key, err: (err as Error).message }, 'status rejected by the API server');
+        } else {
+          if (!this.pending.has(key) && this.latest.get(key) === status) this.pending.set(key, status);
+          const delay = this.backoff.next();
+          this.log.warn(
+            { object: key, err: (err as Error).message, retryInMs: delay },
+            'status write failed',
+          );
+          await sleep(delay, this.stopSignal.signal);
+        }
+      } finally {
+        this.busy = false;
+      }
+    }
+  }
+
+  /** Token bucket: qps tokens per second, at most burst saved up. */
+  private async takeToken(): Promise<void> {
+    const qps = this.o.qps ?? 10;
+    const burst = this.o.burst ?? 20;
+    for (;;) {
+      const now = Date.now();
+      this.tokens = Math.min(burst, this.tokens + ((now - this.lastRefill) / 1000) * qps);
+      this.lastRefill = now;
+      if (this.tokens >= 1) {
+        this.tokens -= 1;
+        return;
+      }
+      await sleep(Math.ceil(((1 - this.tokens) / qps) * 1000), this.stopSignal.signal);
+      if (this.stopped) return;
+    }
+  }
+
+  private async write(
+    key: string,
+    s: ObjectStatus,
+  ): Promise<{ result: WriteResult; stored?: Record<string, unknown> }> {
+    const resource = resourceForKind(s.kind);
+    if (!resource) return { result: 'gone' };
+    const path = objectPath(resource, s.metadata.namespace, s.metadata.name);
+    const attempts = this.o.conflictRetries ?? 5;
+    for (let attempt = 1; ; attempt++) {
+      let current: KubeObject;
+      try {
+        current = await this.client.request<KubeObject>('GET', path, { signal: this.stopSignal.signal });
+      } catch (err) {
+        if (statusCodeOf(err) === 404) return { result: 'gone' };
+        throw err;
+      }
+      const currentStatus = (current.status ?? {}) as Record<string, unknown>;
+      if (this.alreadyStored(key, s, currentStatus)) return { result: 'unchanged', stored: currentStatus };
+      const next = this.compose(s.kind, currentStatus, s.status);
+      if (!this.leader) throw new Error('lost leadership before writing');
+      try {
+        const updated = await this.client.request<KubeObject>('PUT', `${path}/status`, {
+          body: { ...current, status: next },
+          signal: this.stopSignal.signal,
+        });
+        return { result: 'written', stored: (updated.status ?? {}) as Record<string, unknown> };
+      } catch (err) {
+        const code = statusCodeOf(err);
+        if (code === 404) return { result: 'gone' };
+        if (code === 409 && attempt < attempts) {
+          this.o.metrics?.statusWrites.inc({ result: 'conflict' });
+          continue;
+        }
+        throw err;
+      }
+    }
+  }
+
+  /**
+   * The status to store: ours, with other controllers' route parents kept, and
+   * lastTransitionTime carried over from the stored status for unchanged conditions.
+   */
+  compose(
+    kind: string,
+    current: Record<string, unknown>,
+    desired: Record<string, unknown>,
+  ): Record<string, unknown> {
+    let next = withSchemaDefaults(desired);
+    if (ROUTE_KINDS.has(kind)) {
+      const ours = (p: unknown) => isRecord(p) && p.controllerName === this.o.controllerName;
+      const others = Array.isArray(current.parents) ? current.parents.filter((p) => !ours(p)) : [];
+      const mine = Array.isArray(next.parents) ? next.parents.filter(ours) : [];
+      next.parents = [...others, ...mine];
+    }
+    next = mergeStatus(
+      { apiVersion: '', kind: '', metadata: { name: '' }, status: current },
+      { apiVersion: '', kind: '', metadata: { name: '' }, status: next },
+    ).status;
+    return next;
+  }
+}
+
+export function isRouteKind(kind: string): boolean {
+  return ROUTE_KINDS.has(kind);
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function keyOfStatus(s: ObjectStatus): string {
+  return objectKey(s.kind, objectNamespace(s), s.metadata.name);
+}
+
+function asStatus(status: Record<string, unknown>): ObjectStatus {
+  return { apiVersion: '', kind: '', metadata: { name: '' }, status };
+}
+
+function sameStatus(a: Record<string, unknown>, b: Record<string, unknown>): boolean {
+  return statusesEqual(asStatus(a), asStatus(b));
+}
+
+/**
+ * Fills the defaults the Gateway API CRD schemas apply inside status (v1.6.1: parentRef group
+ * and kind, address type, supportedKinds group), so that what we compare is what gets stored.
+ */
+export function withSchemaDefaults(status: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...status };
+  if (Array.isArray(status.parents)) {
+    out.parents = status.parents.map((p) => {
+      if (!isRecord(p) || !isRecord(p.parentRef)) return p;
+      return { ...p, parentRef: { group: 'gateway.networking.k8s.io', kind: 'Gateway', ...p.parentRef } };
+    });
+  }
+  if (Array.isArray(status.addresses)) {
+    out.addresses = status.addresses.map((a) => (isRecord(a) ? { type: 'IPAddress', ...a } : a));
+  }
+  if (Array.isArray(status.listeners)) {
+    out.listeners = status.listeners.map((l) => {
+      if (!isRecord(l) || !Array.isArray(l.supportedKinds)) return l;
+      return {
+        ...l,
+        supportedKinds: l.supportedKinds.map((k) =>
+          isRecord(k) ? { group: 'gateway.networking.k8s.io', ...k } : k,
+        ),
+      };
+    });
+  }
+  return out;
+}
+
+function statusFingerprint(status: Record<string, unknown>): string {
+  return canonicalJson(stripTimes(status));
+}
+
+function fingerprint(s: ObjectStatus): string {
+  return canonicalJson([s.kind, s.metadata.namespace ?? '', s.metadata.name, stripTimes(s.status)]);
+}
+
+function stripTimes(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(stripTimes);
+  if (isRecord(v)) {
+    const out: Record<string, unknown> = {};
+    for (const [k, val] of Object.entries(v)) if (k !== 'lastTransitionTime') out[k] = stripTimes(val);
+    return out;
+  }
+  return v;
+}

@@ -1,0 +1,310 @@
+import { test, describe, beforeEach, afterEach } from 'node:test';
+import assert from 'node:assert/strict';
+import { silentLogger } from '../../../src/observability/logger';
+import { ConvoyMetrics } from '../../../src/observability/metrics';
+import { KubernetesStatusWriter, withSchemaDefaults } from '../../../src/status/kubernetes-writer';
+import type { ObjectStatus } from '../../../src/status/types';
+import { ObjectStore } from '../../../src/store/store';
+import { FakeApiServer } from './fake-apiserver';
+
+const OURS = 'convoy.dev/gateway-controller';
+const ROUTES = '/apis/gateway.networking.k8s.io/v1/httproutes';
+const CLASSES = '/apis/gateway.networking.k8s.io/v1/gatewayclasses';
+const GATEWAYS = '/apis/gateway.networking.k8s.io/v1/gateways';
+
+function cond(type: string, status: 'True' | 'False', reason: string, t: string, generation = 1) {
+  return { type, status, reason, message: '', observedGeneration: generation, lastTransitionTime: t };
+}
+
+function routeStatus(name: string, accepted: 'True' | 'False', t = '2026-01-01T00:00:00Z'): ObjectStatus {
+  return {
+    apiVersion: 'gateway.networking.k8s.io/v1',
+    kind: 'HTTPRoute',
+    metadata: { namespace: 'default', name, generation: 1 },
+    status: {
+      parents: [
+        {
+          parentRef: { name: 'gw' },
+          controllerName: OURS,
+          conditions: [
+            cond('Accepted', accepted, accepted === 'True' ? 'Accepted' : 'NotAllowedByListeners', t),
+          ],
+        },
+      ],
+    },
+  };
+}
+
+function classStatus(t: string, message = 'ok'): ObjectStatus {
+  return {
+    apiVersion: 'gateway.networking.k8s.io/v1',
+    kind: 'GatewayClass',
+    metadata: { name: 'convoy', generation: 1 },
+    status: { conditions: [{ ...cond('Accepted', 'True', 'Accepted', t), message }] },
+  };
+}
+
+describe('KubernetesStatusWriter against a fake API server', () => {
+  let api: FakeApiServer;
+  let writer: KubernetesStatusWriter | undefined;
+  let metrics: ConvoyMetrics;
+
+  beforeEach(async () => {
+    api = new FakeApiServer();
+    await api.start();
+    metrics = new ConvoyMetrics();
+    api.upsert(ROUTES, {
+      metadata: { name: 'r', namespace: 'default' },
+      spec: { parentRefs: [{ name: 'gw' }] },
+    });
+    api.upsert(CLASSES, { metadata: { name: 'convoy' }, spec: { controllerName: OURS } });
+  });
+  afterEach(async () => {
+    await writer?.stop();
+    writer = undefined;
+    await api.stop();
+  });
+
+  function make(extra: Partial<ConstructorParameters<typeof KubernetesStatusWriter>[0]> = {}) {
+    writer = new KubernetesStatusWriter({
+      client: api.client(),
+      controllerName: OURS,
+      logger: silentLogger(),
+      metrics,
+      backoffBaseMs: 10,
+      backoffMaxMs: 50,
+      ...extra,
+    });
+    return writer;
+  }
+
+  const puts = () => api.requests.filter((q) => q.method === 'PUT');
+
+  async function writes(result: string): Promise<number> {
+    const m = await metrics.statusWrites.get();
+    return m.values.find((v) => v.labels.result === result)?.value ?? 0;
+  }
+
+  test('writes nothing until leader, then everything pending, on the status subresource', async () => {
+    const w = make();
+    w.publish([routeStatus('r', 'True'), classStatus('2026-01-01T00:00:00Z')]);
+    await new Promise((r) => setTimeout(r, 100));
+    assert.equal(puts().length, 0);
+    w.setLeader(true);
+    await w.idle();
+    assert.deepEqual(
+      puts()
+        .map((q) => q.path)
+        .sort(),
+      [
+        `${CLASSES}/convoy/status`,
+        `${ROUTES.replace('/httproutes', '/namespaces/default/httproutes')}/r/status`,
+      ].sort(),
+    );
+    const stored = api.get(ROUTES, 'default', 'r')!.status as { parents: Record<string, unknown>[] };
+    // Schema defaults are filled in so that what we compare is what the API server stores.
+    assert.deepEqual(stored.parents[0].parentRef, {
+      group: 'gateway.networking.k8s.io',
+      kind: 'Gateway',
+      name: 'gw',
+    });
+    assert.equal(await writes('written'), 2);
+  });
+
+  test('every write carries the resourceVersion it read (optimistic concurrency)', async () => {
+    const w = make();
+    w.setLeader(true);
+    w.publish([classStatus('2026-01-01T00:00:00Z')]);
+    await w.idle();
+    const put = puts()[0];
+    const get = api.requests.filter((q) => q.method === 'GET').at(-1)!;
+    assert.equal(get.path, `${CLASSES}/convoy`);
+    assert.ok((put.body as { metadata: { resourceVersion?: string } }).metadata.resourceVersion);
+  });
+
+  test('keeps other controllers’ route parents and replaces only ours', async () => {
+    const foreign = {
+      parentRef: { group: 'gateway.networking.k8s.io', kind: 'Gateway', name: 'other' },
+      controllerName: 'example.com/other',
+      conditions: [cond('Accepted', 'True', 'Accepted', '2025-01-01T00:00:00Z')],
+    };
+    const staleOurs = {
+      parentRef: { group: 'gateway.networking.k8s.io', kind: 'Gateway', name: 'old-gw' },
+      controllerName: OURS,
+      conditions: [cond('Accepted', 'True', 'Accepted', '2025-01-01T00:00:00Z')],
+    };
+    const existing = api.get(ROUTES, 'default', 'r')!;
+    api.upsert(ROUTES, { ...existing, status: { parents: [foreign, staleOurs] } });
+    const w = make();
+    w.setLeader(true);
+    w.publish([routeStatus('r', 'True')]);
+    await w.idle();
+    const parents = (api.get(ROUTES, 'default', 'r')!.status as { parents: Record<string, unknown>[] })
+      .parents;
+    assert.equal(parents.length, 2);
+    assert.deepEqual(parents[0], foreign);
+    assert.equal((parents[1].parentRef as { name: string }).name, 'gw');
+    assert.equal(parents[1].controllerName, OURS);
+  });
+
+  test('skips the write when only lastTransitionTime differs, and keeps the stored time for unchanged conditions', async () => {
+    const w = make();
+    w.setLeader(true);
+    w.publish([classStatus('2026-01-01T00:00:00Z')]);
+    await w.idle();
+    assert.equal(puts().length, 1);
+    // A rebuild computes a new time for the same condition: nothing is written.
+    w.publish([classStatus('2026-02-02T00:00:00Z')]);
+    await w.idle();
+    assert.equal(puts().length, 1);
+    // A real change is written, with the stored lastTransitionTime since status stayed True.
+    w.publish([classStatus('2026-03-03T00:00:00Z', 'changed message')]);
+    await w.idle();
+    assert.equal(puts().length, 2);
+    const c = (api.get(CLASSES, undefined, 'convoy')!.status as { conditions: Record<string, unknown>[] })
+      .conditions[0];
+    assert.equal(c.message, 'changed message');
+    assert.equal(c.lastTransitionTime, '2026-01-01T00:00:00Z');
+  });
+
+  test('a new leader does not rewrite a status that is already stored', async () => {
+    const existing = api.get(CLASSES, undefined, 'convoy')!;
+    api.upsert(CLASSES, { ...existing, status: classStatus('2025-05-05T00:00:00Z').status });
+    const w = make();
+    w.publish([classStatus('2026-01-01T00:00:00Z')]);
+    w.setLeader(true);
+    await w.idle();
+    assert.equal(puts().length, 0);
+    assert.equal(await writes('unchanged'), 1);
+  });
+
+  test('with the provider store, an unchanged observed status costs no request at all', async () => {
+    const store = new ObjectStore();
+    const w = make({ store });
+    w.setLeader(true);
+    w.publish([classStatus('2026-01-01T00:00:00Z')]);
+    await w.idle();
+    const requestsAfterFirst = api.requests.length;
+    // The provider sees the object as the API server now stores it.
+    store.put({
+      apiVersion: 'gateway.networking.k8s.io/v1',
+      kind: 'GatewayClass',
+      ...api.get(CLASSES, undefined, 'convoy')!,
+    } as never);
+    w.publish([classStatus('2026-01-09T00:00:00Z')]);
+    await w.idle();
+    assert.equal(api.requests.length, requestsAfterFirst);
+    // Someone else overwrites our status; the next build notices through the store and repairs it.
+    const obj = api.get(CLASSES, undefined, 'convoy')!;
+    const tampered = api.upsert(CLASSES, { ...obj, status: { conditions: [] } });
+    store.put({ apiVersion: 'gateway.networking.k8s.io/v1', kind: 'GatewayClass', ...tampered } as never);
+    w.publish([classStatus('2026-01-10T00:00:00Z')]);
+    await w.idle();
+    assert.equal(puts().length, 2);
+  });
+
+  test('retries on 409 Conflict by re-reading and re-merging', async () => {
+    const w = make();
+    w.setLeader(true);
+    api.failNext((q) => q.method === 'PUT', 409, 2);
+    w.publish([routeStatus('r', 'True')]);
+    await w.idle();
+    assert.equal(puts().length, 3);
+    assert.equal(api.requests.filter((q) => q.method === 'GET').length, 3);
+    assert.ok(api.get(ROUTES, 'default', 'r')!.status);
+    assert.equal(await writes('conflict'), 2);
+  });
+
+  test('never writes when the object no longer exists', async () => {
+    const w = make();
+    w.setLeader(true);
+    api.remove(ROUTES, 'default', 'r');
+    w.publish([routeStatus('r', 'True')]);
+    await w.idle();
+    assert.equal(puts().length, 0);
+    assert.equal(await writes('gone'), 1);
+    assert.equal(api.get(ROUTES, 'default', 'r'), undefined);
+  });
+
+  test('transient errors are retried with backoff; the latest status wins', async () => {
+    const w = make();
+    w.setLeader(true);
+    api.failNext((q) => q.method === 'GET', 503, 3);
+    w.publish([routeStatus('r', 'False')]);
+    await new Promise((r) => setTimeout(r, 5));
+    w.publish([routeStatus('r', 'True')]);
+    await w.idle();
+    const parents = (
+      api.get(ROUTES, 'default', 'r')!.status as { parents: { conditions: { status: string }[] }[] }
+    ).parents;
+    assert.equal(parents[0].conditions[0].status, 'True');
+    assert.ok((await writes('error')) >= 1);
+  });
+
+  test('objects dropped from the published set are forgotten (not written)', async () => {
+    const w = make();
+    w.publish([routeStatus('r', 'True')]);
+    w.publish([classStatus('2026-01-01T00:00:00Z')]);
+    w.setLeader(true);
+    await w.idle();
+    assert.deepEqual(
+      puts().map((q) => q.path),
+      [`${CLASSES}/convoy/status`],
+    );
+  });
+
+  test('losing leadership stops writing; regaining it re-checks everything', async () => {
+    const w = make();
+    w.setLeader(true);
+    w.publish([classStatus('2026-01-01T00:00:00Z')]);
+    await w.idle();
+    w.setLeader(false);
+    w.publish([classStatus('2026-01-01T00:00:00Z', 'while follower')]);
+    await new Promise((r) => setTimeout(r, 100));
+    assert.equal(puts().length, 1);
+    w.setLeader(true);
+    await w.idle();
+    assert.equal(puts().length, 2);
+  });
+
+  test('rate limits writes (qps/burst) without blocking publish', async () => {
+    for (let i = 0; i < 6; i++) {
+      api.upsert(GATEWAYS, { metadata: { name: `g${i}`, namespace: 'default' }, spec: {} });
+    }
+    const w = make({ qps: 20, burst: 2 });
+    w.setLeader(true);
+    const statuses: ObjectStatus[] = [];
+    for (let i = 0; i < 6; i++) {
+      statuses.push({
+        apiVersion: 'gateway.networking.k8s.io/v1',
+        kind: 'Gateway',
+        metadata: { namespace: 'default', name: `g${i}` },
+        status: { conditions: [cond('Accepted', 'True', 'Accepted', '2026-01-01T00:00:00Z')] },
+      });
+    }
+    const t0 = Date.now();
+    w.publish(statuses);
+    assert.ok(Date.now() - t0 < 20, 'publish returns at once');
+    await w.idle();
+    // 2 from the burst, 4 more at 20/s ≈ 200 ms.
+    assert.ok(Date.now() - t0 >= 150, `took ${Date.now() - t0} ms`);
+    assert.equal(puts().length, 6);
+  });
+
+  test('withSchemaDefaults fills the defaults the CRDs apply inside status', () => {
+    assert.deepEqual(
+      withSchemaDefaults({
+        parents: [{ parentRef: { name: 'gw', kind: 'ListenerSet' } }],
+        addresses: [{ value: '10.0.0.1' }],
+        listeners: [{ name: 'l', supportedKinds: [{ kind: 'HTTPRoute' }] }],
+      }),
+      {
+        parents: [{ parentRef: { group: 'gateway.networking.k8s.io', kind: 'ListenerSet', name: 'gw' } }],
+        addresses: [{ type: 'IPAddress', value: '10.0.0.1' }],
+        listeners: [
+          { name: 'l', supportedKinds: [{ group: 'gateway.networking.k8s.io', kind: 'HTTPRoute' }] },
+        ],
+      },
+    );
+  });
+});
