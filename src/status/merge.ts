@@ -3,9 +3,12 @@
  *  - lastTransitionTime is kept for conditions whose status did not change, so a rebuild that
  *    changes nothing writes nothing;
  *  - conditions are matched by type within the same place: top-level `status.conditions`,
- *    `status.listeners[name].conditions`, `status.parents[parentRef+controllerName].conditions`.
+ *    `status.listeners[name].conditions`, `status.parents[parentRef+controllerName].conditions`;
+ *  - conditions of types Convoy never writes (another controller's, see OWNED_CONDITION_TYPES)
+ *    are kept untouched after ours, so a read-modify-write never removes or alters them.
  */
 import type { Condition, ObjectStatus } from './types';
+import { OWNED_CONDITION_TYPES } from '../gateway/conditions';
 
 type Json = unknown;
 
@@ -20,13 +23,20 @@ function isCondition(v: Json): v is Condition {
 function mergeConditions(prev: Json, next: Condition[]): Condition[] {
   const old = new Map<string, Condition>();
   if (Array.isArray(prev)) for (const c of prev) if (isCondition(c)) old.set(c.type, c);
-  return next.map((c) => {
+  const merged = next.map((c) => {
     const p = old.get(c.type);
     if (p && p.status === c.status && typeof p.lastTransitionTime === 'string' && p.lastTransitionTime) {
       return { ...c, lastTransitionTime: p.lastTransitionTime };
     }
     return c;
   });
+  const written = new Set(next.map((c) => c.type));
+  if (Array.isArray(prev)) {
+    for (const c of prev) {
+      if (isCondition(c) && !OWNED_CONDITION_TYPES.has(c.type) && !written.has(c.type)) merged.push(c);
+    }
+  }
+  return merged;
 }
 
 /** Stable JSON with sorted keys, used to match parentRefs. */

@@ -73,6 +73,38 @@ describe('mergeStatus', () => {
     });
   }
 
+  test('foreign condition types are preserved untouched, after ours', () => {
+    const foreign = { ...c('example.io/Stale', 'True', T0, 'Seeded', 1) };
+    const merged = mergeStatus(
+      obj({
+        conditions: [foreign, c('Accepted', 'True', T0)],
+        listeners: [
+          {
+            name: 'a',
+            attachedRoutes: 0,
+            supportedKinds: [],
+            conditions: [foreign, c('Conflicted', 'True', T0)],
+          },
+        ],
+      }),
+      obj({
+        conditions: [c('Accepted', 'True', T1, 'Accepted', 2)],
+        listeners: [
+          {
+            name: 'a',
+            attachedRoutes: 0,
+            supportedKinds: [],
+            conditions: [c('Programmed', 'True', T1, 'Programmed', 2)],
+          },
+        ],
+      }),
+    );
+    assert.deepEqual(merged.status.conditions, [c('Accepted', 'True', T0, 'Accepted', 2), foreign]);
+    const [l] = merged.status.listeners as { conditions: Condition[] }[];
+    // Our Conflicted condition is gone (we stopped writing it); the foreign one stays as it was.
+    assert.deepEqual(l.conditions, [c('Programmed', 'True', T1, 'Programmed', 2), foreign]);
+  });
+
   test('merged condition keeps the new reason, message and observedGeneration', () => {
     const merged = mergeStatus(
       obj({ conditions: [c('Accepted', 'True', T0, 'Accepted', 1)] }),
