@@ -17,8 +17,12 @@ export function translateLbEndpoint(ep: EndpointModel): LbEndpoint {
   };
 }
 
-export const translateEndpoints = memoByNode((model: ClusterModel): ClusterLoadAssignment => {
+/** Unmemoized form, for callers that rebuild assignments outside the DAG (an endpoint fast path). */
+export function buildClusterLoadAssignment(model: ClusterModel): ClusterLoadAssignment {
   const cla: ClusterLoadAssignment = { cluster_name: model.name };
   if (model.endpoints.length) cla.endpoints = [{ lb_endpoints: model.endpoints.map(translateLbEndpoint) }];
   return cla;
-});
+}
+
+/** Memoized on the ClusterModel node: a node whose endpoints change must be a new object. */
+export const translateEndpoints = memoByNode(buildClusterLoadAssignment);
