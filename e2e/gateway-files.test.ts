@@ -177,7 +177,7 @@ for (const variant of ['delta', 'sotw'] as Variant[]) {
                 },
                 {
                   type: 'RequestHeaderModifier',
-                  requestHeaderModifier: { set: [{ name: 'x-rewritten', value: 'yes' }] },
+                  requestHeaderModifier: { set: [{ name: 'x-rewritten', value: 'rewritten' }] },
                 },
               ],
               backendRefs: [backend('web')],
@@ -246,7 +246,7 @@ for (const variant of ['delta', 'sotw'] as Variant[]) {
       const e = echo(await http('rewrite.example.com', '/old/thing'));
       assert.equal(e.backend, 'web');
       assert.equal(e.path, '/new/thing');
-      assert.equal(e.headers['x-rewritten'], 'yes');
+      assert.equal(e.headers['x-rewritten'], 'rewritten');
     });
 
     test('HTTP: backend weights are roughly honoured', async () => {
