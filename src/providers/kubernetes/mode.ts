@@ -16,7 +16,7 @@ export interface KubernetesModeOptions {
   controllerName?: string;
   leaseNamespace?: string;
   leaseName?: string;
-  /** false: never write status (e.g. a read-only replica); default true. */
+  /** false: no Lease; this (single) replica always writes status. Default true. */
   leaderElection?: boolean;
   leaseDurationMs?: number;
   renewDeadlineMs?: number;
@@ -63,13 +63,14 @@ export async function startKubernetesMode(o: KubernetesModeOptions): Promise<Kub
     });
   }
   await provider.start();
-  elector?.start();
+  if (elector) elector.start();
+  else writer.setLeader(true);
   return {
     statusSink: writer,
     provider,
     writer,
     elector,
-    isLeader: () => elector?.isLeader ?? false,
+    isLeader: () => elector?.isLeader ?? true,
     async stop() {
       // Release the Lease first so a standby takes over while we drain.
       await elector?.stop();
