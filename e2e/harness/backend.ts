@@ -6,7 +6,8 @@ import type * as tls from 'node:tls';
 /**
  * Echo backends for e2e tests. Every response is JSON describing the request:
  * { backend, method, path, host, headers, query, sni? }. Query parameters change behaviour:
- *   ?sleep=MS    answer after MS milliseconds (in-flight requests across config changes)
+ *   ?sleep=MS    answer after MS milliseconds, or earlier on release() (in-flight requests
+ *                across config changes without depending on how fast the change applies)
  *   ?status=N    answer with status N
  */
 
@@ -29,11 +30,30 @@ export interface Backend {
   host: string;
   /** Requests answered so far. */
   readonly requests: number;
+  /** Requests received and not yet answered (e.g. sleeping). */
+  readonly active: number;
+  /** Answers every sleeping request now. */
+  release(): void;
   close(): Promise<void>;
 }
 
-function handler(name: string, counter: { n: number }, tlsInfo: boolean) {
+interface Counter {
+  n: number;
+  active: number;
+  sleepers: Set<() => void>;
+}
+
+function handler(name: string, counter: Counter, tlsInfo: boolean) {
   return (req: http.IncomingMessage, res: http.ServerResponse) => {
+    counter.active += 1;
+    let done = false;
+    const finish = () => {
+      if (!done) {
+        done = true;
+        counter.active -= 1;
+      }
+    };
+    res.on('close', finish);
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
@@ -57,6 +77,7 @@ function handler(name: string, counter: { n: number }, tlsInfo: boolean) {
       const sleepMs = Math.min(Number(query.sleep ?? 0) || 0, 60_000);
       const send = () => {
         counter.n += 1;
+        finish();
         const text = JSON.stringify(body);
         res.writeHead(Number.isInteger(status) && status >= 100 && status < 600 ? status : 200, {
           'content-type': 'application/json',
@@ -66,8 +87,17 @@ function handler(name: string, counter: { n: number }, tlsInfo: boolean) {
         res.end(text);
       };
       if (sleepMs > 0) {
-        const t = setTimeout(send, sleepMs);
-        res.on('close', () => clearTimeout(t));
+        const wake = () => {
+          clearTimeout(t);
+          counter.sleepers.delete(wake);
+          if (!res.destroyed) send();
+        };
+        const t = setTimeout(wake, sleepMs);
+        counter.sleepers.add(wake);
+        res.on('close', () => {
+          clearTimeout(t);
+          counter.sleepers.delete(wake);
+        });
       } else send();
     });
   };
@@ -91,7 +121,7 @@ function closer(server: http.Server | https.Server): () => Promise<void> {
 
 /** A plain HTTP/1.1 echo backend on 127.0.0.1 and a free port. */
 export async function startEchoBackend(name: string, host = '127.0.0.1'): Promise<Backend> {
-  const counter = { n: 0 };
+  const counter: Counter = { n: 0, active: 0, sleepers: new Set() };
   const server = http.createServer(handler(name, counter, false));
   const port = await listen(server, host);
   return {
@@ -100,6 +130,12 @@ export async function startEchoBackend(name: string, host = '127.0.0.1'): Promis
     host,
     get requests() {
       return counter.n;
+    },
+    get active() {
+      return counter.active;
+    },
+    release() {
+      for (const wake of [...counter.sleepers]) wake();
     },
     close: closer(server),
   };
@@ -111,7 +147,7 @@ export async function startTlsEchoBackend(
   creds: { cert: string | Buffer; key: string | Buffer },
   host = '127.0.0.1',
 ): Promise<Backend> {
-  const counter = { n: 0 };
+  const counter: Counter = { n: 0, active: 0, sleepers: new Set() };
   const server = https.createServer({ cert: creds.cert, key: creds.key }, handler(name, counter, true));
   const port = await listen(server, host);
   return {
@@ -120,6 +156,12 @@ export async function startTlsEchoBackend(
     host,
     get requests() {
       return counter.n;
+    },
+    get active() {
+      return counter.active;
+    },
+    release() {
+      for (const wake of [...counter.sleepers]) wake();
     },
     close: closer(server),
   };

@@ -6,3 +6,4 @@ export * from './backend';
 export * from './http';
 export * from './certs';
 export * from './convoy';
+export * from './xds-resources';
