@@ -10,14 +10,14 @@ export function routeIdentity(kind: RouteKind, obj: KubeObject): RouteIdentity {
     name: obj.metadata.name,
     key: `${kind}/${namespace}/${obj.metadata.name}`,
     generation: obj.metadata.generation,
-    created: obj.metadata.creationTimestamp ?? '',
+    created: timeKey(obj.metadata.creationTimestamp ?? ''),
   };
 }
 
 /** Route order for conflicts: oldest first, then namespace/name, then kind. */
 export function compareRouteIds(a: RouteIdentity, b: RouteIdentity): number {
   return (
-    cmp(timeKey(a.created), timeKey(b.created)) ||
+    cmp(a.created, b.created) ||
     cmp(`${a.namespace}/${a.name}`, `${b.namespace}/${b.name}`) ||
     cmp(a.kind, b.kind)
   );

@@ -17,7 +17,7 @@ export interface RouteIdentity {
   /** `Kind/namespace/name` */
   key: string;
   generation?: number;
-  /** metadata.creationTimestamp ('' when absent: sorts as oldest). */
+  /** metadata.creationTimestamp normalised to ISO-8601 UTC ('' when absent: sorts as oldest). */
   created: string;
 }
 

@@ -85,16 +85,41 @@ export function compareEntries(a: RouteEntry, ra: CompiledRoute, b: RouteEntry, 
 }
 
 /**
+ * The route hostnames that can cover `h`: `h` itself, every wildcard over one of its parent domains
+ * (`*.b.c` and `*.c` for `a.b.c`), and the catch-all.
+ */
+export function coveringHostnames(h: string): string[] {
+  if (h === CATCH_ALL) return [CATCH_ALL];
+  const labels = h.split('.');
+  const out = [h];
+  for (let i = 1; i < labels.length; i++) {
+    const w = `*.${labels.slice(i).join('.')}`;
+    if (w !== h) out.push(w);
+  }
+  out.push(CATCH_ALL);
+  return out;
+}
+
+/**
  * Builds the virtual hosts of one RouteConfiguration from the listeners sharing it. `siblings` are
  * all ready listeners competing for the same requests (same port), used for isolation.
+ * Cost is linear in the number of (route, hostname) pairs: each virtual host looks up only the
+ * route hostnames that can cover it.
  */
 export function buildVirtualHosts(group: ListenerRoutes[], siblings: ResolvedListener[]): VirtualHostModel[] {
   const isolated = isolateHostnames(group, siblings);
   // Owner of each virtual host: the most specific listener producing it.
   const owners = new Map<string, ListenerRoutes>();
+  // Per listener: route hostname → routes carrying it (in route order).
+  const indexes = new Map<ListenerRoutes, Map<string, AttachedRoute[]>>();
   for (const lr of isolated) {
+    const index = new Map<string, AttachedRoute[]>();
+    indexes.set(lr, index);
     for (const r of lr.routes) {
       for (const h of r.hostnames) {
+        const list = index.get(h);
+        if (list) list.push(r);
+        else index.set(h, [r]);
         const prev = owners.get(h);
         if (
           !prev ||
@@ -107,17 +132,18 @@ export function buildVirtualHosts(group: ListenerRoutes[], siblings: ResolvedLis
   }
   const names = [...owners.keys()].sort();
   return names.map((h) => {
-    const owner = owners.get(h)!;
-    const items: { entry: RouteEntry; route: CompiledRoute; hostRank: number }[] = [];
-    for (const r of owner.routes) {
-      // The most specific of the route's hostnames that matches this virtual host.
-      let best = -1;
-      for (const rh of r.hostnames) {
-        if (hostnameCovers(rh, h)) best = Math.max(best, hostnameSpecificity(rh));
+    const index = indexes.get(owners.get(h)!)!;
+    // The most specific of each route's hostnames that matches this virtual host.
+    const best = new Map<CompiledRoute, number>();
+    for (const key of coveringHostnames(h)) {
+      const rank = hostnameSpecificity(key);
+      for (const r of index.get(key) ?? []) {
+        if ((best.get(r.route) ?? -1) < rank) best.set(r.route, rank);
       }
-      if (best < 0) continue;
-      for (const entry of r.route.entries) items.push({ entry, route: r.route, hostRank: best });
     }
+    const items: { entry: RouteEntry; route: CompiledRoute; hostRank: number }[] = [];
+    for (const [route, hostRank] of best)
+      for (const entry of route.entries) items.push({ entry, route, hostRank });
     items.sort((a, b) => b.hostRank - a.hostRank || compareEntries(a.entry, a.route, b.entry, b.route));
     const routes: RouteModel[] = [];
     const seen = new Set<string>();
