@@ -173,6 +173,21 @@ export function buildClusters(view: StoreView, refs: Iterable<ClusterRef>): Clus
 }
 
 /**
+ * Recomputes the endpoints of existing clusters (e.g. a fleet's clusters after an EndpointSlice
+ * change) without re-running route attachment. Names are `ns/service/port`; protocol is kept.
+ */
+export function refreshClusterEndpoints(view: StoreView, clusters: readonly ClusterModel[]): ClusterModel[] {
+  return clusters.map((c) => {
+    const [namespace, service, port] = c.name.split('/');
+    return {
+      name: c.name,
+      protocol: c.protocol,
+      endpoints: serviceEndpoints(view, namespace, service, Number(port)),
+    };
+  });
+}
+
+/**
  * Ready endpoints of a Service port, from the EndpointSlices labelled with the Service's name.
  * Slice ports are matched by name (the Service port's name, or "" for an unnamed port) and the
  * slice's port number is used. Endpoints whose conditions.ready is false are skipped; FQDN slices

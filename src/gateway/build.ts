@@ -127,7 +127,7 @@ export function buildFleet(view: StoreView, gw: ResolvedGateway, attachment: Att
         listener: l,
         routes: routesOf(attachment, l, HTTP_KINDS),
       }));
-      const virtualHosts = buildVirtualHosts(group, http);
+      const virtualHosts = withRedirectPorts(buildVirtualHosts(group, http), port, 'http');
       markUsed(virtualHosts, group, usedRoutes);
       ports.push({
         name: `http-${port}`,
@@ -143,7 +143,7 @@ export function buildFleet(view: StoreView, gw: ResolvedGateway, attachment: Att
         for (const c of l.tlsMode === 'Passthrough' ? [] : l.certificates) secrets.set(c.name, c);
         if (l.protocol === 'HTTPS') {
           const group: ListenerRoutes[] = [{ listener: l, routes: routesOf(attachment, l, HTTP_KINDS) }];
-          const virtualHosts = buildVirtualHosts(group, sni);
+          const virtualHosts = withRedirectPorts(buildVirtualHosts(group, sni), port, 'https');
           markUsed(virtualHosts, group, usedRoutes);
           filterChains.push({
             name: l.qualifiedName,
@@ -205,6 +205,43 @@ function tlsChains(
       protocol: 'TLS' as const,
       secretNames,
       tcpBackends: route?.tcpBackends ? route.tcpBackends.map((b) => ({ ...b })) : [],
+    };
+  });
+}
+
+const DEFAULT_PORTS: Record<string, number> = { http: 80, https: 443 };
+
+/**
+ * Redirect port derivation (HTTPRequestRedirectFilter.port): the filter's port; else the well-known
+ * port of the filter's scheme; else the listener's port. The port is left out of the Location when
+ * it is the default for the resulting scheme, so `port` in the model is set only when it must show.
+ */
+export function redirectPort(
+  filter: { scheme?: string; port?: number },
+  listenerPort: number,
+  listenerScheme: 'http' | 'https',
+): number | undefined {
+  const scheme = filter.scheme ?? listenerScheme;
+  const port = filter.port ?? (filter.scheme ? DEFAULT_PORTS[filter.scheme] : listenerPort);
+  return port === DEFAULT_PORTS[scheme] ? undefined : port;
+}
+
+function withRedirectPorts(
+  vhosts: VirtualHostModel[],
+  port: number,
+  scheme: 'http' | 'https',
+): VirtualHostModel[] {
+  return vhosts.map((vh) => {
+    if (!vh.routes.some((r) => r.action.kind === 'redirect')) return vh;
+    return {
+      ...vh,
+      routes: vh.routes.map((r) => {
+        if (r.action.kind !== 'redirect') return r;
+        const derived = redirectPort(r.action, port, scheme);
+        if (derived === r.action.port) return r;
+        const { port: _drop, ...rest } = r.action;
+        return { ...r, action: derived === undefined ? rest : { ...rest, port: derived } };
+      }),
     };
   });
 }

@@ -1,6 +1,6 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { buildGateways } from '../../src/gateway/build';
+import { buildGateways, redirectPort } from '../../src/gateway/build';
 import type { FilterChainModel, FleetModel } from '../../src/dag/model';
 import type { KubeObject } from '../../src/store/objects';
 import {
@@ -290,5 +290,42 @@ describe('ports, clusters and ListenerSets', () => {
       clusters: [],
       secrets: [],
     });
+  });
+});
+
+describe('redirect port derivation', () => {
+  test('redirectPort: filter port, else scheme default, else listener port; defaults are omitted', () => {
+    const cases: [{ scheme?: string; port?: number }, number, 'http' | 'https', number | undefined][] = [
+      [{}, 80, 'http', undefined],
+      [{}, 8080, 'http', 8080],
+      [{}, 443, 'https', undefined],
+      [{}, 8443, 'https', 8443],
+      [{ scheme: 'https' }, 80, 'http', undefined],
+      [{ scheme: 'https' }, 8080, 'http', undefined],
+      [{ scheme: 'http' }, 8443, 'https', undefined],
+      [{ port: 8083 }, 80, 'http', 8083],
+      [{ port: 80 }, 8080, 'http', undefined],
+      [{ scheme: 'https', port: 443 }, 80, 'http', undefined],
+      [{ scheme: 'https', port: 8443 }, 80, 'http', 8443],
+      [{ scheme: 'http', port: 443 }, 443, 'https', 443],
+    ];
+    for (const [filter, port, scheme, want] of cases) {
+      assert.equal(redirectPort(filter, port, scheme), want, JSON.stringify([filter, port, scheme]));
+    }
+  });
+
+  test('a redirect without port on an 8080 listener carries port 8080; on port 80 none', () => {
+    const rule = {
+      filters: [{ type: 'RequestRedirect', requestRedirect: { hostname: 'moved.example.com' } }],
+    };
+    const fleet = fleetOf([
+      gateway('gw', [httpListener('a', 80), httpListener('b', 8080)]),
+      httpRoute('r', [rule]),
+    ]);
+    const actions = fleet.ports.map((p) => [p.port, p.http!.virtualHosts[0].routes[0].action]);
+    assert.deepEqual(actions, [
+      [80, { kind: 'redirect', hostname: 'moved.example.com', statusCode: 302 }],
+      [8080, { kind: 'redirect', hostname: 'moved.example.com', port: 8080, statusCode: 302 }],
+    ]);
   });
 });

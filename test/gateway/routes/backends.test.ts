@@ -1,6 +1,11 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { buildClusters, resolveBackendRef, serviceEndpoints } from '../../../src/gateway/backends';
+import {
+  buildClusters,
+  refreshClusterEndpoints,
+  resolveBackendRef,
+  serviceEndpoints,
+} from '../../../src/gateway/backends';
 import type { BackendReferrer, BackendUse } from '../../../src/gateway/backends';
 import type { BackendObjectReference } from '../../../src/gateway/api';
 import { endpointSlice, referenceGrant, service, storeOf } from '../fixtures';
@@ -223,6 +228,32 @@ describe('buildClusters', () => {
     assert.deepEqual(clusters, [
       { name: 'app/a/80', protocol: 'http1', endpoints: [] },
       { name: 'app/b/80', protocol: 'http2', endpoints: [{ address: '10.0.0.1', port: 8080, ready: true }] },
+    ]);
+  });
+});
+
+describe('refreshClusterEndpoints', () => {
+  test('recomputes endpoints from the current slices, keeping names and protocols', () => {
+    const svc = service('web', [{ name: 'http', port: 80 }], { namespace: 'app' });
+    const before = buildClusters(storeOf(svc), [
+      { name: 'app/web/80', namespace: 'app', service: 'web', port: 80, protocol: 'http2' },
+    ]);
+    assert.deepEqual(before[0].endpoints, []);
+    const after = refreshClusterEndpoints(
+      storeOf(
+        svc,
+        endpointSlice('web-1', 'web', [{ name: 'http', port: 3000 }], [{ addresses: ['10.0.0.1'] }], {
+          namespace: 'app',
+        }),
+      ),
+      before,
+    );
+    assert.deepEqual(after, [
+      {
+        name: 'app/web/80',
+        protocol: 'http2',
+        endpoints: [{ address: '10.0.0.1', port: 3000, ready: true }],
+      },
     ]);
   });
 });
