@@ -28,7 +28,6 @@ import type { AllowedRouteKind, GatewayStatus, GatewayStatusAddress, Listener } 
 import { GATEWAY_API_GROUP, GATEWAY_API_VERSION, gatewaySpec, listenerSetSpec } from './api';
 import { ConditionType, Reason, makeCondition, sortConditions } from './conditions';
 import { acceptedGatewayClasses, ownedGatewayClasses } from './gatewayclass';
-import { hostnameMatches } from './hostnames';
 import { SUPPORTS_TLS_MODE_MIXED } from './features';
 import {
   listenerSetAllowed,
@@ -133,6 +132,57 @@ export function listenerConflict(a: ConflictInput, b: ConflictInput): ConflictRe
   return sameHost ? Reason.HostnameConflict : undefined;
 }
 
+/**
+ * The listeners that hold one port, indexed so that `conflict(c)` gives the same answer as
+ * checking `listenerConflict(c, claim)` against every claim (ProtocolConflict outranking
+ * HostnameConflict) without scanning them all.
+ */
+class PortClaims {
+  private readonly families = new Map<string, number>();
+  /** "family|hostname" → protocols claimed there. */
+  private readonly hosts = new Map<string, Set<string>>();
+  /** tls.mode of claims with protocol TLS. */
+  private readonly tlsModes = new Set<string | undefined>();
+
+  add(c: ConflictInput): void {
+    const f = family(c.protocol);
+    if (!f) return;
+    this.families.set(f, (this.families.get(f) ?? 0) + 1);
+    const key = `${f}|${normHost(c.hostname)}`;
+    let protocols = this.hosts.get(key);
+    if (!protocols) {
+      protocols = new Set();
+      this.hosts.set(key, protocols);
+    }
+    protocols.add(c.protocol);
+    if (c.protocol === 'TLS') this.tlsModes.add(c.tlsMode);
+  }
+
+  conflict(c: ConflictInput): ConflictReason | undefined {
+    const f = family(c.protocol);
+    if (!f) return undefined;
+    if (f !== 'udp') {
+      for (const [g, n] of this.families) {
+        if (n > 0 && g !== f && g !== 'udp') return Reason.ProtocolConflict;
+      }
+    }
+    if (!this.families.get(f)) return undefined;
+    if (f === 'tcp' || f === 'udp') return Reason.HostnameConflict;
+    const sameHost = this.hosts.get(`${f}|${normHost(c.hostname)}`);
+    if (f === 'tls') {
+      if (sameHost && [...sameHost].some((p) => p !== c.protocol)) return Reason.ProtocolConflict;
+      if (
+        c.protocol === 'TLS' &&
+        !SUPPORTS_TLS_MODE_MIXED &&
+        [...this.tlsModes].some((m) => m !== c.tlsMode)
+      ) {
+        return Reason.ProtocolConflict;
+      }
+    }
+    return sameHost?.has(c.protocol) ? Reason.HostnameConflict : undefined;
+  }
+}
+
 export interface MergedCandidate extends ConflictInput {
   /** Gateway listeners precede all ListenerSet listeners. */
   fromGateway: boolean;
@@ -154,16 +204,20 @@ export function detectConflicts(candidates: MergedCandidate[]): (ConflictReason 
     }
   }
   // 2. ListenerSet listeners, in precedence order, against Gateway listeners and earlier winners.
+  //    Indexed per port, so thousands of ListenerSet listeners on one port stay linear.
+  const claims = new Map<number, PortClaims>();
   for (let i = 0; i < candidates.length; i++) {
-    if (candidates[i].fromGateway) continue;
-    for (let j = 0; j < i; j++) {
-      if (!candidates[j].fromGateway && result[j]) continue;
-      const reason = listenerConflict(candidates[i], candidates[j]);
-      if (reason) {
-        result[i] = reason;
-        if (reason === Reason.ProtocolConflict) break;
-      }
+    const c = candidates[i];
+    if (!c.fromGateway) {
+      result[i] = claims.get(c.port)?.conflict(c);
+      if (result[i]) continue;
     }
+    let pc = claims.get(c.port);
+    if (!pc) {
+      pc = new PortClaims();
+      claims.set(c.port, pc);
+    }
+    pc.add(c);
   }
   return result;
 }
@@ -398,24 +452,41 @@ function gatewayNotAccepted(l: ResolvedListener, opts: BuildOptions, gen?: numbe
  * ListenerSet learns nothing about its siblings.
  */
 export function markOverlappingTLS(listeners: ResolvedListener[], opts: BuildOptions): void {
-  const candidates = listeners.filter(
-    (l) =>
-      l.protocol === 'HTTPS' &&
-      l.conditions.some((c) => c.type === ConditionType.Accepted && c.status === 'True'),
-  );
+  const byPort = new Map<number, ResolvedListener[]>();
+  for (const l of listeners) {
+    if (l.protocol !== 'HTTPS') continue;
+    if (!l.conditions.some((c) => c.type === ConditionType.Accepted && c.status === 'True')) continue;
+    const list = byPort.get(l.port);
+    if (list) list.push(l);
+    else byPort.set(l.port, [l]);
+  }
   const overlapping = new Set<ResolvedListener>();
-  for (let i = 0; i < candidates.length; i++) {
-    for (let j = i + 1; j < candidates.length; j++) {
-      const a = candidates[i];
-      const b = candidates[j];
-      if (a.port !== b.port) continue;
-      const ha = a.hostname ?? '';
-      const hb = b.hostname ?? '';
-      if (ha.toLowerCase() === hb.toLowerCase()) continue;
-      const overlap = ha === '' || hb === '' || hostnameMatches(ha, hb);
-      if (overlap) {
-        overlapping.add(a);
-        overlapping.add(b);
+  for (const group of byPort.values()) {
+    if (group.length < 2) continue;
+    // A listener without hostname overlaps every listener with a hostname on its port.
+    const bare = group.filter((l) => !l.hostname).length;
+    if (bare > 0) {
+      if (bare < group.length) for (const l of group) overlapping.add(l);
+      continue;
+    }
+    const wildcards = new Map<string, ResolvedListener[]>();
+    for (const l of group) {
+      const h = (l.hostname as string).toLowerCase();
+      if (!h.startsWith('*.')) continue;
+      const list = wildcards.get(h);
+      if (list) list.push(l);
+      else wildcards.set(h, [l]);
+    }
+    if (wildcards.size === 0) continue;
+    for (const l of group) {
+      // Every wildcard strictly covering this hostname: *.b.c and *.c for a.b.c or *.b.c.
+      const h = (l.hostname as string).toLowerCase();
+      const labels = (h.startsWith('*.') ? h.slice(2) : h).split('.');
+      for (let i = 1; i < labels.length; i++) {
+        const covering = wildcards.get(`*.${labels.slice(i).join('.')}`);
+        if (!covering) continue;
+        overlapping.add(l);
+        for (const w of covering) overlapping.add(w);
       }
     }
   }
@@ -532,6 +603,14 @@ function resolveGateway(view: StoreView, opts: BuildOptions, gw: KubeObject): Re
   const accepted = !problem && gatewayAccepted(own);
   if (!accepted) own = own.map((l) => gatewayNotAccepted(l, opts, gw.metadata.generation));
   const listeners: ResolvedListener[] = [...own];
+  const bySet = new Map<number, ResolvedListener[]>();
+  resolved.forEach((l, i) => {
+    const set = merged[i].set;
+    if (set === undefined) return;
+    const list = bySet.get(set);
+    if (list) list.push(l);
+    else bySet.set(set, [l]);
+  });
   const listenerSets: ResolvedListenerSet[] = sets.map((s, idx) => {
     const gen = s.object.metadata.generation;
     if (!s.allowed) {
@@ -541,7 +620,7 @@ function resolveGateway(view: StoreView, opts: BuildOptions, gw: KubeObject): Re
         listeners: s.specs.map((spec) => notAllowedListener(opts, s.owner, spec, gen)),
       };
     }
-    let setListeners = resolved.filter((_, i) => merged[i].set === idx);
+    let setListeners = bySet.get(idx) ?? [];
     if (!accepted) setListeners = setListeners.map((l) => gatewayNotAccepted(l, opts, gen));
     listeners.push(...setListeners);
     return {

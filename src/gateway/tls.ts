@@ -78,8 +78,29 @@ export function validateKeyPair(certPem: string, keyPem: string): string | undef
   return undefined;
 }
 
+/**
+ * Parsing and checking a key pair costs about a millisecond, and a Secret may be referenced by
+ * thousands of listeners and rebuilt on every change. Store objects are immutable (a change is a
+ * new object), so the result is memoized per object; the returned model must not be mutated.
+ */
+const secretCache = new WeakMap<KubeObject, Map<string, CertificateResult>>();
+
 /** Validates a Secret object as a TLS certificate; the SecretModel is named `ns/name`. */
 export function secretToModel(secret: KubeObject, namespace: string): CertificateResult {
+  let byNs = secretCache.get(secret);
+  if (!byNs) {
+    byNs = new Map();
+    secretCache.set(secret, byNs);
+  }
+  let res = byNs.get(namespace);
+  if (!res) {
+    res = checkSecret(secret, namespace);
+    byNs.set(namespace, res);
+  }
+  return res;
+}
+
+function checkSecret(secret: KubeObject, namespace: string): CertificateResult {
   const name = `${namespace}/${secret.metadata.name}`;
   const bad = (message: string): CertificateResult => ({
     ok: false,

@@ -5,11 +5,14 @@ import {
   gatewayAndListenerSetStatuses,
   listenerConflict,
   listenerHostnameProblem,
+  markOverlappingTLS,
   resolveGateways,
   resolveRouteKinds,
 } from '../../src/gateway/listeners';
 import type { Listener, GatewayStatus } from '../../src/gateway/api';
 import type { KubeObject } from '../../src/store/objects';
+import type { ResolvedListener } from '../../src/gateway/resolved';
+import { hostnameMatches } from '../../src/gateway/hostnames';
 import {
   NOW,
   OPTS,
@@ -847,5 +850,115 @@ describe('Gateway-level problems', () => {
     assert.equal(gws[0].accepted, false);
     const st = gatewayAndListenerSetStatuses(gws, view, OPTS)[0].status as unknown as GatewayStatus;
     assert.deepEqual(summary(st.conditions), ['Accepted=False/Invalid', 'Programmed=False/Invalid']);
+  });
+});
+
+describe('indexed conflict and overlap detection agree with the pairwise definitions', () => {
+  // Small deterministic PRNG (mulberry32) so failures reproduce.
+  function rng(seed: number): () => number {
+    let a = seed >>> 0;
+    return () => {
+      a = (a + 0x6d2b79f5) >>> 0;
+      let t = a;
+      t = Math.imul(t ^ (t >>> 15), t | 1);
+      t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    };
+  }
+  const pick = <T>(r: () => number, xs: readonly T[]): T => xs[Math.floor(r() * xs.length)];
+  const HOSTS = [
+    undefined,
+    'a.example.com',
+    'b.example.com',
+    '*.example.com',
+    'x.a.example.com',
+    '*.a.example.com',
+    'other.org',
+  ];
+  const PROTOCOLS = ['HTTP', 'HTTPS', 'TLS', 'TCP', 'UDP', 'FOO'];
+  const MODES = ['Terminate', 'Passthrough'] as const;
+
+  function naiveConflicts(cs: Parameters<typeof detectConflicts>[0]): (string | undefined)[] {
+    const out: (string | undefined)[] = cs.map(() => undefined);
+    for (let i = 0; i < cs.length; i++) {
+      for (let j = 0; j < cs.length; j++) {
+        if (i === j) continue;
+        if (cs[i].fromGateway) {
+          if (!cs[j].fromGateway) continue;
+        } else if (j > i || (!cs[j].fromGateway && out[j])) continue;
+        const r = listenerConflict(cs[i], cs[j]);
+        if (r && (!out[i] || r === 'ProtocolConflict')) out[i] = r;
+      }
+    }
+    return out;
+  }
+
+  test('detectConflicts on 300 random merged lists', () => {
+    for (let seed = 1; seed <= 300; seed++) {
+      const r = rng(seed);
+      const n = 1 + Math.floor(r() * 14);
+      const gwCount = Math.floor(r() * 4);
+      const cs = Array.from({ length: n }, (_, i) => {
+        const protocol = pick(r, PROTOCOLS);
+        return {
+          port: pick(r, [80, 443]),
+          protocol,
+          hostname: pick(r, HOSTS),
+          tlsMode: protocol === 'TLS' || protocol === 'HTTPS' ? pick(r, MODES) : undefined,
+          fromGateway: i < gwCount,
+        };
+      });
+      assert.deepEqual(detectConflicts(cs), naiveConflicts(cs), `seed ${seed}: ${JSON.stringify(cs)}`);
+    }
+  });
+
+  test('markOverlappingTLS on 300 random listener lists', () => {
+    for (let seed = 1; seed <= 300; seed++) {
+      const r = rng(seed * 7919);
+      const n = 1 + Math.floor(r() * 10);
+      const ls: ResolvedListener[] = Array.from({ length: n }, (_, i) => ({
+        owner: { kind: 'Gateway', namespace: 'ns', name: 'gw' },
+        name: `l${i}`,
+        qualifiedName: `Gateway/ns/gw/l${i}`,
+        port: pick(r, [443, 8443]),
+        protocol: pick(r, ['HTTPS', 'HTTPS', 'TLS']),
+        ...(() => {
+          const h = pick(r, HOSTS);
+          return h ? { hostname: h } : {};
+        })(),
+        certificates: [],
+        allowedNamespaces: { from: 'Same' },
+        supportedKinds: [],
+        ready: true,
+        conditions: [
+          {
+            type: 'Accepted',
+            status: r() < 0.8 ? 'True' : 'False',
+            reason: 'x',
+            message: 'x',
+            observedGeneration: 1,
+            lastTransitionTime: NOW,
+          },
+        ],
+        attachedRoutes: 0,
+      }));
+      const eligible = ls.filter((l) => l.protocol === 'HTTPS' && l.conditions[0].status === 'True');
+      const want = new Set<string>();
+      for (const a of eligible) {
+        for (const b of eligible) {
+          if (a === b || a.port !== b.port || (a.hostname ?? '') === (b.hostname ?? '')) continue;
+          if (!a.hostname || !b.hostname || hostnameMatches(a.hostname, b.hostname)) want.add(a.name);
+        }
+      }
+      markOverlappingTLS(ls, OPTS);
+      const got = new Set(
+        ls.filter((l) => l.conditions.some((c) => c.type === 'OverlappingTLSConfig')).map((l) => l.name),
+      );
+      assert.deepEqual(
+        [...got].sort(),
+        [...want].sort(),
+        `seed ${seed}: ${JSON.stringify(ls.map((l) => [l.port, l.protocol, l.hostname, l.conditions[0].status]))}`,
+      );
+    }
   });
 });
