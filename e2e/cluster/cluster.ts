@@ -42,8 +42,8 @@ export const CONVOY_GROUPS = [
 
 /**
  * Finds kube-apiserver, etcd and kubectl: $CONVOY_K8S_BIN_DIR (either the cache directory with
- * bin/ and crds/, or a bin directory; CRDs then come from $CONVOY_GATEWAY_CRDS_DIR or ../crds),
- * else whatever build-binaries.sh prints on its last line (a no-op when the cache is warm).
+ * bin/ and crds/, or a bin directory; CRDs then come from $CONVOY_CRD_DIR or ../crds), else
+ * whatever build-binaries.sh prints on its last line (a no-op when the cache is warm).
  */
 export function findBinaries(): K8sBinaries {
   let root = process.env.CONVOY_K8S_BIN_DIR;
@@ -51,11 +51,11 @@ export function findBinaries(): K8sBinaries {
     if (fs.existsSync(path.join(root, 'bin', 'kube-apiserver'))) {
       return {
         binDir: path.join(root, 'bin'),
-        crdDir: process.env.CONVOY_GATEWAY_CRDS_DIR ?? path.join(root, 'crds'),
+        crdDir: process.env.CONVOY_CRD_DIR ?? path.join(root, 'crds'),
       };
     }
     if (fs.existsSync(path.join(root, 'kube-apiserver'))) {
-      return { binDir: root, crdDir: process.env.CONVOY_GATEWAY_CRDS_DIR ?? path.join(root, '..', 'crds') };
+      return { binDir: root, crdDir: process.env.CONVOY_CRD_DIR ?? path.join(root, '..', 'crds') };
     }
     throw new Error(`CONVOY_K8S_BIN_DIR=${root} holds neither bin/kube-apiserver nor kube-apiserver`);
   }

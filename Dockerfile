@@ -1,0 +1,31 @@
+# syntax=docker/dockerfile:1
+# Convoy control plane image: docker build -t convoy:dev .
+# Build stage: full toolchain, dev dependencies, TypeScript compile, then drop dev dependencies.
+FROM node:24-bookworm AS build
+WORKDIR /src
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY tsconfig.json ./
+COPY scripts/gen-types.js scripts/
+COPY protos protos
+COPY src src
+# tsconfig also includes test/, e2e/ and bench/; they are not in the build context, so only
+# src/ is compiled.
+RUN npm run build \
+  && npm prune --omit=dev --no-audit --no-fund \
+  && chmod 0755 dist/src/cli/main.js
+
+# Runtime stage: Node only, production dependencies, compiled JavaScript and the proto manifest.
+FROM node:24-bookworm-slim
+ENV NODE_ENV=production
+WORKDIR /app
+COPY --from=build /src/package.json /src/package-lock.json ./
+COPY --from=build /src/node_modules node_modules
+COPY --from=build /src/dist/src dist/src
+COPY --from=build /src/protos protos
+RUN ln -s /app/dist/src/cli/main.js /usr/local/bin/convoy
+# A fixed numeric non-root user (deploy/ sets runAsUser: 10001 to match).
+USER 10001:10001
+EXPOSE 18000 9090
+ENTRYPOINT ["convoy"]
+CMD ["--help"]

@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# Deploys Convoy to a kind cluster and sends one request through it. Needs docker, kind, kubectl
+# and internet access (images, Gateway API CRDs). See e2e/kind/README.md.
+#   KIND_CLUSTER   cluster name (default convoy); created if missing
+#   KEEP_CLUSTER=1 keep the cluster afterwards (default: delete it if this script created it)
+set -euo pipefail
+ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
+CLUSTER="${KIND_CLUSTER:-convoy}"
+GATEWAY_API_VERSION="${GATEWAY_API_VERSION:-v1.6.1}"
+IMAGE=convoy:dev
+log() { echo "[kind-e2e] $*" >&2; }
+
+for tool in docker kind kubectl curl; do
+  command -v "$tool" >/dev/null || { log "$tool is required"; exit 1; }
+done
+
+created=0
+if ! kind get clusters 2>/dev/null | grep -qx "$CLUSTER"; then
+  log "creating kind cluster $CLUSTER"
+  kind create cluster --name "$CLUSTER" --wait 120s
+  created=1
+fi
+KUBECTL=(kubectl --context "kind-$CLUSTER")
+pf_pid=""
+cleanup() {
+  [[ -n "$pf_pid" ]] && kill "$pf_pid" 2>/dev/null || true
+  if [[ "$created" == 1 && "${KEEP_CLUSTER:-0}" != 1 ]]; then
+    log "deleting kind cluster $CLUSTER"
+    kind delete cluster --name "$CLUSTER"
+  fi
+}
+trap cleanup EXIT
+
+log "installing Gateway API $GATEWAY_API_VERSION standard CRDs"
+"${KUBECTL[@]}" apply --server-side -f \
+  "https://github.com/kubernetes-sigs/gateway-api/releases/download/$GATEWAY_API_VERSION/standard-install.yaml"
+"${KUBECTL[@]}" wait --for=condition=Established --timeout=60s crd --all
+
+log "building $IMAGE and loading it into kind"
+docker build -t "$IMAGE" "$ROOT"
+kind load docker-image "$IMAGE" --name "$CLUSTER"
+
+log "applying deploy/"
+"${KUBECTL[@]}" apply -f "$ROOT/deploy/"
+"${KUBECTL[@]}" -n convoy-system rollout status deployment/convoy --timeout=180s
+
+log "deploying the sample backend and an HTTPRoute"
+"${KUBECTL[@]}" -n default create configmap echo-backend --from-file=server.js="$ROOT/examples/backend/server.js" \
+  --dry-run=client -o yaml | "${KUBECTL[@]}" apply -f -
+"${KUBECTL[@]}" apply -f "$ROOT/e2e/kind/smoke.yaml"
+"${KUBECTL[@]}" -n default rollout status deployment/echo --timeout=180s
+
+log "waiting for Convoy's status: GatewayClass Accepted, Gateway Programmed, HTTPRoute Accepted"
+"${KUBECTL[@]}" wait --for=condition=Accepted --timeout=60s gatewayclass/convoy
+"${KUBECTL[@]}" -n convoy-system wait --for=condition=Programmed --timeout=60s gateway/convoy-gateway
+"${KUBECTL[@]}" -n default wait --timeout=60s httproute/echo \
+  --for=jsonpath='{.status.parents[0].conditions[?(@.type=="Accepted")].status}'=True
+"${KUBECTL[@]}" -n convoy-system rollout status deployment/convoy-gateway-envoy --timeout=180s
+
+# kind has no LoadBalancer implementation by default: reach the Envoy Service by port-forward.
+port=18080
+"${KUBECTL[@]}" -n convoy-system port-forward service/convoy-gateway-envoy "$port:80" >/dev/null &
+pf_pid=$!
+for i in $(seq 1 30); do
+  if body="$(curl -fsS "http://127.0.0.1:$port/smoke")"; then
+    if grep -q '"backend": *"kind-echo"' <<<"$body"; then
+      log "OK: request through Envoy reached the backend"
+      exit 0
+    fi
+    log "unexpected answer: $body"
+    exit 1
+  fi
+  sleep 2
+done
+log "no answer through Envoy"
+"${KUBECTL[@]}" -n convoy-system logs deployment/convoy --tail=50 || true
+exit 1

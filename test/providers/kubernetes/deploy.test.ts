@@ -1,0 +1,197 @@
+import { test, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { parseAllDocuments, parse } from 'yaml';
+import { buildBootstrap, renderBootstrapYaml } from '../../../src/envoy/bootstrap';
+import { RESOURCE_TYPES } from '../../../src/providers/kubernetes/resources';
+
+/** The deployment artifacts stay in step with the code: bootstraps, RBAC, Deployment shape. */
+
+function repoRoot(): string {
+  for (let dir = __dirname; dir !== path.dirname(dir); dir = path.dirname(dir)) {
+    if (fs.existsSync(path.join(dir, 'deploy', '01-rbac.yaml'))) return dir;
+  }
+  throw new Error('repository root not found');
+}
+
+const ROOT = repoRoot();
+const DEPLOY = path.join(ROOT, 'deploy');
+
+interface K8sDoc {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace?: string };
+  [k: string]: unknown;
+}
+
+function docs(file: string): K8sDoc[] {
+  return parseAllDocuments(fs.readFileSync(path.join(DEPLOY, file), 'utf8'))
+    .map((d) => d.toJS() as K8sDoc)
+    .filter(Boolean);
+}
+
+function allDocs(): K8sDoc[] {
+  return fs
+    .readdirSync(DEPLOY)
+    .filter((f) => f.endsWith('.yaml'))
+    .sort()
+    .flatMap(docs);
+}
+
+function find(kind: string, name: string): K8sDoc {
+  const d = allDocs().find((x) => x.kind === kind && x.metadata.name === name);
+  assert.ok(d, `${kind} ${name} in deploy/`);
+  return d;
+}
+
+describe('deploy/ artifacts', () => {
+  test('the Envoy bootstrap ConfigMap is exactly what `convoy bootstrap` renders', () => {
+    const cm = find('ConfigMap', 'convoy-gateway-envoy-bootstrap') as K8sDoc & {
+      data: Record<string, string>;
+    };
+    const expected = renderBootstrapYaml({
+      xdsAddress: 'convoy-xds.convoy-system.svc:18000',
+      gateway: 'convoy-system/convoy-gateway',
+      nodeId: 'envoy',
+    });
+    assert.equal(cm.data['bootstrap.yaml'], expected, 'stale: run deploy/regenerate.sh');
+    assert.equal(cm.metadata.namespace, 'convoy-system');
+  });
+
+  test('the docker-compose Envoy bootstrap matches buildBootstrap for Gateway default/demo', () => {
+    const file = parse(fs.readFileSync(path.join(DEPLOY, 'compose', 'envoy-bootstrap.yaml'), 'utf8'));
+    assert.deepEqual(
+      file,
+      buildBootstrap({ xdsAddress: 'convoy:18000', gateway: 'default/demo', nodeId: 'compose-envoy' }),
+      'stale: run deploy/regenerate.sh',
+    );
+  });
+
+  test('deploy/regenerate.sh with the compiled CLI reproduces the committed files byte for byte', () => {
+    // <outDir>/test/providers/kubernetes → <outDir>/src/cli/main.js
+    const cli = path.resolve(__dirname, '..', '..', '..', 'src', 'cli', 'main.js');
+    assert.ok(fs.existsSync(cli), `compiled CLI at ${cli}`);
+    const out = fs.mkdtempSync(path.join(os.tmpdir(), 'convoy-regen-'));
+    try {
+      execFileSync('bash', [path.join(DEPLOY, 'regenerate.sh'), out], {
+        env: { ...process.env, CONVOY: `${process.execPath} ${cli}` },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      for (const f of ['21-envoy-bootstrap.yaml', path.join('compose', 'envoy-bootstrap.yaml')]) {
+        assert.equal(
+          fs.readFileSync(path.join(out, f), 'utf8'),
+          fs.readFileSync(path.join(DEPLOY, f), 'utf8'),
+          `deploy/${f} is stale: run deploy/regenerate.sh`,
+        );
+      }
+    } finally {
+      fs.rmSync(out, { recursive: true, force: true });
+    }
+  });
+
+  test('the ClusterRole grants read on every kind the provider watches, and writes only status', () => {
+    const role = find('ClusterRole', 'convoy') as K8sDoc & {
+      rules: { apiGroups: string[]; resources: string[]; verbs: string[] }[];
+    };
+    const allowed = (group: string, resource: string, verb: string) =>
+      role.rules.some(
+        (r) => r.apiGroups.includes(group) && r.resources.includes(resource) && r.verbs.includes(verb),
+      );
+    for (const r of RESOURCE_TYPES) {
+      for (const verb of ['list', 'watch']) {
+        assert.ok(allowed(r.group, r.plural, verb), `${verb} ${r.group}/${r.plural}`);
+      }
+    }
+    for (const plural of [
+      'gatewayclasses',
+      'gateways',
+      'listenersets',
+      'httproutes',
+      'grpcroutes',
+      'tlsroutes',
+    ]) {
+      assert.ok(
+        allowed('gateway.networking.k8s.io', `${plural}/status`, 'update'),
+        `update ${plural}/status`,
+      );
+    }
+    for (const rule of role.rules) {
+      const writes = rule.verbs.filter((v) => !['get', 'list', 'watch'].includes(v));
+      if (writes.length) {
+        assert.ok(
+          rule.resources.every((res) => res.endsWith('/status')),
+          `write verbs ${writes} only on status: ${rule.resources}`,
+        );
+      }
+      assert.ok(!rule.verbs.includes('*') && !rule.resources.includes('*'), 'no wildcards');
+    }
+    const leases = find('Role', 'convoy-leader-election') as K8sDoc & {
+      rules: { resources: string[]; verbs: string[]; resourceNames?: string[] }[];
+    };
+    assert.equal(leases.metadata.namespace, 'convoy-system');
+    assert.ok(leases.rules.every((r) => r.resources.length === 1 && r.resources[0] === 'leases'));
+  });
+
+  test('the Convoy Deployment: 2 replicas, required args, probes, non-root, read-only root filesystem', () => {
+    const dep = find('Deployment', 'convoy') as K8sDoc & {
+      spec: {
+        replicas: number;
+        template: {
+          spec: {
+            serviceAccountName: string;
+            securityContext: Record<string, unknown>;
+            containers: {
+              args: string[];
+              readinessProbe: { httpGet: { path: string; port: string } };
+              livenessProbe: { httpGet: { path: string; port: string } };
+              ports: { name: string; containerPort: number }[];
+              resources: { requests: object; limits: object };
+              securityContext: Record<string, unknown>;
+            }[];
+          };
+        };
+      };
+    };
+    assert.equal(dep.spec.replicas, 2);
+    const pod = dep.spec.template.spec;
+    assert.equal(pod.serviceAccountName, 'convoy');
+    assert.equal(pod.securityContext.runAsNonRoot, true);
+    const c = pod.containers[0];
+    assert.deepEqual(c.args, [
+      'serve',
+      '--xds-address',
+      '0.0.0.0:18000',
+      '--admin-address',
+      '0.0.0.0:9090',
+      '--leader-election-namespace',
+      'convoy-system',
+    ]);
+    assert.equal(c.readinessProbe.httpGet.path, '/readyz');
+    assert.equal(c.livenessProbe.httpGet.path, '/healthz');
+    assert.equal(c.ports.find((p) => p.name === c.readinessProbe.httpGet.port)?.containerPort, 9090);
+    assert.ok(c.resources.requests && c.resources.limits);
+    assert.equal(c.securityContext.readOnlyRootFilesystem, true);
+    assert.equal(c.securityContext.allowPrivilegeEscalation, false);
+    // The Dockerfile's user must be the one the Deployment runs as.
+    const dockerfile = fs.readFileSync(path.join(ROOT, 'Dockerfile'), 'utf8');
+    assert.match(dockerfile, new RegExp(`^USER ${String(pod.securityContext.runAsUser)}:`, 'm'));
+    assert.match(dockerfile, /^ENTRYPOINT \["convoy"\]/m);
+  });
+
+  test('the Envoy fleet serves the Gateway named in its bootstrap and is exposed by a LoadBalancer', () => {
+    const gw = find('Gateway', 'convoy-gateway') as K8sDoc & { spec: { gatewayClassName: string } };
+    assert.equal(gw.spec.gatewayClassName, find('GatewayClass', 'convoy').metadata.name);
+    const cm = find('ConfigMap', 'convoy-gateway-envoy-bootstrap') as K8sDoc & {
+      data: Record<string, string>;
+    };
+    const boot = parse(cm.data['bootstrap.yaml']) as { node: { cluster: string } };
+    assert.equal(boot.node.cluster, `${gw.metadata.namespace}/${gw.metadata.name}`);
+    const svc = find('Service', 'convoy-gateway-envoy') as K8sDoc & { spec: { type: string } };
+    assert.equal(svc.spec.type, 'LoadBalancer');
+    const xds = find('Service', 'convoy-xds') as K8sDoc & { spec: { ports: { port: number }[] } };
+    assert.equal(xds.spec.ports[0].port, 18000);
+  });
+});
