@@ -31,7 +31,7 @@ import { acceptedGatewayClasses, ownedGatewayClasses } from './gatewayclass';
 import { SUPPORTS_TLS_MODE_MIXED } from './features';
 import {
   listenerSetAllowed,
-  listenerSetsForGateway,
+  listenerSetsByParent,
   listenerSetStatus,
   listenerSetVerdict,
   listenerStatus,
@@ -532,9 +532,10 @@ export function gatewayProblem(
   view: StoreView,
   opts: BuildOptions,
   gw: KubeObject,
+  acceptedClasses: Set<string> = acceptedGatewayClasses(view, opts),
 ): { reason: string; message: string } | undefined {
   const spec = gatewaySpec(gw);
-  if (!acceptedGatewayClasses(view, opts).has(spec.gatewayClassName)) {
+  if (!acceptedClasses.has(spec.gatewayClassName)) {
     return { reason: Reason.Invalid, message: `GatewayClass ${spec.gatewayClassName} is not accepted` };
   }
   const ref = spec.infrastructure?.parametersRef;
@@ -559,11 +560,17 @@ interface SetInfo {
   specs: Listener[];
 }
 
-function resolveGateway(view: StoreView, opts: BuildOptions, gw: KubeObject): ResolvedGateway {
+function resolveGateway(
+  view: StoreView,
+  opts: BuildOptions,
+  gw: KubeObject,
+  setsByParent: Map<string, KubeObject[]>,
+  acceptedClasses: Set<string>,
+): ResolvedGateway {
   const ns = objectNamespace(gw);
   const gwOwner: ListenerOwner = { kind: 'Gateway', namespace: ns, name: gw.metadata.name };
   const ownSpecs = gatewaySpec(gw).listeners ?? [];
-  const sets: SetInfo[] = listenerSetsForGateway(view, gw).map((ls) => {
+  const sets: SetInfo[] = (setsByParent.get(`${ns}/${gw.metadata.name}`) ?? []).map((ls) => {
     const lsNs = objectNamespace(ls);
     return {
       object: ls,
@@ -598,7 +605,7 @@ function resolveGateway(view: StoreView, opts: BuildOptions, gw: KubeObject): Re
   );
 
   markOverlappingTLS(resolved, opts);
-  const problem = gatewayProblem(view, opts, gw);
+  const problem = gatewayProblem(view, opts, gw, acceptedClasses);
   let own = resolved.slice(0, ownSpecs.length);
   const accepted = !problem && gatewayAccepted(own);
   if (!accepted) own = own.map((l) => gatewayNotAccepted(l, opts, gw.metadata.generation));
@@ -634,7 +641,9 @@ function resolveGateway(view: StoreView, opts: BuildOptions, gw: KubeObject): Re
 }
 
 export function resolveGateways(view: StoreView, opts: BuildOptions): ResolvedGateway[] {
-  return ownedGateways(view, opts).map((gw) => resolveGateway(view, opts, gw));
+  const setsByParent = listenerSetsByParent(view);
+  const acceptedClasses = acceptedGatewayClasses(view, opts);
+  return ownedGateways(view, opts).map((gw) => resolveGateway(view, opts, gw, setsByParent, acceptedClasses));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -649,14 +658,19 @@ function gatewayAddresses(gw: KubeObject): GatewayStatusAddress[] {
   return out;
 }
 
-function gatewayStatus(g: ResolvedGateway, view: StoreView, opts: BuildOptions): ObjectStatus {
+function gatewayStatus(
+  g: ResolvedGateway,
+  view: StoreView,
+  opts: BuildOptions,
+  acceptedClasses: Set<string>,
+): ObjectStatus {
   const gw = g.object;
   const gen = gw.metadata.generation;
   const own = g.listeners.filter((l) => l.owner.kind === 'Gateway');
   const cond = (type: string, status: Condition['status'], reason: string, message: string) =>
     makeCondition(type, status, reason, message, gen, opts.now);
   let conditions: Condition[];
-  const problem = gatewayProblem(view, opts, gw);
+  const problem = gatewayProblem(view, opts, gw, acceptedClasses);
   if (problem) {
     conditions = [
       cond(ConditionType.Accepted, 'False', problem.reason, problem.message),
@@ -707,8 +721,9 @@ export function gatewayAndListenerSetStatuses(
   opts: BuildOptions,
 ): ObjectStatus[] {
   const out: ObjectStatus[] = [];
+  const acceptedClasses = acceptedGatewayClasses(view, opts);
   for (const g of gateways) {
-    out.push(gatewayStatus(g, view, opts));
+    out.push(gatewayStatus(g, view, opts, acceptedClasses));
     for (const set of g.listenerSets) {
       const allowed = listenerSetAllowed(view, g.object, objectNamespace(set.object));
       out.push(listenerSetStatus(set, listenerSetVerdict(set, allowed, g.accepted), opts));

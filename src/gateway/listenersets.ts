@@ -52,6 +52,22 @@ export function listenerSetsForGateway(view: StoreView, gateway: KubeObject): Ku
     .sort(compareListenerSets);
 }
 
+/** All ListenerSets by the "namespace/name" of the Gateway they name, each list in precedence order. */
+export function listenerSetsByParent(view: StoreView): Map<string, KubeObject[]> {
+  const out = new Map<string, KubeObject[]>();
+  for (const ls of view.list('ListenerSet')) {
+    if (ls.metadata.deletionTimestamp) continue;
+    const parent = listenerSetParent(ls);
+    if (!parent) continue;
+    const key = `${parent.namespace}/${parent.name}`;
+    const list = out.get(key);
+    if (list) list.push(ls);
+    else out.set(key, [ls]);
+  }
+  for (const list of out.values()) list.sort(compareListenerSets);
+  return out;
+}
+
 /** Whether Gateway.spec.allowedListeners admits a ListenerSet from `namespace` (None by default). */
 export function listenerSetAllowed(view: StoreView, gateway: KubeObject, namespace: string): boolean {
   const allowed = gatewaySpec(gateway).allowedListeners?.namespaces;
