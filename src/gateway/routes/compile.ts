@@ -176,7 +176,10 @@ function escapeRegex(s: string): string {
  * A GRPCRoute method match becomes a path match on `/service/method`:
  *  - Exact with both: exact path; service only: prefix `/service`; method only: regex;
  *  - RegularExpression: regex `/<service or [^/]+>/<method or [^/]+>`.
- * Precedence then follows "longest service, then longest method" through the path length.
+ * GRPCRoute precedence is "longest service, then longest method, then most headers" whatever the
+ * match type, so every gRPC match ranks like an exact path with length service*1000 + method. The
+ * translator restricts these routes to gRPC requests (content-type application/grpc), so this only
+ * orders them among themselves and ahead of HTTPRoute rules for gRPC requests.
  */
 export function compileGRPCMatch(m: GRPCRouteMatch | undefined): CompiledMatch {
   const match: RouteMatchModel = { grpc: true };
@@ -184,7 +187,6 @@ export function compileGRPCMatch(m: GRPCRouteMatch | undefined): CompiledMatch {
   const type = method?.type ?? 'Exact';
   const svc = method?.service;
   const meth = method?.method;
-  let pathRank: number;
   let pathLength: number;
   if (type === 'Exact') {
     if (svc !== undefined && !GRPC_NAME.test(svc)) fail(`invalid gRPC service name ${JSON.stringify(svc)}`);
@@ -192,23 +194,18 @@ export function compileGRPCMatch(m: GRPCRouteMatch | undefined): CompiledMatch {
       fail(`invalid gRPC method name ${JSON.stringify(meth)}`);
     if (svc && meth) {
       match.path = { type: 'Exact', value: `/${svc}/${meth}` };
-      pathRank = 0;
     } else if (svc) {
       match.path = { type: 'PathPrefix', value: `/${svc}` };
-      pathRank = 2;
     } else if (meth) {
       match.path = { type: 'RegularExpression', value: `/[^/]+/${escapeRegex(meth)}` };
-      pathRank = 1;
     } else {
       match.path = { type: 'PathPrefix', value: '/' };
-      pathRank = 2;
     }
     pathLength = (svc?.length ?? 0) * 1000 + (meth?.length ?? 0);
   } else if (type === 'RegularExpression') {
     if (svc !== undefined && !isSupportedRegex(svc)) fail('invalid gRPC service regular expression');
     if (meth !== undefined && !isSupportedRegex(meth)) fail('invalid gRPC method regular expression');
     match.path = { type: 'RegularExpression', value: `/${svc || '[^/]+'}/${meth || '[^/]+'}` };
-    pathRank = 1;
     pathLength = (svc?.length ?? 0) * 1000 + (meth?.length ?? 0);
   } else {
     fail(`unsupported gRPC method match type ${String(type)}`);
@@ -217,7 +214,7 @@ export function compileGRPCMatch(m: GRPCRouteMatch | undefined): CompiledMatch {
   if (headers.length) match.headers = headers;
   return {
     match,
-    precedence: { pathRank, pathLength, hasMethod: false, headers: headers.length, queryParams: 0 },
+    precedence: { pathRank: 0, pathLength, hasMethod: false, headers: headers.length, queryParams: 0 },
   };
 }
 

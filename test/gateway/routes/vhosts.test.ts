@@ -11,6 +11,7 @@ import {
   backendService,
   gateway,
   gatewayClass,
+  grpcRoute,
   httpListener,
   httpRoute,
   parentRef,
@@ -172,4 +173,40 @@ describe('match precedence across routes (httproute-matching-across-routes / pat
       assert.deepEqual(vhosts([gateway('gw', [httpListener('http', 80)]), ...c.routes]), { '*': c.order });
     });
   }
+});
+
+test('GRPCRoute precedence: longest service, then longest method, then headers, regardless of match type', () => {
+  const g = (
+    name: string,
+    method: { type?: 'Exact' | 'RegularExpression'; service?: string; method?: string },
+    headers = 0,
+  ) =>
+    grpcRoute(name, [
+      {
+        matches: [
+          { method, headers: Array.from({ length: headers }, (_, i) => ({ name: `h${i}`, value: 'v' })) },
+        ],
+        backendRefs: [backendRef('web', 80)],
+      },
+    ]);
+  const got = vhosts([
+    gateway('gw', [httpListener('http', 80)]),
+    g('any', {}),
+    g('method-only', { method: 'GetLongName' }),
+    g('svc-only', { service: 'pkg.Svc' }),
+    g('svc-method', { service: 'pkg.Svc', method: 'Get' }),
+    g('svc-method-headers', { service: 'pkg.Svc', method: 'Get' }, 1),
+    g('regex-longer-svc', { type: 'RegularExpression', service: 'pkg\\.Svc.*' }),
+  ]);
+  const r = (n: string) => `GRPCRoute/default/${n}/rule/0/match/0`;
+  assert.deepEqual(got, {
+    '*': [
+      r('regex-longer-svc'),
+      r('svc-method-headers'),
+      r('svc-method'),
+      r('svc-only'),
+      r('method-only'),
+      r('any'),
+    ],
+  });
 });
