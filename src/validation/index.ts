@@ -59,6 +59,23 @@ export function servedApiVersions(kind: string): string[] {
   return CORE_KINDS[kind]?.apiVersions ?? [];
 }
 
+/**
+ * The API group a kind Convoy reads belongs to ("" for core), or undefined for other kinds.
+ * Objects of the same kind name in another group (an Istio `networking.istio.io` Gateway) are
+ * different kinds and not Convoy's to read.
+ */
+export function apiGroupOf(kind: string): string | undefined {
+  if (GATEWAY_KIND_SCHEMAS[kind]) return GATEWAY_GROUP;
+  const v = CORE_KINDS[kind]?.apiVersions[0];
+  if (v === undefined) return undefined;
+  return v.includes('/') ? v.slice(0, v.indexOf('/')) : '';
+}
+
+/** The group part of an apiVersion ("" for the core group's "v1"). */
+export function groupOfApiVersion(apiVersion: string): string {
+  return apiVersion.includes('/') ? apiVersion.slice(0, apiVersion.lastIndexOf('/')) : '';
+}
+
 /** Validates one object. Returns the problems, each starting with its field path; [] = valid. */
 export function validateObject(obj: KubeObject): string[] {
   try {

@@ -5,9 +5,10 @@
  * gateway.ts; this file only interprets them.
  *
  * Semantics follow kube-apiserver: null fields are dropped, then defaults are applied (to the
- * defaulted values too), then the schema is checked, then the rules. A rule runs only when the
- * value it is attached to passed the structural checks, so rule code can trust shapes. Unknown
- * fields are refused, as `kubectl apply` (field validation Strict) refuses them.
+ * defaulted values too), then the schema is checked, then the rules. Rules must tolerate values
+ * whose insides failed the schema (they run anyway, as in kube-apiserver; a rule that throws on
+ * such a value is skipped). Unknown fields are refused, as `kubectl apply` (field validation
+ * Strict) refuses them.
  */
 
 /** A CEL rule from a CRD's x-kubernetes-validations, ported to TypeScript. */
@@ -160,6 +161,8 @@ function regex(pattern: string): RegExp {
 /** Validates an already-defaulted value. Returns the number of errors added. */
 export function validateNode(node: SchemaNode, value: unknown, path: string, errors: string[]): number {
   const before = errors.length;
+  /** Errors that keep the rules from running: all of them, except duplicate list entries. */
+  let blocking = -1;
   switch (node.type) {
     case 'string': {
       if (typeof value !== 'string') {
@@ -261,6 +264,7 @@ export function validateNode(node: SchemaNode, value: unknown, path: string, err
           errors.push(typeError(`${path}[${i}]`, schemaTypeName(node.items), v));
         else validateNode(node.items, v, `${path}[${i}]`, errors);
       });
+      blocking = errors.length - before;
       if (errors.length === before && node.listType === 'set') {
         const seen = new Set<string>();
         value.forEach((v, i) => {
@@ -283,21 +287,24 @@ export function validateNode(node: SchemaNode, value: unknown, path: string, err
       break;
     }
   }
-  if (errors.length === before && node.rules) {
+  if (blocking < 0) blocking = errors.length - before;
+  if (node.rules && (blocking === 0 || isPlainObject(value) || Array.isArray(value))) {
+    // Like kube-apiserver, rules also run when something inside already failed the schema (so
+    // users see every message at once); a rule that then cannot evaluate is skipped.
     for (const r of node.rules) {
       if (r.transition) continue;
       let result: boolean | string[];
       try {
         result = r.check(value as never);
       } catch {
-        // A CEL rule that cannot evaluate refuses the object, as kube-apiserver does.
+        // A CEL rule that cannot evaluate on a well-formed value refuses the object, as
+        // kube-apiserver does.
+        if (blocking > 0) continue;
         result = false;
       }
       if (result === true || (Array.isArray(result) && result.length === 0)) continue;
-      const where = result === false ? [''] : result;
-      for (const sub of where) {
-        errors.push(`${path}${sub}: Invalid value: "${schemaTypeName(node)}": ${r.message}`);
-      }
+      if (result === false) errors.push(`${path}: Invalid value: "${schemaTypeName(node)}": ${r.message}`);
+      else for (const sub of result) errors.push(`${path}${sub}: Invalid value: ${r.message}`);
     }
   }
   return errors.length - before;

@@ -25,7 +25,7 @@ import type { ConvoyMetrics } from '../../observability/metrics';
 import type { KubeObject } from '../../store/objects';
 import { CLUSTER_SCOPED_KINDS, WATCHED_KINDS, keyOf, objectNamespace } from '../../store/objects';
 import type { ObjectStore } from '../../store/store';
-import { validateObject } from '../../validation';
+import { apiGroupOf, groupOfApiVersion, validateObject } from '../../validation';
 
 export interface FileProblem {
   /** Path relative to the provider's directory. */
@@ -403,11 +403,13 @@ export class FileProvider {
       meta && typeof meta === 'object' && typeof (meta as Record<string, unknown>).name === 'string'
         ? ((meta as Record<string, unknown>).name as string)
         : undefined;
-    if (kind !== undefined && !WATCHED.has(kind)) {
-      this.logger.debug(
-        { file, document: entry.document, kind, name },
-        'ignoring kind Convoy does not watch',
-      );
+    const apiVersion = typeof raw.apiVersion === 'string' ? raw.apiVersion : undefined;
+    if (
+      (kind !== undefined && !WATCHED.has(kind)) ||
+      (kind !== undefined && apiVersion !== undefined && groupOfApiVersion(apiVersion) !== apiGroupOf(kind))
+    ) {
+      // Another kind, or the same kind name in another API group (an Istio Gateway).
+      this.logger.debug({ file, document: entry.document, apiVersion, kind, name }, 'ignoring kind Convoy does not read');
       return { kind: 'ignored' };
     }
     const obj = normalize(structuredClone(raw));

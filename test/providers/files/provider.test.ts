@@ -110,6 +110,7 @@ describe('FileProvider initial load', () => {
     await put('.hidden.yaml', GW('hidden'));
     await put('..data/x.yaml', GW('configmap-internal'));
     await put('other.yaml', 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n');
+    await put('istio.yaml', GW('istio').replace('gateway.networking.k8s.io/v1', 'networking.istio.io/v1'));
 
     const p = newProvider();
     assert.equal(store.isSynced(), false);
@@ -127,6 +128,7 @@ describe('FileProvider initial load', () => {
     assert.equal(gw('never'), undefined);
     assert.equal(gw('hidden'), undefined);
     assert.equal(gw('configmap-internal'), undefined);
+    assert.equal(gw('istio'), undefined, 'a Gateway of another API group is not ours');
     assert.equal(store.list('ConfigMap').length, 0);
     assert.equal(store.size(), 5);
   });
