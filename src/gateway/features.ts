@@ -1,7 +1,9 @@
 /**
  * What Convoy supports, named exactly as Gateway API v1.6.1 `pkg/features` spells it. This list
  * is published in GatewayClass.status.supportedFeatures, and the conformance suite infers which
- * tests to run from it: list only what is implemented end to end.
+ * tests to run from it: list only what is implemented end to end (route compiler in routes/,
+ * Envoy translation in src/envoy). Not claimed: WebSocket backends, CORS, retries, named route
+ * rules, static addresses, frontend/backend client certificates, TLSRoute mixed modes, TCP/UDP.
  */
 
 export const SUPPORTED_FEATURES: readonly string[] = [
@@ -19,12 +21,18 @@ export const SUPPORTED_FEATURES: readonly string[] = [
   'HTTPRoutePortRedirect',
   'HTTPRouteSchemeRedirect',
   'HTTPRoutePathRedirect',
+  'HTTPRoute303RedirectStatusCode',
+  'HTTPRoute307RedirectStatusCode',
+  'HTTPRoute308RedirectStatusCode',
   'HTTPRouteHostRewrite',
   'HTTPRoutePathRewrite',
   'HTTPRouteRequestMirror',
+  'HTTPRouteRequestMultipleMirrors',
+  'HTTPRouteRequestPercentageMirror',
   'HTTPRouteRequestTimeout',
   'HTTPRouteBackendTimeout',
   'HTTPRouteParentRefPort',
+  'HTTPRouteBackendProtocolH2C',
   // GRPCRoute
   'GRPCRoute',
   // TLSRoute: passthrough (core) and terminate (extended); not mixed modes on one port.
