@@ -4,7 +4,7 @@ import type { CacheEntry, FleetSnapshot } from './snapshot';
 import { byName } from './snapshot';
 import { encodeDeltaBody } from './encode';
 import type { Built, NodeInfo, StatusDetail, TypeState } from './stream';
-import { AdsStream } from './stream';
+import { AdsStream, DEFERRED_REMOVAL_TYPES } from './stream';
 
 /** The fields of envoy.service.discovery.v3.DeltaDiscoveryRequest the server reads. */
 export interface DeltaRequest {
@@ -103,7 +103,7 @@ export class DeltaStream extends AdsStream {
 
   protected build(st: TypeState, snap: FleetSnapshot, final: boolean): Built | undefined {
     const ts = snap.types[st.typeUrl as TypeUrl];
-    const defer = !final && st.typeUrl === TypeUrl.Cluster;
+    const defer = !final && DEFERRED_REMOVAL_TYPES.includes(st.typeUrl);
     const send: CacheEntry[] = [];
     const removed: string[] = [];
     const keep: string[] = [];

@@ -40,6 +40,8 @@ const MAX_INFLIGHT = 4;
 /** Above this many changed names, a wildcard stream re-evaluates the whole type. */
 const PENDING_ALL_THRESHOLD = 64;
 const RECENT_NONCES = 8;
+/** Types whose removals wait until the rest of a push was sent, in this order. */
+export const DEFERRED_REMOVAL_TYPES: readonly string[] = [TypeUrl.Cluster, TypeUrl.Endpoint];
 
 export function typeLabel(typeUrl: string): string {
   const name = messageNameOf(typeUrl);
@@ -354,7 +356,10 @@ export abstract class AdsStream implements BudgetWaiter {
     eds.addPending(cla);
   }
 
-  /** The next response in push order: SDS, CDS, EDS, LDS, RDS, then CDS removals. */
+  /**
+   * The next response in push order: SDS, CDS, EDS, LDS, RDS, then the removals of clusters and
+   * their endpoints (make-before-break: routes move away from a cluster before it goes).
+   */
   private buildNext(): Built | undefined {
     if (!this.fleet) return undefined;
     const snap = this.ctx.cache.snapshot(this.fleet);
@@ -372,8 +377,13 @@ export abstract class AdsStream implements BudgetWaiter {
         if (built) return built;
       }
     }
-    const cds = this.types.get(TypeUrl.Cluster);
-    if (cds?.hasWork()) return this.build(cds, snap, true);
+    for (const type of DEFERRED_REMOVAL_TYPES) {
+      const st = this.types.get(type);
+      if (st?.hasWork()) {
+        const built = this.build(st, snap, true);
+        if (built) return built;
+      }
+    }
     return undefined;
   }
 

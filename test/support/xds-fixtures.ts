@@ -66,7 +66,7 @@ export function httpListener(
   name: string,
   port: number,
   routeName: string,
-  opts: { tlsSecret?: string } = {},
+  opts: { tlsSecret?: string; statPrefix?: string } = {},
 ): Listener {
   return {
     name,
@@ -80,7 +80,7 @@ export function httpListener(
             typed_config: any(
               'envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager',
               {
-                stat_prefix: name,
+                stat_prefix: opts.statPrefix ?? name,
                 rds: { route_config_name: routeName, config_source: ADS },
                 http_filters: [
                   {
@@ -157,6 +157,10 @@ export interface FleetSpec {
   https?: boolean;
   /** Per-cluster connect timeout (changes the cluster content). */
   clusterTimeout?: Record<string, number>;
+  /** stat_prefix of the HTTP listener's HCM (changes the listener content). */
+  httpStatPrefix?: string;
+  /** More HTTP listeners `http-<port>`, each with its own route `http-<port>`. */
+  extraHttpPorts?: number[];
 }
 
 /**
@@ -172,12 +176,14 @@ export function fleetResources(spec: FleetSpec = {}): EnvoyResources {
     clusters: clusters.map((c) => edsCluster(c, { timeoutSec: spec.clusterTimeout?.[c] })),
     endpoints: clusters.map((c) => cla(c, [spec.ports?.[c] ?? 8080])),
     listeners: [
-      httpListener('http-8080', 8080, 'http-8080'),
+      httpListener('http-8080', 8080, 'http-8080', { statPrefix: spec.httpStatPrefix }),
       ...(https ? [httpListener('https-8443', 8443, 'https-8443', { tlsSecret: 'default/cert' })] : []),
+      ...(spec.extraHttpPorts ?? []).map((p) => httpListener(`http-${p}`, p, `http-${p}`)),
     ],
     routes: [
       routeConfig('http-8080', [{ prefix: spec.routePrefix ?? '/', cluster: target }]),
       ...(https ? [routeConfig('https-8443', [{ prefix: '/', cluster: target }])] : []),
+      ...(spec.extraHttpPorts ?? []).map((p) => routeConfig(`http-${p}`, [{ prefix: '/', cluster: target }])),
     ],
   };
 }
