@@ -87,3 +87,57 @@ describe('GatewayClass parametersRef', () => {
     assert.equal(acceptedGatewayClasses(store(gc), OPTS).size, 0);
   });
 });
+
+describe('supported feature names', () => {
+  // Names as spelled in Gateway API v1.6.1 pkg/features (gateway, httproute, grpcroute, tlsroute,
+  // referencegrant). A typo here would make the conformance suite silently skip tests.
+  const KNOWN = new Set([
+    'Gateway',
+    'GatewayPort8080',
+    'GatewayStaticAddresses',
+    'GatewayHTTPListenerIsolation',
+    'GatewayHTTPSListenerDetectMisdirectedRequests',
+    'GatewayInfrastructurePropagation',
+    'GatewayAddressEmpty',
+    'GatewayBackendClientCertificate',
+    'GatewayFrontendClientCertificateValidation',
+    'GatewayFrontendClientCertificateValidationInsecureFallback',
+    'ListenerSet',
+    'ReferenceGrant',
+    'HTTPRoute',
+    'HTTPRouteDestinationPortMatching',
+    'HTTPRouteBackendRequestHeaderModification',
+    'HTTPRouteQueryParamMatching',
+    'HTTPRouteMethodMatching',
+    'HTTPRouteResponseHeaderModification',
+    'HTTPRoutePortRedirect',
+    'HTTPRouteSchemeRedirect',
+    'HTTPRoutePathRedirect',
+    'HTTPRouteHostRewrite',
+    'HTTPRoutePathRewrite',
+    'HTTPRouteRequestMirror',
+    'HTTPRouteRequestMultipleMirrors',
+    'HTTPRouteRequestPercentageMirror',
+    'HTTPRouteRequestTimeout',
+    'HTTPRouteBackendTimeout',
+    'HTTPRouteParentRefPort',
+    'HTTPRouteBackendProtocolH2C',
+    'HTTPRouteBackendProtocolWebSocket',
+    'HTTPRouteNamedRouteRule',
+    'HTTPRouteCORS',
+    'HTTPRoute303RedirectStatusCode',
+    'HTTPRoute307RedirectStatusCode',
+    'HTTPRoute308RedirectStatusCode',
+    'GRPCRoute',
+    'GRPCRouteNamedRouteRule',
+    'TLSRoute',
+    'TLSRouteModeTerminate',
+    'TLSRouteModeMixed',
+  ]);
+  for (const name of SUPPORTED_FEATURES) {
+    test(name, () => assert.ok(KNOWN.has(name), `${name} is not a v1.6.1 feature name`));
+  }
+  test('TLSRouteModeMixed is not claimed (mixed modes on one port are reported as ProtocolConflict)', () => {
+    assert.ok(!SUPPORTED_FEATURES.includes('TLSRouteModeMixed'));
+  });
+});
