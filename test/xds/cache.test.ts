@@ -1,0 +1,264 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { silentLogger } from '../../src/observability/logger';
+import { ConvoyMetrics } from '../../src/observability/metrics';
+import { XdsCache } from '../../src/xds/cache';
+import { checkConsistency } from '../../src/xds/consistency';
+import { TypeUrl } from '../../src/xds/resources';
+import type { EnvoyResources } from '../../src/xds/resources';
+import { encodeMessage } from '../../src/envoy/protos';
+import type { FleetChange } from '../../src/xds/snapshot';
+import { cla, edsCluster, fleetResources, httpListener, routeConfig, secret } from '../support/xds-fixtures';
+
+function newCache(): { cache: XdsCache; metrics: ConvoyMetrics } {
+  const metrics = new ConvoyMetrics();
+  return { cache: new XdsCache({ logger: silentLogger(), metrics }), metrics };
+}
+
+function versions(cache: XdsCache, fleet: string): Record<string, Record<string, string>> {
+  const snap = cache.snapshot(fleet)!;
+  const out: Record<string, Record<string, string>> = {};
+  for (const [type, ts] of Object.entries(snap.types)) {
+    out[type] = { '': ts.version };
+    for (const [name, e] of ts.entries) out[type][name] = e.version;
+  }
+  return out;
+}
+
+describe('consistency check', () => {
+  test('accepts a complete fleet', () => {
+    assert.deepEqual(checkConsistency(fleetResources({ clusters: ['a/b/1', 'a/c/2'] })).errors, []);
+  });
+
+  test('missing route configuration, CLA, secret and route clusters are all reported', () => {
+    const res: EnvoyResources = {
+      listeners: [
+        httpListener('l', 80, 'missing-route'),
+        httpListener('t', 443, 'r', { tlsSecret: 'missing-secret' }),
+      ],
+      routes: [
+        routeConfig('r', [
+          { prefix: '/a', cluster: 'missing-cluster' },
+          {
+            prefix: '/b',
+            weighted: [
+              { name: 'c1', weight: 1 },
+              { name: 'missing-weighted', weight: 1 },
+            ],
+          },
+          { prefix: '/c', cluster: 'c1', mirror: 'missing-mirror' },
+        ]),
+      ],
+      clusters: [
+        edsCluster('c1'),
+        edsCluster('c2', { serviceName: 'missing-cla' }),
+        edsCluster('c3', { tlsSecret: 'missing-upstream-secret' }),
+      ],
+      endpoints: [cla('c1'), cla('c3')],
+      secrets: [],
+    };
+    const errors = checkConsistency(res).errors;
+    for (const name of [
+      'missing-route',
+      'missing-secret',
+      'missing-cluster',
+      'missing-weighted',
+      'missing-mirror',
+      'missing-cla',
+      'missing-upstream-secret',
+    ]) {
+      assert.match(errors.join('\n'), new RegExp(`"${name}" not found`), name);
+    }
+    assert.equal(errors.length, 7);
+  });
+
+  test('duplicate and empty names are refused', () => {
+    const res = fleetResources();
+    res.clusters.push(edsCluster('default/app/80'));
+    res.secrets.push({ name: '' });
+    const errors = checkConsistency(res).errors;
+    assert.ok(errors.some((e) => e.includes('duplicate cluster "default/app/80"')));
+    assert.ok(errors.some((e) => e.includes('secret #1 has no name')));
+  });
+
+  test('an HCM packed as { type_url, value } bytes is walked too', () => {
+    const hcm = {
+      stat_prefix: 'x',
+      rds: { route_config_name: 'nope', config_source: { ads: {}, resource_api_version: 2 } },
+    };
+    const typeUrl =
+      'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager';
+    const value = encodeMessage(typeUrl.split('/')[1], hcm);
+    const res = fleetResources({ https: false });
+    res.listeners[0].filter_chains![0].filters![0].typed_config = { type_url: typeUrl, value };
+    assert.deepEqual(checkConsistency(res).errors, [
+      'listener "http-8080" filter chain "Gateway/default/gw/http-8080": route configuration "nope" not found',
+    ]);
+  });
+
+  test('EDS service names map clusters to their CLA', () => {
+    const res = fleetResources({ https: false });
+    res.clusters.push(edsCluster('x', { serviceName: 'x-eds' }));
+    res.endpoints.push(cla('x-eds'));
+    assert.deepEqual(
+      [...checkConsistency(res).clusterEds],
+      [
+        ['default/app/80', 'default/app/80'],
+        ['x', 'x-eds'],
+      ],
+    );
+  });
+});
+
+describe('XdsCache', () => {
+  test('versions are content hashes: equal across cache instances, different for different content', () => {
+    const a = newCache().cache;
+    const b = newCache().cache;
+    assert.equal(a.setFleet('ns/gw', fleetResources()).ok, true);
+    assert.equal(b.setFleet('other/gw', fleetResources()).ok, true);
+    assert.deepEqual(versions(a, 'ns/gw'), versions(b, 'other/gw'));
+    b.setFleet('other/gw', fleetResources({ routePrefix: '/v2' }));
+    const va = versions(a, 'ns/gw');
+    const vb = versions(b, 'other/gw');
+    assert.notEqual(va[TypeUrl.Route]['http-8080'], vb[TypeUrl.Route]['http-8080']);
+    assert.notEqual(va[TypeUrl.Route][''], vb[TypeUrl.Route]['']);
+    assert.equal(va[TypeUrl.Route]['https-8443'], vb[TypeUrl.Route]['https-8443']);
+    assert.equal(va[TypeUrl.Cluster][''], vb[TypeUrl.Cluster]['']);
+  });
+
+  test('setFleet reports changed and removed names per type, and nothing for an identical update', () => {
+    const { cache } = newCache();
+    const first = cache.setFleet('ns/gw', fleetResources({ clusters: ['a', 'b'] }));
+    assert.ok(first.ok);
+    assert.deepEqual(first.changed[TypeUrl.Cluster], ['a', 'b']);
+    assert.deepEqual(first.removed, {});
+
+    const same = cache.setFleet('ns/gw', fleetResources({ clusters: ['a', 'b'] }));
+    assert.deepEqual(same, { ok: true, changed: {}, removed: {} });
+
+    const next = cache.setFleet(
+      'ns/gw',
+      fleetResources({ clusters: ['b', 'c'], routeTo: 'b', ports: { b: 9 } }),
+    );
+    assert.ok(next.ok);
+    assert.deepEqual(next.changed, {
+      [TypeUrl.Cluster]: ['c'],
+      [TypeUrl.Endpoint]: ['b', 'c'],
+      [TypeUrl.Route]: ['http-8080', 'https-8443'],
+    });
+    assert.deepEqual(next.removed, { [TypeUrl.Cluster]: ['a'], [TypeUrl.Endpoint]: ['a'] });
+  });
+
+  test('unchanged resources keep their bytes; unchanged types keep their snapshot object', () => {
+    const { cache } = newCache();
+    cache.setFleet('ns/gw', fleetResources({ clusters: ['a', 'b'] }));
+    const before = cache.snapshot('ns/gw')!;
+    cache.setFleet('ns/gw', fleetResources({ clusters: ['a', 'b'], ports: { b: 9 } }));
+    const after = cache.snapshot('ns/gw')!;
+    assert.equal(after.types[TypeUrl.Cluster], before.types[TypeUrl.Cluster]);
+    assert.equal(after.types[TypeUrl.Listener], before.types[TypeUrl.Listener]);
+    assert.notEqual(after.types[TypeUrl.Endpoint], before.types[TypeUrl.Endpoint]);
+    assert.equal(
+      after.types[TypeUrl.Endpoint].entries.get('a')!.bytes,
+      before.types[TypeUrl.Endpoint].entries.get('a')!.bytes,
+    );
+  });
+
+  test('identical resources in different fleets share one Buffer; unreferenced ones are released', () => {
+    const { cache } = newCache();
+    cache.setFleet('ns/one', fleetResources());
+    cache.setFleet('ns/two', fleetResources());
+    const one = cache.snapshot('ns/one')!.types[TypeUrl.Listener].entries.get('http-8080')!;
+    const two = cache.snapshot('ns/two')!.types[TypeUrl.Listener].entries.get('http-8080')!;
+    assert.equal(one.bytes, two.bytes);
+    // secret, cluster, CLA, 2 listeners, 2 routes: stored once for both fleets
+    assert.equal(cache.stats().entries, 7);
+    cache.setFleet('ns/two', fleetResources({ routePrefix: '/x' }));
+    assert.equal(cache.stats().entries, 8);
+    cache.removeFleet('ns/one');
+    assert.equal(cache.stats().entries, 7);
+    cache.removeFleet('ns/two');
+    assert.deepEqual(cache.stats(), { fleets: 0, entries: 0, bytes: 0 });
+  });
+
+  test('the same resource object is encoded once (identity memo; objects are treated as immutable)', () => {
+    const { cache } = newCache();
+    const res = fleetResources();
+    cache.setFleet('ns/gw', res);
+    const entry = cache.snapshot('ns/gw')!.types[TypeUrl.Secret].entries.get('default/cert')!;
+    // Mutating an object after handing it in is a caller bug; it shows the object is not re-encoded.
+    res.secrets[0].tls_certificate!.certificate_chain = { inline_string: 'changed' };
+    cache.setFleet('ns/other', res);
+    assert.equal(cache.snapshot('ns/other')!.types[TypeUrl.Secret].entries.get('default/cert'), entry);
+    // A fresh object with the new content is encoded and gets a new version.
+    const fresh = fleetResources();
+    fresh.secrets[0].tls_certificate!.certificate_chain = { inline_string: 'changed' };
+    cache.setFleet('ns/other', fresh);
+    assert.notEqual(
+      cache.snapshot('ns/other')!.types[TypeUrl.Secret].entries.get('default/cert')!.version,
+      entry.version,
+    );
+  });
+
+  test('a rejected snapshot keeps the previous one, counts and returns the errors', async () => {
+    const { cache, metrics } = newCache();
+    const changes: FleetChange[] = [];
+    cache.onChange((c) => changes.push(c));
+    assert.ok(cache.setFleet('ns/gw', fleetResources()).ok);
+    const before = cache.snapshot('ns/gw');
+    const bad = fleetResources({ routeTo: 'does/not/exist' });
+    const result = cache.setFleet('ns/gw', bad);
+    assert.equal(result.ok, false);
+    assert.ok(!result.ok && result.errors.some((e) => e.includes('cluster "does/not/exist" not found')));
+    assert.equal(cache.snapshot('ns/gw'), before);
+    assert.equal(changes.length, 1);
+    const counted = (await metrics.snapshotsRejected.get()).values.find((v) => v.labels.fleet === 'ns/gw');
+    assert.equal(counted?.value, 1);
+    // A first snapshot that fails leaves the fleet without a snapshot (its Envoys stay held).
+    assert.equal(cache.setFleet('ns/new', bad).ok, false);
+    assert.equal(cache.hasSnapshot('ns/new'), false);
+    assert.deepEqual(cache.fleets(), ['ns/gw']);
+  });
+
+  test('a resource that cannot be encoded rejects the snapshot', () => {
+    const { cache } = newCache();
+    const res = fleetResources();
+    (res.secrets[0] as Record<string, unknown>).tls_certificate = {
+      certificate_chain: { inline_string: 42 },
+    };
+    const result = cache.setFleet('ns/gw', res);
+    assert.equal(result.ok, false);
+    assert.ok(!result.ok && /cannot be encoded/.test(result.errors[0]));
+  });
+
+  test('listeners are notified of changes, first snapshots and removals', () => {
+    const { cache } = newCache();
+    const changes: FleetChange[] = [];
+    cache.onChange((c) => changes.push(c));
+    cache.setFleet('ns/gw', fleetResources());
+    cache.setFleet('ns/gw', fleetResources({ cert: 'rotated' }));
+    cache.removeFleet('ns/gw');
+    assert.deepEqual(
+      changes.map((c) => [c.first, !!c.snapshot, [...c.changed.keys()], [...c.removed.keys()].length]),
+      [
+        [true, true, [TypeUrl.Secret, TypeUrl.Cluster, TypeUrl.Endpoint, TypeUrl.Listener, TypeUrl.Route], 0],
+        [false, true, [TypeUrl.Secret], 0],
+        [false, false, [], 5],
+      ],
+    );
+    assert.equal(cache.hasSnapshot('ns/gw'), false);
+  });
+
+  test('an empty fleet is a valid snapshot', () => {
+    const { cache } = newCache();
+    const r = cache.setFleet('ns/gw', {
+      listeners: [],
+      routes: [],
+      clusters: [],
+      endpoints: [],
+      secrets: [secret('s')],
+    });
+    assert.ok(r.ok);
+    assert.equal(cache.snapshot('ns/gw')!.types[TypeUrl.Listener].entries.size, 0);
+  });
+});

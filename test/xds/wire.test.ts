@@ -1,0 +1,183 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import * as protobuf from 'protobufjs';
+import { messageType } from '../../src/envoy/protos';
+import { encodeDeltaBody, encodeSotwBody } from '../../src/xds/encode';
+import { TypeUrl } from '../../src/xds/resources';
+import { contentHash } from '../../src/xds/snapshot';
+import type { CacheEntry } from '../../src/xds/snapshot';
+import { SplicedMessage, nonceTrailer, varintSize, writeVarint } from '../../src/xds/wire';
+import { XdsCache } from '../../src/xds/cache';
+import { SendBudget } from '../../src/xds/budget';
+import { silentLogger } from '../../src/observability/logger';
+import { ConvoyMetrics } from '../../src/observability/metrics';
+import { fleetResources } from '../support/xds-fixtures';
+import { scanResponse } from '../support/ads-client';
+
+const RESP = messageType('envoy.service.discovery.v3.DiscoveryResponse');
+const DELTA_RESP = messageType('envoy.service.discovery.v3.DeltaDiscoveryResponse');
+
+function entries(count: number): CacheEntry[] {
+  const cache = new XdsCache({ logger: silentLogger(), metrics: new ConvoyMetrics() });
+  const names = Array.from({ length: count }, (_, i) => `ns/svc-${i}/80`);
+  cache.setFleet(
+    'f',
+    fleetResources({ clusters: names, https: false, routeTo: 'x', ...(count === 0 && {}) }),
+  );
+  const fleet = cache.snapshot('f');
+  if (!fleet) {
+    // count 0: no cluster for the route to point at; build the fleet without routes.
+    cache.setFleet('f', { listeners: [], routes: [], clusters: [], endpoints: [], secrets: [] });
+  }
+  return [...cache.snapshot('f')!.types[TypeUrl.Cluster].sorted];
+}
+
+describe('wire encoding', () => {
+  test('varints round-trip at the 7-bit boundaries', () => {
+    for (const n of [0, 1, 127, 128, 16383, 16384, 2 ** 21, 2 ** 28 - 1, 2 ** 31, 2 ** 35]) {
+      const buf = Buffer.alloc(10);
+      const end = writeVarint(buf, 0, n);
+      assert.equal(end, varintSize(n));
+      const r = protobuf.Reader.create(buf.subarray(0, end));
+      assert.equal(Number(r.uint64()), n);
+    }
+  });
+
+  test('SotW body + spliced nonce is byte-identical to protobufjs encoding the response with the nonce', () => {
+    for (const count of [0, 1, 3, 200]) {
+      const list = entries(count);
+      assert.equal(list.length, count);
+      const body = encodeSotwBody(TypeUrl.Cluster, 'v-' + count, list);
+      for (const nonce of ['1', 'zz', 'x'.repeat(200)]) {
+        const spliced = new SplicedMessage(body, nonceTrailer(nonce));
+        const expected = Buffer.from(
+          RESP.encode(
+            RESP.fromObject({
+              version_info: 'v-' + count,
+              resources: list.map((e) => ({ type_url: TypeUrl.Cluster, value: e.bytes })),
+              type_url: TypeUrl.Cluster,
+              nonce,
+            }),
+          ).finish(),
+        );
+        assert.deepEqual(spliced.toBuffer(), expected);
+        // What grpc-js does with the serializer's result: byteLength, then copy() into its frame.
+        const frame = Buffer.alloc(spliced.byteLength + 5);
+        spliced.copy(frame, 5);
+        assert.deepEqual(frame.subarray(5), expected);
+      }
+    }
+  });
+
+  test('delta body decodes to the same message (nonce written last)', () => {
+    const list = entries(3);
+    const body = encodeDeltaBody(TypeUrl.Cluster, 'sys', list, ['gone/a', 'gone/b']);
+    const raw = new SplicedMessage(body, nonceTrailer('7')).toBuffer();
+    const msg = DELTA_RESP.toObject(DELTA_RESP.decode(raw), { defaults: false }) as Record<string, unknown>;
+    assert.equal(msg.system_version_info, 'sys');
+    assert.equal(msg.type_url, TypeUrl.Cluster);
+    assert.equal(msg.nonce, '7');
+    assert.deepEqual(msg.removed_resources, ['gone/a', 'gone/b']);
+    const resources = msg.resources as {
+      name: string;
+      version: string;
+      resource: { type_url: string; value: Buffer };
+    }[];
+    assert.deepEqual(
+      resources.map((r) => [
+        r.name,
+        r.version,
+        r.resource.type_url,
+        Buffer.from(r.resource.value).equals(list.find((e) => e.name === r.name)!.bytes),
+      ]),
+      list.map((e) => [e.name, e.version, TypeUrl.Cluster, true]),
+    );
+    // Without removed resources the field order matches protobufjs exactly.
+    const plain = new SplicedMessage(
+      encodeDeltaBody(TypeUrl.Cluster, 'sys', list, []),
+      nonceTrailer('8'),
+    ).toBuffer();
+    const expected = Buffer.from(
+      DELTA_RESP.encode(
+        DELTA_RESP.fromObject({
+          system_version_info: 'sys',
+          resources: list.map((e) => ({
+            name: e.name,
+            version: e.version,
+            resource: { type_url: TypeUrl.Cluster, value: e.bytes },
+          })),
+          type_url: TypeUrl.Cluster,
+          nonce: '8',
+        }),
+      ).finish(),
+    );
+    assert.deepEqual(plain, expected);
+  });
+
+  test('the test client scans envelopes without decoding', () => {
+    const list = entries(2);
+    const sotwRaw = new SplicedMessage(
+      encodeSotwBody(TypeUrl.Cluster, 'v1', list),
+      nonceTrailer('n'),
+    ).toBuffer();
+    assert.deepEqual(scanResponse(sotwRaw, 'sotw'), {
+      typeUrl: TypeUrl.Cluster,
+      version: 'v1',
+      nonce: 'n',
+      names: list.map((e) => e.name),
+      versions: {},
+      removed: [],
+    });
+    const deltaRaw = new SplicedMessage(
+      encodeDeltaBody(TypeUrl.Cluster, 'v2', list, ['x']),
+      nonceTrailer('m'),
+    ).toBuffer();
+    assert.deepEqual(scanResponse(deltaRaw, 'delta'), {
+      typeUrl: TypeUrl.Cluster,
+      version: 'v2',
+      nonce: 'm',
+      names: list.map((e) => e.name),
+      versions: Object.fromEntries(list.map((e) => [e.name, e.version])),
+      removed: ['x'],
+    });
+  });
+
+  test('content hashes are stable strings', () => {
+    assert.equal(contentHash(Buffer.from('abc')), contentHash('abc'));
+    assert.equal(contentHash('abc'), 'ungWv48Bz-pBQUDeXa4iIw');
+    assert.notEqual(contentHash('abc'), contentHash('abd'));
+  });
+});
+
+describe('SendBudget', () => {
+  test('queues waiters beyond the limit and resumes them in order as bytes are released', () => {
+    const budget = new SendBudget(100);
+    const resumed: string[] = [];
+    const waiter = (name: string, bytes: number) => {
+      const w = {
+        pump: () => {
+          if (budget.tryAcquire(bytes, w)) resumed.push(name);
+        },
+      };
+      return w;
+    };
+    const a = waiter('a', 60);
+    const b = waiter('b', 60);
+    const c = waiter('c', 30);
+    a.pump();
+    b.pump();
+    c.pump();
+    assert.deepEqual(resumed, ['a', 'c']);
+    assert.equal(budget.waiting, 1);
+    budget.release(60);
+    assert.deepEqual(resumed, ['a', 'c', 'b']);
+    assert.equal(budget.inflightBytes, 90);
+    // A message larger than the whole budget still goes when nothing else is in flight.
+    const big = waiter('big', 500);
+    big.pump();
+    assert.equal(budget.waiting, 1);
+    budget.release(90);
+    assert.deepEqual(resumed, ['a', 'c', 'b', 'big']);
+    assert.equal(budget.waiting, 0);
+  });
+});
