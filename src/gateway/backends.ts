@@ -163,13 +163,34 @@ export function buildClusters(view: StoreView, refs: Iterable<ClusterRef>): Clus
     const prev = byName.get(ref.name);
     if (!prev || PROTOCOL_RANK[ref.protocol] > PROTOCOL_RANK[prev.protocol]) byName.set(ref.name, ref);
   }
+  const slices = new EndpointSliceIndex(view);
   return [...byName.values()]
     .sort((a, b) => cmp(a.name, b.name))
     .map((ref) => ({
       name: ref.name,
       protocol: ref.protocol,
-      endpoints: serviceEndpoints(view, ref.namespace, ref.service, ref.port),
+      endpoints: serviceEndpoints(view, ref.namespace, ref.service, ref.port, slices),
     }));
+}
+
+/** EndpointSlices by `namespace/service`, built once per build so clusters cost O(their slices). */
+export class EndpointSliceIndex {
+  private readonly byService = new Map<string, KubeObject[]>();
+
+  constructor(view: StoreView) {
+    for (const slice of view.list('EndpointSlice')) {
+      const service = slice.metadata.labels?.[SERVICE_NAME_LABEL];
+      if (!service) continue;
+      const key = `${objectNamespace(slice)}/${service}`;
+      const list = this.byService.get(key);
+      if (list) list.push(slice);
+      else this.byService.set(key, [slice]);
+    }
+  }
+
+  slices(namespace: string, service: string): readonly KubeObject[] {
+    return this.byService.get(`${namespace}/${service}`) ?? [];
+  }
 }
 
 /**
@@ -177,12 +198,13 @@ export function buildClusters(view: StoreView, refs: Iterable<ClusterRef>): Clus
  * change) without re-running route attachment. Names are `ns/service/port`; protocol is kept.
  */
 export function refreshClusterEndpoints(view: StoreView, clusters: readonly ClusterModel[]): ClusterModel[] {
+  const slices = new EndpointSliceIndex(view);
   return clusters.map((c) => {
     const [namespace, service, port] = c.name.split('/');
     return {
       name: c.name,
       protocol: c.protocol,
-      endpoints: serviceEndpoints(view, namespace, service, Number(port)),
+      endpoints: serviceEndpoints(view, namespace, service, Number(port), slices),
     };
   });
 }
@@ -191,13 +213,15 @@ export function refreshClusterEndpoints(view: StoreView, clusters: readonly Clus
  * Ready endpoints of a Service port, from the EndpointSlices labelled with the Service's name.
  * Slice ports are matched by name (the Service port's name, or "" for an unnamed port) and the
  * slice's port number is used. Endpoints whose conditions.ready is false are skipped; FQDN slices
- * are ignored. The result is de-duplicated and sorted by address, then port.
+ * are ignored. The result is de-duplicated and sorted by address, then port. Pass an
+ * EndpointSliceIndex when resolving many clusters from one view.
  */
 export function serviceEndpoints(
   view: StoreView,
   namespace: string,
   service: string,
   port: number,
+  index?: EndpointSliceIndex,
 ): EndpointModel[] {
   const svc = view.get('Service', namespace, service);
   if (!svc) return [];
@@ -205,9 +229,7 @@ export function serviceEndpoints(
   if (!sp) return [];
   const portName = sp.name ?? '';
   const seen = new Map<string, EndpointModel>();
-  for (const slice of view.list('EndpointSlice')) {
-    if (objectNamespace(slice) !== namespace) continue;
-    if (slice.metadata.labels?.[SERVICE_NAME_LABEL] !== service) continue;
+  for (const slice of (index ?? new EndpointSliceIndex(view)).slices(namespace, service)) {
     const s = slice as unknown as EndpointSliceLike;
     if (s.addressType === 'FQDN') continue;
     const slicePort = (s.ports ?? []).find(

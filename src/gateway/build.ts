@@ -35,7 +35,7 @@ import { compileGRPCRoute, compileHTTPRoute } from './routes/compile';
 import { compileTLSRoute } from './routes/tls';
 import { compareRouteIds, cmp } from './routes/identity';
 import type { AttachedRoute, CompiledRoute, RouteKind } from './routes/types';
-import { CATCH_ALL, buildVirtualHosts, isolateHostnames } from './routes/vhosts';
+import { CATCH_ALL, ListenerClaims, buildVirtualHosts, isolateHostnames } from './routes/vhosts';
 import type { ListenerRoutes } from './routes/vhosts';
 
 const COMPILERS: Record<RouteKind, (view: StoreView, obj: KubeObject) => CompiledRoute> = {
@@ -127,7 +127,11 @@ export function buildFleet(view: StoreView, gw: ResolvedGateway, attachment: Att
         listener: l,
         routes: routesOf(attachment, l, HTTP_KINDS),
       }));
-      const virtualHosts = withRedirectPorts(buildVirtualHosts(group, http), port, 'http');
+      const virtualHosts = withRedirectPorts(
+        buildVirtualHosts(group, new ListenerClaims(http)),
+        port,
+        'http',
+      );
       markUsed(virtualHosts, group, usedRoutes);
       ports.push({
         name: `http-${port}`,
@@ -137,13 +141,14 @@ export function buildFleet(view: StoreView, gw: ResolvedGateway, attachment: Att
       });
     } else if (first.protocol === 'HTTPS' || first.protocol === 'TLS') {
       const sni = listeners.filter((l) => l.protocol === 'HTTPS' || l.protocol === 'TLS');
+      const claims = new ListenerClaims(sni);
       const filterChains: FilterChainModel[] = [];
       for (const l of sni) {
         const secretNames = l.tlsMode === 'Passthrough' ? [] : l.certificates.map((c) => c.name);
         for (const c of l.tlsMode === 'Passthrough' ? [] : l.certificates) secrets.set(c.name, c);
         if (l.protocol === 'HTTPS') {
           const group: ListenerRoutes[] = [{ listener: l, routes: routesOf(attachment, l, HTTP_KINDS) }];
-          const virtualHosts = withRedirectPorts(buildVirtualHosts(group, sni), port, 'https');
+          const virtualHosts = withRedirectPorts(buildVirtualHosts(group, claims), port, 'https');
           markUsed(virtualHosts, group, usedRoutes);
           filterChains.push({
             name: l.qualifiedName,
@@ -156,7 +161,7 @@ export function buildFleet(view: StoreView, gw: ResolvedGateway, attachment: Att
           });
         } else {
           filterChains.push(
-            ...tlsChains(l, routesOf(attachment, l, TLS_KINDS), sni, secretNames, usedRoutes),
+            ...tlsChains(l, routesOf(attachment, l, TLS_KINDS), claims, secretNames, usedRoutes),
           );
         }
       }
@@ -184,12 +189,12 @@ const TLS_KINDS: ReadonlySet<string> = new Set(['TLSRoute']);
 function tlsChains(
   l: ResolvedListener,
   attached: AttachedRoute[],
-  siblings: ResolvedListener[],
+  claims: ListenerClaims,
   secretNames: string[],
   used: Set<CompiledRoute>,
 ): FilterChainModel[] {
   const own = l.hostname ? l.hostname.toLowerCase() : CATCH_ALL;
-  const [isolated] = isolateHostnames([{ listener: l, routes: attached }], siblings);
+  const [isolated] = isolateHostnames([{ listener: l, routes: attached }], claims);
   const byHost = new Map<string, CompiledRoute | undefined>([[own, undefined]]);
   // `attached` is in route precedence order (oldest first): keep the first claim per hostname.
   for (const a of isolated.routes) {

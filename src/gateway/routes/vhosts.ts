@@ -49,20 +49,43 @@ export interface ListenerRoutes {
   routes: AttachedRoute[];
 }
 
-/** Hostnames each attached route keeps on its listener after isolation against `siblings`. */
-export function isolateHostnames(group: ListenerRoutes[], siblings: ResolvedListener[]): ListenerRoutes[] {
-  return group.map(({ listener, routes }) => {
+/**
+ * The hostnames of the ready listeners sharing a port, indexed so that "is this hostname claimed by
+ * a more specific sibling listener?" costs a few map lookups instead of a scan of all siblings.
+ * Build it once per port and share it between that port's route configurations.
+ */
+export class ListenerClaims {
+  private readonly byHostname = new Map<string, { qualifiedName: string; specificity: number }[]>();
+
+  constructor(siblings: readonly ResolvedListener[]) {
+    for (const s of siblings) {
+      if (!s.hostname) continue; // A listener without hostname never claims anything.
+      const h = s.hostname.toLowerCase();
+      const list = this.byHostname.get(h);
+      const entry = { qualifiedName: s.qualifiedName, specificity: hostnameSpecificity(h) };
+      if (list) list.push(entry);
+      else this.byHostname.set(h, [entry]);
+    }
+  }
+
+  /** True when a sibling other than `listener`, more specific than it, covers hostname `h`. */
+  claimedElsewhere(listener: ResolvedListener, h: string): boolean {
     const own = hostnameSpecificity(listener.hostname);
-    const claimedElsewhere = (h: string) =>
-      siblings.some(
-        (s) =>
-          s.qualifiedName !== listener.qualifiedName &&
-          hostnameSpecificity(s.hostname) > own &&
-          hostnameCovers(s.hostname, h),
-      );
+    for (const key of coveringHostnames(h)) {
+      for (const c of this.byHostname.get(key) ?? []) {
+        if (c.qualifiedName !== listener.qualifiedName && c.specificity > own) return true;
+      }
+    }
+    return false;
+  }
+}
+
+/** Hostnames each attached route keeps on its listener after isolation against its siblings. */
+export function isolateHostnames(group: ListenerRoutes[], claims: ListenerClaims): ListenerRoutes[] {
+  return group.map(({ listener, routes }) => {
     const kept: AttachedRoute[] = [];
     for (const r of routes) {
-      const hostnames = r.hostnames.filter((h) => !claimedElsewhere(h));
+      const hostnames = r.hostnames.filter((h) => !claims.claimedElsewhere(listener, h));
       if (hostnames.length > 0) kept.push({ route: r.route, hostnames });
     }
     return { listener, routes: kept };
@@ -101,13 +124,13 @@ export function coveringHostnames(h: string): string[] {
 }
 
 /**
- * Builds the virtual hosts of one RouteConfiguration from the listeners sharing it. `siblings` are
- * all ready listeners competing for the same requests (same port), used for isolation.
+ * Builds the virtual hosts of one RouteConfiguration from the listeners sharing it. `claims` indexes
+ * all ready listeners competing for the same requests (same port), for isolation.
  * Cost is linear in the number of (route, hostname) pairs: each virtual host looks up only the
  * route hostnames that can cover it.
  */
-export function buildVirtualHosts(group: ListenerRoutes[], siblings: ResolvedListener[]): VirtualHostModel[] {
-  const isolated = isolateHostnames(group, siblings);
+export function buildVirtualHosts(group: ListenerRoutes[], claims: ListenerClaims): VirtualHostModel[] {
+  const isolated = isolateHostnames(group, claims);
   // Owner of each virtual host: the most specific listener producing it.
   const owners = new Map<string, ListenerRoutes>();
   // Per listener: route hostname → routes carrying it (in route order).
