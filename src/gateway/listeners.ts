@@ -385,7 +385,9 @@ export function validateListener(
     ...(tlsMode ? { tlsMode } : {}),
     certificates: ready ? certificates : [],
     allowedNamespaces: allowedNamespacesOf(spec),
-    supportedKinds: kinds.supportedKinds,
+    // A listener that is not accepted (conflicted, unsupported protocol, ...) supports no kind:
+    // nothing can attach to it (conformance expects an empty list, e.g. for ProtocolConflict).
+    supportedKinds: isAccepted ? kinds.supportedKinds : [],
     ready,
     conditions: sortConditions([accepted, programmed, resolvedRefs, conflicted]),
     attachedRoutes: 0,
@@ -417,7 +419,7 @@ function notAllowedListener(
     ...(tlsMode ? { tlsMode } : {}),
     certificates: [],
     allowedNamespaces: allowedNamespacesOf(spec),
-    supportedKinds: resolveRouteKinds(spec.protocol, spec.allowedRoutes?.kinds).supportedKinds,
+    supportedKinds: [],
     ready: false,
     conditions: [
       makeCondition(ConditionType.Accepted, 'False', Reason.NotAllowed, msg, gen, opts.now),

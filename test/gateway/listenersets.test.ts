@@ -203,6 +203,7 @@ describe('ListenerSet conformance scenarios', () => {
     const denied = o.ls('not-allowed-ns', 'other')?.listeners ?? [];
     assert.equal(denied.length, 1);
     assert.deepEqual(summary(denied[0].conditions), NOT_ALLOWED);
+    assert.deepEqual(denied[0].supportedKinds, []);
   });
 
   test('AllowedNamespaceSelector', () => {
@@ -293,6 +294,9 @@ describe('ListenerSet conformance scenarios', () => {
     );
     assert.deepEqual(summary(o.ls('infra', 'set2')?.conditions), NOT_VALID);
     assert.deepEqual(summary(o.ls('infra', 'set2')?.listeners[0].conditions), conflicted('HostnameConflict'));
+    // Healthy listeners list at least HTTPRoute; conflicted ones support nothing.
+    assert.ok(s1?.listeners[0].supportedKinds.some((k) => k.group === G && k.kind === 'HTTPRoute'));
+    assert.deepEqual(s1?.listeners[1].supportedKinds, []);
     const s3 = o.ls('infra', 'set3');
     assert.deepEqual(summary(s3?.conditions), SET_PARTIAL);
     assert.deepEqual(summary(s3?.listeners[0].conditions), OK);
