@@ -6,6 +6,8 @@ import { encodeDeltaBody } from './encode';
 import type { Built, NodeInfo, StatusDetail, TypeState } from './stream';
 import { AdsStream, DEFERRED_REMOVAL_TYPES } from './stream';
 
+const INITIAL_VERSIONS = '<initial_resource_versions>';
+
 /** The fields of envoy.service.discovery.v3.DeltaDiscoveryRequest the server reads. */
 export interface DeltaRequest {
   node?: NodeInfo | null;
@@ -56,6 +58,7 @@ export class DeltaStream extends AdsStream {
     if (first) {
       initial = req.initial_resource_versions ?? {};
       for (const [name, version] of Object.entries(initial)) st.client.set(name, { name, version });
+      if (Object.keys(initial).length > 0) st.clientVersion = INITIAL_VERSIONS;
       // Legacy wildcard: a first request without names (LDS/CDS only).
       if (st.wildcardCapable && subscribe.length === 0) st.wildcard = true;
       st.markAll();
@@ -135,7 +138,13 @@ export class DeltaStream extends AdsStream {
     if (keep.length === 0) st.client.rebase(ts);
     else for (const n of keep) st.addPending(n);
     if (st.typeUrl === TypeUrl.Cluster) for (const e of send) this.resendClusterLoadAssignment(snap, e.name);
-    if (send.length === 0 && removed.length === 0) return undefined;
+    if (send.length === 0 && removed.length === 0) {
+      // A reconnect whose initial_resource_versions already match: the client is in sync.
+      if (!st.sent && !st.acked && st.clientVersion === INITIAL_VERSIONS && keep.length === 0) {
+        st.acked = { version: ts.version, nonce: '', time: Date.now() };
+      }
+      return undefined;
+    }
 
     send.sort(byName);
     removed.sort();

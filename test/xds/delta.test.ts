@@ -2,39 +2,45 @@ import { afterEach, beforeEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { messageType } from '../../src/envoy/protos';
 import { TypeUrl } from '../../src/xds/resources';
+import type { AdsClient, AdsResponse } from '../support/ads-client';
 import { fleetResources } from '../support/xds-fixtures';
+import type { FleetSpec } from '../support/xds-fixtures';
 import { Harness, quiet, until } from './harness';
+
 const CDS = TypeUrl.Cluster;
 const EDS = TypeUrl.Endpoint;
 const LDS = TypeUrl.Listener;
 const RDS = TypeUrl.Route;
 const SDS = TypeUrl.Secret;
 const FLEET = 'default/gw';
-function short(r) {
+function short(r: AdsResponse): string {
   return r.typeUrl.slice(r.typeUrl.lastIndexOf('.') + 1);
 }
+
 /** "Type:+added,...:-removed,..." for compact assertions. */
-function summary(r) {
+function summary(r: AdsResponse): string {
   return `${short(r)}:+${r.names.join(',')}:-${r.removed.join(',')}`;
 }
+
 describe('delta ADS', () => {
-  let h;
+  let h: Harness;
   let n = 0;
-  const ids = new WeakMap();
-  const client = (opts = {}) => {
+  const ids = new WeakMap<AdsClient, string>();
+  const client = (opts: Parameters<Harness['client']>[0] = {}): AdsClient => {
     const id = `delta-${++n}`;
     const c = h.client({ id, variant: 'delta', ...opts });
     ids.set(c, id);
     return c;
   };
-  const set = (spec = {}) => {
+  const set = (spec: FleetSpec = {}) => {
     const r = h.cache.setFleet(FLEET, fleetResources(spec));
     assert.ok(r.ok, JSON.stringify(r));
   };
-  const versionOf = (type, name) => h.cache.snapshot(FLEET).types[type].entries.get(name).version;
-  const typeDebug = (c, type) =>
+  const versionOf = (type: TypeUrl, name: string) =>
+    h.cache.snapshot(FLEET)!.types[type].entries.get(name)!.version;
+  const typeDebug = (c: AdsClient, type: string) =>
     h.server.debugState().streams.find((s) => s.nodeId === ids.get(c))?.types[type];
-  const untilSynced = (c) =>
+  const untilSynced = (c: AdsClient) =>
     until(
       () => {
         const s = h.server.debugState().streams.find((x) => x.nodeId === ids.get(c));
@@ -43,7 +49,8 @@ describe('delta ADS', () => {
       5000,
       'synced',
     );
-  async function connectLikeEnvoy(c, clusters) {
+
+  async function connectLikeEnvoy(c: AdsClient, clusters: string[]) {
     let mark = c.received;
     c.subscribe(CDS, []);
     await c.waitFor((r) => r.typeUrl === CDS, { since: mark });
@@ -59,12 +66,14 @@ describe('delta ADS', () => {
     await c.waitFor((r) => r.typeUrl === RDS, { since: mark });
     await untilSynced(c);
   }
+
   beforeEach(async () => {
     h = await Harness.start();
   });
   afterEach(async () => {
     await h.stop();
   });
+
   test('legacy wildcard CDS gets every cluster with its content version; "*" too', async () => {
     set({ clusters: ['a', 'b'] });
     const c = client();
@@ -73,13 +82,14 @@ describe('delta ADS', () => {
     assert.deepEqual(r.names, ['a', 'b']);
     assert.deepEqual(r.versions, { a: versionOf(CDS, 'a'), b: versionOf(CDS, 'b') });
     assert.deepEqual(r.removed, []);
-    assert.equal(r.version, h.cache.snapshot(FLEET).types[CDS].version);
+    assert.equal(r.version, h.cache.snapshot(FLEET)!.types[CDS].version);
     const star = client();
     star.subscribe(CDS, ['*']);
     assert.deepEqual((await star.next(CDS)).names, ['a', 'b']);
     const resp = messageType('envoy.service.discovery.v3.DeltaDiscoveryResponse');
     assert.deepEqual(Buffer.from(resp.encode(resp.decode(r.raw)).finish()), r.raw);
   });
+
   test('subscribed names that do not exist are reported removed once, then sent when they appear', async () => {
     set({ clusters: ['a'] });
     const c = client();
@@ -96,6 +106,7 @@ describe('delta ADS', () => {
       'ClusterLoadAssignment:+x:-',
     );
   });
+
   test('initial_resource_versions: only what the client lacks is sent, and what is gone is removed', async () => {
     set({ clusters: ['a', 'b', 'c'] });
     const c = client();
@@ -108,8 +119,8 @@ describe('delta ADS', () => {
     c.subscribe(EDS, ['a', 'b'], { a: versionOf(EDS, 'a') });
     assert.deepEqual(summary(await c.next(EDS)), 'ClusterLoadAssignment:+b:-');
     // A reconnect that holds everything at the current versions gets nothing at all.
-    const snap = h.cache.snapshot(FLEET);
-    const all = (t) =>
+    const snap = h.cache.snapshot(FLEET)!;
+    const all = (t: TypeUrl) =>
       Object.fromEntries([...snap.types[t].entries.values()].map((e) => [e.name, e.version]));
     const again = client();
     again.subscribe(CDS, [], all(CDS));
@@ -121,10 +132,11 @@ describe('delta ADS', () => {
     const stream = () => h.server.debugState().streams.find((s) => s.nodeId === ids.get(again));
     await until(() => Object.keys(stream()?.types ?? {}).length === 5, 5000, 'all types requested');
     assert.deepEqual(
-      Object.values(stream().types).map((t) => t.state),
-      ['not_sent', 'not_sent', 'not_sent', 'not_sent', 'not_sent'],
+      Object.values(stream()!.types).map((t) => t.state),
+      ['synced', 'synced', 'synced', 'synced', 'synced'],
     );
   });
+
   test('unsubscribed names are not pushed; a resubscription is answered even when unchanged', async () => {
     set({ clusters: ['a', 'b'] });
     const c = client();
@@ -152,6 +164,7 @@ describe('delta ADS', () => {
     c.deltaSubscribe(EDS, [], ['never-subscribed']);
     assert.deepEqual(await quiet(c), []);
   });
+
   test('with a wildcard, unsubscribing an explicit name resends it', async () => {
     set({ clusters: ['a', 'b'] });
     const c = client();
@@ -167,6 +180,7 @@ describe('delta ADS', () => {
     set({ clusters: ['a', 'b'], clusterTimeout: { a: 4 } });
     assert.deepEqual(await quiet(c), []);
   });
+
   test('subscriptions are honoured even with a stale or unknown nonce', async () => {
     set({ clusters: ['a', 'b'] });
     const c = client({ autoAck: false });
@@ -182,6 +196,7 @@ describe('delta ADS', () => {
     await until(() => typeDebug(c, CDS)?.ackedVersion === r1.version, 5000, 'old ack recorded');
     assert.equal(typeDebug(c, CDS)?.state, 'stale');
   });
+
   test('a NACK is recorded and the rejected resource is not resent until it changes', async () => {
     set({ clusters: ['a', 'b'] });
     let reject = true;
@@ -198,6 +213,7 @@ describe('delta ADS', () => {
     assert.deepEqual(summary(await c.next(CDS)), 'Cluster:+b:-');
     await until(() => typeDebug(c, CDS)?.state === 'synced', 5000, 'synced');
   });
+
   test('nothing is sent when nothing changed', async () => {
     set();
     const c = client();
@@ -205,6 +221,7 @@ describe('delta ADS', () => {
     set();
     assert.deepEqual(await quiet(c), []);
   });
+
   test('one push is ordered: secret, cluster, endpoints, listener, route', async () => {
     set();
     const c = client();
@@ -227,6 +244,7 @@ describe('delta ADS', () => {
       'RouteConfiguration:+http-8080:-',
     ]);
   });
+
   test('removed clusters and their endpoints go after the routes that stopped using them', async () => {
     set({ clusters: ['a', 'b'], routeTo: 'a' });
     const c = client();
@@ -242,6 +260,7 @@ describe('delta ADS', () => {
       'ClusterLoadAssignment:+:-a',
     ]);
   });
+
   test('a changed cluster gets its unchanged ClusterLoadAssignment resent', async () => {
     set();
     const c = client();

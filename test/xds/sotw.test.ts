@@ -1,22 +1,30 @@
 import { afterEach, beforeEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { status } from '@grpc/grpc-js';
-import { messageType } from '../../src/envoy/protos';
+import { decodeMessage, messageType } from '../../src/envoy/protos';
 import { TypeUrl } from '../../src/xds/resources';
+import type { AdsClient, AdsResponse } from '../support/ads-client';
 import { fleetResources } from '../support/xds-fixtures';
+import type { FleetSpec } from '../support/xds-fixtures';
 import { Harness, quiet, until } from './harness';
+
 const CDS = TypeUrl.Cluster;
 const EDS = TypeUrl.Endpoint;
 const LDS = TypeUrl.Listener;
 const RDS = TypeUrl.Route;
 const SDS = TypeUrl.Secret;
 const FLEET = 'default/gw';
-function short(r) {
+function short(r: AdsResponse): string {
   return r.typeUrl.slice(r.typeUrl.lastIndexOf('.') + 1);
 }
 /** Subscribes like Envoy does (CDS, EDS, then SDS + LDS, then RDS) and waits until all are ACKed. */
-async function connectLikeEnvoy(h, c, clusters, routes = ['http-8080', 'https-8443']) {
-  const wait = async (type, since) => c.waitFor((r) => r.typeUrl === type, { since });
+async function connectLikeEnvoy(
+  h: Harness,
+  c: AdsClient,
+  clusters: string[],
+  routes = ['http-8080', 'https-8443'],
+) {
+  const wait = async (type: string, since: number) => c.waitFor((r) => r.typeUrl === type, { since });
   let mark = c.received;
   c.subscribe(CDS, []);
   await wait(CDS, mark);
@@ -33,8 +41,9 @@ async function connectLikeEnvoy(h, c, clusters, routes = ['http-8080', 'https-84
   await wait(RDS, mark);
   await untilSynced(h, c);
 }
+
 /** Waits until the server saw every response of this client answered. */
-async function untilSynced(h, c) {
+async function untilSynced(h: Harness, c: AdsClient): Promise<void> {
   await until(
     () => {
       const s = h.server.debugState().streams.find((x) => x.nodeId === nodeIdOf(c));
@@ -44,33 +53,38 @@ async function untilSynced(h, c) {
     'stream synced',
   );
 }
-const nodeIds = new WeakMap();
-function nodeIdOf(c) {
-  return nodeIds.get(c);
+
+const nodeIds = new WeakMap<AdsClient, string>();
+function nodeIdOf(c: AdsClient): string {
+  return nodeIds.get(c)!;
 }
-function typeDebug(h, c, type) {
+
+function typeDebug(h: Harness, c: AdsClient, type: string) {
   const s = h.server.debugState().streams.find((x) => x.nodeId === nodeIdOf(c));
   return s?.types[type];
 }
+
 describe('SotW ADS', () => {
-  let h;
+  let h: Harness;
   let n = 0;
-  const client = (opts = {}) => {
+  const client = (opts: Parameters<Harness['client']>[0] = {}): AdsClient => {
     const id = `envoy-${++n}`;
     const c = h.client({ id, ...opts });
     nodeIds.set(c, id);
     return c;
   };
-  const set = (spec = {}, fleet = FLEET) => {
+  const set = (spec: FleetSpec = {}, fleet = FLEET) => {
     const r = h.cache.setFleet(fleet, fleetResources(spec));
     assert.ok(r.ok, JSON.stringify(r));
   };
+
   beforeEach(async () => {
     h = await Harness.start();
   });
   afterEach(async () => {
     await h.stop();
   });
+
   test('streams are held until the fleet has a snapshot, then answered CDS before LDS', async () => {
     const c = client();
     c.subscribe(LDS, []);
@@ -87,6 +101,7 @@ describe('SotW ADS', () => {
     assert.deepEqual(c.responses[1].names, ['http-8080', 'https-8443']);
     assert.equal(h.server.debugState().streams[0].held, false);
   });
+
   test('responses are byte-identical to protobufjs encodings; nonces are unique per type and stream', async () => {
     set();
     const c = client();
@@ -96,15 +111,14 @@ describe('SotW ADS', () => {
       assert.deepEqual(Buffer.from(resp.encode(resp.decode(r.raw)).finish()), r.raw);
     const nonces = c.responses.map((r) => r.nonce);
     assert.equal(new Set(nonces).size, nonces.length);
-    const decoded = (
-      await Promise.resolve().then(() => __importStar(require('../../src/envoy/protos')))
-    ).decodeMessage(
+    const decoded = decodeMessage<{ resources: { '@type': string; name: string }[] }>(
       'envoy.service.discovery.v3.DiscoveryResponse',
-      c.responses.find((r) => r.typeUrl === SDS).raw,
+      c.responses.find((r) => r.typeUrl === SDS)!.raw,
     );
     assert.equal(decoded.resources[0]['@type'], SDS);
     assert.equal(decoded.resources[0].name, 'default/cert');
   });
+
   test('one push is ordered: secret, cluster, endpoints, listener, route', async () => {
     set();
     const c = client();
@@ -131,11 +145,12 @@ describe('SotW ADS', () => {
     assert.deepEqual(pushed[3].names, ['http-8080', 'https-8443']);
     assert.deepEqual(pushed[4].names, ['http-8080']);
   });
+
   test('a changed cluster gets its unchanged ClusterLoadAssignment resent in the same push', async () => {
     set();
     const c = client();
     await connectLikeEnvoy(h, c, ['default/app/80']);
-    const eds1 = c.responses.find((r) => r.typeUrl === EDS);
+    const eds1 = c.responses.find((r) => r.typeUrl === EDS)!;
     const mark = c.received;
     set({ clusterTimeout: { 'default/app/80': 7 } });
     const eds2 = await c.waitFor((r) => r.typeUrl === EDS, { since: mark });
@@ -148,6 +163,7 @@ describe('SotW ADS', () => {
     assert.equal(eds2.version, eds1.version);
     assert.notEqual(eds2.nonce, eds1.nonce);
   });
+
   test('requests with a stale nonce are ignored', async () => {
     set({ clusters: ['a', 'b'] });
     const c = client({ autoAck: false });
@@ -171,6 +187,7 @@ describe('SotW ADS', () => {
     const e3 = await c.next(EDS);
     assert.deepEqual(e3.names, ['b']);
   });
+
   test('a NACK is recorded, counted and not answered with the same content; a fix is accepted', async () => {
     set();
     let reject = true;
@@ -178,9 +195,9 @@ describe('SotW ADS', () => {
       nack: (r) => (reject && r.typeUrl === RDS ? 'route http-8080: invalid regex' : undefined),
     });
     await connectLikeEnvoy(h, c, ['default/app/80']);
-    const rds1 = c.responses.find((r) => r.typeUrl === RDS);
+    const rds1 = c.responses.find((r) => r.typeUrl === RDS)!;
     await until(() => typeDebug(h, c, RDS)?.state === 'nacked', 5000, 'nacked');
-    const nack = typeDebug(h, c, RDS).lastNack;
+    const nack = typeDebug(h, c, RDS)!.lastNack!;
     assert.equal(nack.message, 'route http-8080: invalid regex');
     assert.equal(nack.version, rds1.version);
     assert.equal(nack.nonce, rds1.nonce);
@@ -211,6 +228,7 @@ describe('SotW ADS', () => {
     await until(() => typeDebug(h, c, RDS)?.state === 'synced', 5000, 'synced after fix');
     assert.equal(typeDebug(h, c, RDS)?.ackedVersion, rds2.version);
   });
+
   test('unsubscribed names are not pushed; a resubscription is answered even when unchanged', async () => {
     set({ clusters: ['a', 'b'] });
     const c = client();
@@ -233,6 +251,7 @@ describe('SotW ADS', () => {
     c.subscribe(EDS, ['a', 'b']);
     assert.deepEqual((await c.next(EDS)).names, ['b']);
   });
+
   test('wildcard: explicit "*", legacy empty list, and explicit names ending the legacy wildcard', async () => {
     set({ clusters: ['a', 'b'] });
     const star = client();
@@ -260,6 +279,7 @@ describe('SotW ADS', () => {
     rds.subscribe(RDS, ['*']);
     assert.deepEqual(await quiet(rds), []);
   });
+
   test('names that do not exist yet are remembered and pushed when they appear', async () => {
     set();
     const c = client();
@@ -276,6 +296,7 @@ describe('SotW ADS', () => {
     mark = c.received;
     void mark;
   });
+
   test('a snapshot refused by the consistency check leaves the old one in service', async () => {
     set();
     const c = client();
@@ -287,9 +308,10 @@ describe('SotW ADS', () => {
     // A new Envoy still gets the previous (valid) snapshot.
     const fresh = client();
     await connectLikeEnvoy(h, fresh, ['default/app/80']);
-    const pick = (x) => x.responses.map((r) => [r.typeUrl, r.version, r.names.join()]).sort();
+    const pick = (x: AdsClient) => x.responses.map((r) => [r.typeUrl, r.version, r.names.join()]).sort();
     assert.deepEqual(pick(fresh), pick(c));
   });
+
   test('full-state CDS keeps removed clusters until the routes moved away, then drops them', async () => {
     set({ clusters: ['a', 'b'], routeTo: 'a' });
     const c = client();
@@ -304,9 +326,10 @@ describe('SotW ADS', () => {
       ['Cluster:a,b,c', 'RouteConfiguration:http-8080,https-8443', 'Cluster:b,c'],
     );
     // Versions are content-derived: the final CDS has the snapshot's version.
-    assert.equal(pushed[2].version, h.cache.snapshot(FLEET).types[CDS].version);
+    assert.equal(pushed[2].version, h.cache.snapshot(FLEET)!.types[CDS].version);
     assert.notEqual(pushed[0].version, pushed[2].version);
   });
+
   test('a restarted server gives the same versions, and a reconnecting wildcard client is not resent LDS/CDS', async () => {
     set({ clusters: ['a'] });
     const c = client();
@@ -334,6 +357,7 @@ describe('SotW ADS', () => {
     assert.equal(st[CDS].state, 'synced');
     assert.equal(st[CDS].ackedVersion, had.get(CDS));
   });
+
   test('fleets are isolated; streams are counted per fleet', async () => {
     set({}, 'ns/one');
     set({}, 'ns/two');
@@ -354,6 +378,7 @@ describe('SotW ADS', () => {
     assert.equal(await h.metric('convoy_xds_streams', { fleet: 'ns/one', variant: 'sotw' }), 0);
     assert.ok((await h.metric('convoy_xds_pushes_total', { type: 'Cluster' })) >= 3);
   });
+
   test('a first request without node, or any request without type_url, is refused', async () => {
     set();
     const noNode = client();

@@ -20,15 +20,10 @@ const DELTA_RESP = messageType('envoy.service.discovery.v3.DeltaDiscoveryRespons
 function entries(count: number): CacheEntry[] {
   const cache = new XdsCache({ logger: silentLogger(), metrics: new ConvoyMetrics() });
   const names = Array.from({ length: count }, (_, i) => `ns/svc-${i}/80`);
-  cache.setFleet(
-    'f',
-    fleetResources({ clusters: names, https: false, routeTo: 'x', ...(count === 0 && {}) }),
-  );
-  const fleet = cache.snapshot('f');
-  if (!fleet) {
-    // count 0: no cluster for the route to point at; build the fleet without routes.
-    cache.setFleet('f', { listeners: [], routes: [], clusters: [], endpoints: [], secrets: [] });
-  }
+  const res = count
+    ? fleetResources({ clusters: names, https: false })
+    : { listeners: [], routes: [], clusters: [], endpoints: [], secrets: [] };
+  assert.ok(cache.setFleet('f', res).ok);
   return [...cache.snapshot('f')!.types[TypeUrl.Cluster].sorted];
 }
 
