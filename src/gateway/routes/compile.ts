@@ -60,6 +60,31 @@ function fail(message: string, reason: string = Reason.UnsupportedValue): never 
   throw new RuleError(reason, message);
 }
 
+/** HTTP header names as the Gateway API CRD accepts them (RFC 7230 token). */
+const HEADER_NAME = /^[A-Za-z0-9!#$%&'*+\-.^_`|~]+$/;
+/** Headers Envoy refuses to let routes modify (it would NACK the whole RouteConfiguration). */
+const UNMODIFIABLE_HEADERS: ReadonlySet<string> = new Set(['host']);
+
+function checkHeaderName(name: unknown, what: string): asserts name is string {
+  if (typeof name !== 'string' || !HEADER_NAME.test(name))
+    fail(`${what}: invalid header name ${JSON.stringify(name)}`);
+}
+
+/** CR, LF and NUL never reach Envoy: they are invalid in header values, paths and hostnames. */
+function checkValue(value: unknown, what: string): asserts value is string {
+  if (typeof value !== 'string' || /[\r\n\0]/.test(value))
+    fail(`${what}: invalid value ${JSON.stringify(value)}`);
+}
+
+/** A precise DNS name (RFC 1123, no wildcard, no port), as HTTPRoute filters require. */
+function checkHostname(value: unknown, what: string): void {
+  const ok =
+    typeof value === 'string' &&
+    value.length <= 253 &&
+    /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/i.test(value);
+  if (!ok) fail(`${what}: invalid hostname ${JSON.stringify(value)}`);
+}
+
 function arr<T>(v: T[] | undefined | null): T[] {
   return Array.isArray(v) ? v : [];
 }
@@ -106,6 +131,8 @@ function compileStringMatches(
   const seen = new Set<string>();
   for (const m of arr(list)) {
     if (!m || typeof m.name !== 'string' || m.name === '') fail(`${what} match without a name`);
+    if (what === 'header') checkHeaderName(m.name, 'header match');
+    checkValue(m.value ?? '', `${what} match ${m.name}`);
     const type = m.type ?? 'Exact';
     if (type !== 'Exact' && type !== 'RegularExpression')
       fail(`unsupported ${what} match type ${String(type)}`);
@@ -137,6 +164,7 @@ export function compileHTTPMatch(m: HTTPRouteMatch | undefined): CompiledMatch {
     if (typeof value !== 'string' || !value.startsWith('/'))
       fail(`path ${String(value)} must start with "/"`);
     if (/[?#]/.test(value)) fail(`path ${value} must not contain "?" or "#"`);
+    checkValue(value, 'path');
     match.path = { type, value: type === 'PathPrefix' ? normalizePrefix(value) : value };
     pathRank = type === 'Exact' ? 0 : 2;
   } else if (type === 'RegularExpression') {
@@ -228,7 +256,11 @@ function compileHeaderFilter(f: HTTPHeaderFilter | undefined, what: string): Hea
     const out: { name: string; value: string }[] = [];
     for (const h of arr(list)) {
       if (!h || typeof h.name !== 'string' || h.name === '') fail(`${what}: header without a name`);
+      checkHeaderName(h.name, what);
+      checkValue(h.value ?? '', `${what} ${h.name}`);
       const key = h.name.toLowerCase();
+      if (UNMODIFIABLE_HEADERS.has(key))
+        fail(`${what}: header ${h.name} cannot be modified (use URLRewrite hostname)`);
       if (seen.has(key)) continue;
       seen.add(key);
       out.push({ name: h.name, value: typeof h.value === 'string' ? h.value : '' });
@@ -239,6 +271,10 @@ function compileHeaderFilter(f: HTTPHeaderFilter | undefined, what: string): Hea
   const set = pairs(f.set);
   const add = pairs(f.add);
   const remove = arr(f.remove).filter((h): h is string => typeof h === 'string' && h !== '');
+  for (const h of remove) {
+    checkHeaderName(h, what);
+    if (UNMODIFIABLE_HEADERS.has(h.toLowerCase())) fail(`${what}: header ${h} cannot be removed`);
+  }
   if (set.length) model.set = set;
   if (add.length) model.add = add;
   if (remove.length) model.remove = [...new Set(remove)];
@@ -255,12 +291,14 @@ function compilePathModifier(
     const value = p.replaceFullPath;
     if (typeof value !== 'string' || !value.startsWith('/'))
       fail(`${what}: replaceFullPath must start with "/"`);
+    checkValue(value, `${what} replaceFullPath`);
     return { type: 'ReplaceFullPath', value };
   }
   if (p.type === 'ReplacePrefixMatch') {
     const value = p.replacePrefixMatch;
     if (typeof value !== 'string' || !value.startsWith('/'))
       fail(`${what}: replacePrefixMatch must start with "/"`);
+    checkValue(value, `${what} replacePrefixMatch`);
     if (matches.some((m) => m.match.path?.type !== 'PathPrefix')) {
       fail(`${what}: ReplacePrefixMatch requires every match of the rule to be a PathPrefix match`);
     }
@@ -357,7 +395,10 @@ function compileFilters(
         }
         const redirect: RuleParts['redirect'] = { kind: 'redirect', statusCode };
         if (r.scheme) redirect.scheme = r.scheme;
-        if (r.hostname) redirect.hostname = r.hostname;
+        if (r.hostname) {
+          checkHostname(r.hostname, 'RequestRedirect hostname');
+          redirect.hostname = r.hostname;
+        }
         if (r.port !== undefined) redirect.port = r.port;
         const path = compilePathModifier(r.path, matches, 'RequestRedirect');
         if (path) redirect.path = path;
@@ -369,7 +410,10 @@ function compileFilters(
         const u = f.urlRewrite;
         if (!u || typeof u !== 'object') fail('URLRewrite filter without configuration');
         const rewrite: NonNullable<RuleParts['rewrite']> = {};
-        if (u.hostname) rewrite.hostname = u.hostname;
+        if (u.hostname) {
+          checkHostname(u.hostname, 'URLRewrite hostname');
+          rewrite.hostname = u.hostname;
+        }
         const path = compilePathModifier(u.path, matches, 'URLRewrite');
         if (path) rewrite.path = path;
         parts.rewrite = rewrite;

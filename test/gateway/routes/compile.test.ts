@@ -178,6 +178,48 @@ describe('compileHTTPRoute: invalid rules are dropped with a reason', () => {
       reason: 'UnsupportedValue',
     },
   ];
+  // Values Envoy would NACK (taking down the whole RouteConfiguration) are refused per rule.
+  const header = (name: string, value = 'v'): HTTPRouteRule => ({
+    filters: [{ type: 'RequestHeaderModifier', requestHeaderModifier: { set: [{ name, value }] } }],
+  });
+  cases.push(
+    { name: 'modifier sets Host', rule: header('Host'), reason: 'UnsupportedValue' },
+    {
+      name: 'modifier removes host',
+      rule: { filters: [{ type: 'RequestHeaderModifier', requestHeaderModifier: { remove: ['host'] } }] },
+      reason: 'UnsupportedValue',
+    },
+    { name: 'modifier header name with a space', rule: header('X Bad'), reason: 'UnsupportedValue' },
+    { name: 'pseudo-header name', rule: header(':path'), reason: 'UnsupportedValue' },
+    { name: 'header value with CRLF', rule: header('X-A', 'a\r\nInjected: 1'), reason: 'UnsupportedValue' },
+    {
+      name: 'header match value with NUL',
+      rule: { matches: [{ headers: [{ name: 'x', value: 'a\u0000' }] }] },
+      reason: 'UnsupportedValue',
+    },
+    {
+      name: 'redirect hostname with a port',
+      rule: { filters: [{ type: 'RequestRedirect', requestRedirect: { hostname: 'a.example.com:8080' } }] },
+      reason: 'UnsupportedValue',
+    },
+    {
+      name: 'rewrite hostname wildcard',
+      rule: { filters: [{ type: 'URLRewrite', urlRewrite: { hostname: '*.example.com' } }] },
+      reason: 'UnsupportedValue',
+    },
+    {
+      name: 'redirect path with newline',
+      rule: {
+        filters: [
+          {
+            type: 'RequestRedirect',
+            requestRedirect: { path: { type: 'ReplaceFullPath', replaceFullPath: '/a\nb' } },
+          },
+        ],
+      },
+      reason: 'UnsupportedValue',
+    },
+  );
   for (const c of cases) {
     test(c.name, () => {
       const r = compileHTTPRoute(view, httpRoute('r', [{ backendRefs: [backendRef('web', 80)] }, c.rule]));
