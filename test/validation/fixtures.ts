@@ -42,7 +42,10 @@ export function gateway(): Json {
           protocol: 'HTTPS',
           hostname: '*.example.com',
           tls: {
-            certificateRefs: [{ name: 'cert' }, { kind: 'Secret', group: '', name: 'other', namespace: 'certs' }],
+            certificateRefs: [
+              { name: 'cert' },
+              { kind: 'Secret', group: '', name: 'other', namespace: 'certs' },
+            ],
           },
         },
         {
@@ -116,7 +119,13 @@ export function httpRoute(): Json {
       parentRefs: [
         { name: 'gw', sectionName: 'http' },
         { name: 'gw', sectionName: 'https' },
-        { group: 'gateway.networking.k8s.io', kind: 'ListenerSet', name: 'ls', namespace: 'team-a', port: 8080 },
+        {
+          group: 'gateway.networking.k8s.io',
+          kind: 'ListenerSet',
+          name: 'ls',
+          namespace: 'team-a',
+          port: 8080,
+        },
       ],
       hostnames: ['www.example.com', '*.example.org'],
       rules: [
@@ -145,8 +154,14 @@ export function httpRoute(): Json {
                 remove: ['x-remove'],
               },
             },
-            { type: 'ResponseHeaderModifier', responseHeaderModifier: { add: [{ name: 'x-r', value: 'v' }] } },
-            { type: 'RequestMirror', requestMirror: { backendRef: { name: 'mirror', port: 80 }, percent: 10 } },
+            {
+              type: 'ResponseHeaderModifier',
+              responseHeaderModifier: { add: [{ name: 'x-r', value: 'v' }] },
+            },
+            {
+              type: 'RequestMirror',
+              requestMirror: { backendRef: { name: 'mirror', port: 80 }, percent: 10 },
+            },
             {
               type: 'RequestMirror',
               requestMirror: { backendRef: { name: 'mirror2', port: 80 }, fraction: { numerator: 1 } },
@@ -179,7 +194,10 @@ export function httpRoute(): Json {
               port: 8080,
               weight: 0,
               filters: [
-                { type: 'RequestHeaderModifier', requestHeaderModifier: { set: [{ name: 'x-b', value: 'c' }] } },
+                {
+                  type: 'RequestHeaderModifier',
+                  requestHeaderModifier: { set: [{ name: 'x-b', value: 'c' }] },
+                },
               ],
             },
             { group: 'example.com', kind: 'Backend', name: 'custom' },
@@ -226,7 +244,10 @@ export function grpcRoute(): Json {
       rules: [
         {
           matches: [
-            { method: { service: 'com.example.User', method: 'Login' }, headers: [{ name: 'x-a', value: 'b' }] },
+            {
+              method: { service: 'com.example.User', method: 'Login' },
+              headers: [{ name: 'x-a', value: 'b' }],
+            },
             { method: { service: '.pkg.Svc' } },
             { method: { type: 'RegularExpression', service: 'com\\.example\\..*' } },
             { method: { method: 'Get_2' } },
@@ -345,7 +366,10 @@ export function namespace(): Json {
 
 /** Objects a v1.6.1 cluster accepts, every one of which Convoy must accept too. */
 export const VALID_OBJECTS: { description: string; object: Json }[] = [
-  { description: 'Gateway with every kind of listener, addresses, infrastructure and TLS', object: gateway() },
+  {
+    description: 'Gateway with every kind of listener, addresses, infrastructure and TLS',
+    object: gateway(),
+  },
   {
     description: 'minimal Gateway',
     object: {
@@ -355,7 +379,10 @@ export const VALID_OBJECTS: { description: string; object: Json }[] = [
       spec: { gatewayClassName: 'c', listeners: [{ name: 'l', port: 1, protocol: 'HTTP' }] },
     },
   },
-  { description: 'Gateway v1beta1', object: { ...gateway(), apiVersion: 'gateway.networking.k8s.io/v1beta1' } },
+  {
+    description: 'Gateway v1beta1',
+    object: { ...gateway(), apiVersion: 'gateway.networking.k8s.io/v1beta1' },
+  },
   { description: 'ListenerSet', object: listenerSet() },
   { description: 'HTTPRoute with every filter, matches and timeouts', object: httpRoute() },
   {

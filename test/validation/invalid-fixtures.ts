@@ -45,7 +45,8 @@ export function edit(base: Json, changes: Record<string, unknown>): Json {
     let cur = o as Record<string, unknown>;
     for (const p of parts.slice(0, -1)) {
       const next = cur[p];
-      if (next === undefined || next === null || typeof next !== 'object') throw new Error(`no ${p} in ${path}`);
+      if (next === undefined || next === null || typeof next !== 'object')
+        throw new Error(`no ${p} in ${path}`);
       cur = next as Record<string, unknown>;
     }
     const last = parts[parts.length - 1];
@@ -61,7 +62,8 @@ const repeat = <T>(n: number, f: (i: number) => T): T[] => Array.from({ length: 
 
 const minimalGateway = (listeners: unknown[]): Json =>
   edit(gateway(), { 'spec.listeners': listeners, 'spec.addresses': DELETE, 'spec.tls': DELETE });
-const minimalListenerSet = (listeners: unknown[]): Json => edit(listenerSet(), { 'spec.listeners': listeners });
+const minimalListenerSet = (listeners: unknown[]): Json =>
+  edit(listenerSet(), { 'spec.listeners': listeners });
 const http = (name: string, port = 80, extra: Json = {}) => ({ name, port, protocol: 'HTTP', ...extra });
 const routeRule = (rule: Json): Json => edit(httpRoute(), { 'spec.rules': [rule] });
 const routeFilters = (filters: unknown[], extra: Json = {}): Json => routeRule({ filters, ...extra });
@@ -224,7 +226,9 @@ const gatewayFixtures: InvalidFixture[] = [
   },
   {
     description: '65 certificateRefs',
-    object: edit(gateway(), { 'spec.listeners[1].tls.certificateRefs': repeat(65, (i) => ({ name: `c${i}` })) }),
+    object: edit(gateway(), {
+      'spec.listeners[1].tls.certificateRefs': repeat(65, (i) => ({ name: `c${i}` })),
+    }),
     expectFieldPath: 'spec.listeners[1].tls.certificateRefs',
     expectMessage: 'must have at most 64 items',
   },
@@ -250,7 +254,9 @@ const gatewayFixtures: InvalidFixture[] = [
   },
   {
     description: '9 allowedRoutes kinds',
-    object: edit(gateway(), { 'spec.listeners[0].allowedRoutes.kinds': repeat(9, (i) => ({ kind: `K${i}` })) }),
+    object: edit(gateway(), {
+      'spec.listeners[0].allowedRoutes.kinds': repeat(9, (i) => ({ kind: `K${i}` })),
+    }),
     expectFieldPath: 'spec.listeners[0].allowedRoutes.kinds',
     expectMessage: 'must have at most 8 items',
   },
@@ -312,7 +318,8 @@ const gatewayFixtures: InvalidFixture[] = [
     description: 'infrastructure annotation key prefix of 253 characters',
     object: edit(gateway(), { 'spec.infrastructure.annotations': { [longPrefixKey]: 'x' } }),
     expectFieldPath: 'spec.infrastructure.annotations',
-    expectMessage: "If specified, the annotation key's prefix must be a DNS subdomain not longer than 253 characters",
+    expectMessage:
+      "If specified, the annotation key's prefix must be a DNS subdomain not longer than 253 characters",
   },
   {
     description: '9 infrastructure labels',
@@ -537,7 +544,8 @@ const httpRouteFixtures: InvalidFixture[] = [
     description: 'Exact match with a relative path',
     object: edit(httpRoute(), { 'spec.rules[0].matches[1].path.value': 'exact' }),
     expectFieldPath: 'spec.rules[0].matches[1].path',
-    expectMessage: "value must be an absolute path and start with '/' when type one of ['Exact', 'PathPrefix']",
+    expectMessage:
+      "value must be an absolute path and start with '/' when type one of ['Exact', 'PathPrefix']",
   },
   {
     description: 'path match type not in the enum',
@@ -564,7 +572,8 @@ const httpRouteFixtures: InvalidFixture[] = [
       { type: 'URLRewrite', urlRewrite: { hostname: 'b.example.com' } },
     ]),
     expectFieldPath: 'spec.rules[0].filters',
-    expectMessage: 'May specify either httpRouteFilterRequestRedirect or httpRouteFilterRequestRewrite, but not both',
+    expectMessage:
+      'May specify either httpRouteFilterRequestRedirect or httpRouteFilterRequestRewrite, but not both',
   },
   ...httpFilterBodies
     .filter(([type]) => !['RequestMirror', 'ExtensionRef'].includes(type))
@@ -622,7 +631,12 @@ const httpRouteFixtures: InvalidFixture[] = [
   {
     description: 'URLRewrite ReplacePrefixMatch with two matches',
     object: routeFilters(
-      [{ type: 'URLRewrite', urlRewrite: { path: { type: 'ReplacePrefixMatch', replacePrefixMatch: '/n' } } }],
+      [
+        {
+          type: 'URLRewrite',
+          urlRewrite: { path: { type: 'ReplacePrefixMatch', replacePrefixMatch: '/n' } },
+        },
+      ],
       { matches: [{ path: { value: '/a' } }, { path: { value: '/b' } }] },
     ),
     expectFieldPath: 'spec.rules[0]',
@@ -659,7 +673,10 @@ const httpRouteFixtures: InvalidFixture[] = [
           name: 'svc',
           port: 80,
           filters: [
-            { type: 'URLRewrite', urlRewrite: { path: { type: 'ReplacePrefixMatch', replacePrefixMatch: '/n' } } },
+            {
+              type: 'URLRewrite',
+              urlRewrite: { path: { type: 'ReplacePrefixMatch', replacePrefixMatch: '/n' } },
+            },
           ],
         },
       ],
@@ -687,7 +704,9 @@ const httpRouteFixtures: InvalidFixture[] = [
   },
   {
     description: 'ReplacePrefixMatch without replacePrefixMatch (redirect)',
-    object: routeFilters([{ type: 'RequestRedirect', requestRedirect: { path: { type: 'ReplacePrefixMatch' } } }]),
+    object: routeFilters([
+      { type: 'RequestRedirect', requestRedirect: { path: { type: 'ReplacePrefixMatch' } } },
+    ]),
     expectFieldPath: 'spec.rules[0].filters[0].requestRedirect.path',
     expectMessage: "replacePrefixMatch must be specified when type is set to 'ReplacePrefixMatch'",
   },
@@ -696,7 +715,9 @@ const httpRouteFixtures: InvalidFixture[] = [
     object: routeFilters([
       {
         type: 'RequestRedirect',
-        requestRedirect: { path: { type: 'ReplaceFullPath', replaceFullPath: '/a', replacePrefixMatch: '/b' } },
+        requestRedirect: {
+          path: { type: 'ReplaceFullPath', replaceFullPath: '/a', replacePrefixMatch: '/b' },
+        },
       },
     ]),
     expectFieldPath: 'spec.rules[0].filters[0].requestRedirect.path',
@@ -737,7 +758,10 @@ const httpRouteFixtures: InvalidFixture[] = [
   {
     description: 'mirror fraction above the default denominator',
     object: routeFilters([
-      { type: 'RequestMirror', requestMirror: { backendRef: { name: 'm', port: 80 }, fraction: { numerator: 101 } } },
+      {
+        type: 'RequestMirror',
+        requestMirror: { backendRef: { name: 'm', port: 80 }, fraction: { numerator: 101 } },
+      },
     ]),
     expectFieldPath: 'spec.rules[0].filters[0].requestMirror.fraction',
     expectMessage: 'numerator must be less than or equal to denominator',
@@ -799,7 +823,9 @@ const httpRouteFixtures: InvalidFixture[] = [
   },
   {
     description: 'header modifier removing one header twice',
-    object: routeFilters([{ type: 'ResponseHeaderModifier', responseHeaderModifier: { remove: ['x', 'x'] } }]),
+    object: routeFilters([
+      { type: 'ResponseHeaderModifier', responseHeaderModifier: { remove: ['x', 'x'] } },
+    ]),
     expectFieldPath: 'spec.rules[0].filters[0].responseHeaderModifier.remove[1]',
     expectMessage: 'Duplicate value',
   },
@@ -813,7 +839,10 @@ const httpRouteFixtures: InvalidFixture[] = [
   {
     description: 'header modifier with 17 set entries',
     object: routeFilters([
-      { type: 'RequestHeaderModifier', requestHeaderModifier: { set: repeat(17, (i) => headerSet(`h${i}`)) } },
+      {
+        type: 'RequestHeaderModifier',
+        requestHeaderModifier: { set: repeat(17, (i) => headerSet(`h${i}`)) },
+      },
     ]),
     expectFieldPath: 'spec.rules[0].filters[0].requestHeaderModifier.set',
     expectMessage: 'must have at most 16 items',
@@ -826,7 +855,9 @@ const httpRouteFixtures: InvalidFixture[] = [
   },
   {
     description: '17 filters',
-    object: routeFilters(repeat(17, (i) => ({ type: 'ExtensionRef', extensionRef: { ...extRef, name: `x${i}` } }))),
+    object: routeFilters(
+      repeat(17, (i) => ({ type: 'ExtensionRef', extensionRef: { ...extRef, name: `x${i}` } })),
+    ),
     expectFieldPath: 'spec.rules[0].filters',
     expectMessage: 'must have at most 16 items',
   },
@@ -915,7 +946,9 @@ const httpRouteFixtures: InvalidFixture[] = [
   },
   {
     description: '17 backendRefs',
-    object: edit(httpRoute(), { 'spec.rules[0].backendRefs': repeat(17, (i) => ({ name: `s${i}`, port: 80 })) }),
+    object: edit(httpRoute(), {
+      'spec.rules[0].backendRefs': repeat(17, (i) => ({ name: `s${i}`, port: 80 })),
+    }),
     expectFieldPath: 'spec.rules[0].backendRefs',
     expectMessage: 'must have at most 16 items',
   },
@@ -953,7 +986,9 @@ const httpRouteFixtures: InvalidFixture[] = [
   },
   {
     description: '17 rules',
-    object: edit(httpRoute(), { 'spec.rules': repeat(17, () => ({ backendRefs: [{ name: 's', port: 80 }] })) }),
+    object: edit(httpRoute(), {
+      'spec.rules': repeat(17, () => ({ backendRefs: [{ name: 's', port: 80 }] })),
+    }),
     expectFieldPath: 'spec.rules',
     expectMessage: 'must have at most 16 items',
   },
@@ -994,7 +1029,8 @@ const httpRouteFixtures: InvalidFixture[] = [
     description: 'same parent twice, once with and once without sectionName',
     object: edit(httpRoute(), { 'spec.parentRefs': [{ name: 'gw' }, { name: 'gw', sectionName: 'http' }] }),
     expectFieldPath: 'spec.parentRefs',
-    expectMessage: 'sectionName must be specified when parentRefs includes 2 or more references to the same parent',
+    expectMessage:
+      'sectionName must be specified when parentRefs includes 2 or more references to the same parent',
   },
   {
     description: 'same parent and sectionName twice',
@@ -1005,13 +1041,15 @@ const httpRouteFixtures: InvalidFixture[] = [
       ],
     }),
     expectFieldPath: 'spec.parentRefs',
-    expectMessage: 'sectionName must be unique when parentRefs includes 2 or more references to the same parent',
+    expectMessage:
+      'sectionName must be unique when parentRefs includes 2 or more references to the same parent',
   },
   {
     description: 'same parent twice without sectionName',
     object: edit(httpRoute(), { 'spec.parentRefs': [{ name: 'gw' }, { name: 'gw', kind: 'Gateway' }] }),
     expectFieldPath: 'spec.parentRefs',
-    expectMessage: 'sectionName must be unique when parentRefs includes 2 or more references to the same parent',
+    expectMessage:
+      'sectionName must be unique when parentRefs includes 2 or more references to the same parent',
   },
   {
     description: 'parentRef port 0',
@@ -1163,7 +1201,8 @@ const grpcRouteFixtures: InvalidFixture[] = [
     description: 'GRPCRoute parentRefs to the same parent without sectionName',
     object: edit(grpcRoute(), { 'spec.parentRefs': [{ name: 'gw' }, { name: 'gw', port: 80 }] }),
     expectFieldPath: 'spec.parentRefs',
-    expectMessage: 'sectionName must be unique when parentRefs includes 2 or more references to the same parent',
+    expectMessage:
+      'sectionName must be unique when parentRefs includes 2 or more references to the same parent',
   },
   {
     description: 'GRPCRoute 17 hostnames',
@@ -1258,7 +1297,8 @@ const tlsRouteFixtures: InvalidFixture[] = [
     description: 'TLSRoute parentRefs: same parent and sectionName twice',
     object: edit(tlsRoute(), { 'spec.parentRefs[1]': { name: 'gw', sectionName: 'tls' } }),
     expectFieldPath: 'spec.parentRefs',
-    expectMessage: 'sectionName must be unique when parentRefs includes 2 or more references to the same parent',
+    expectMessage:
+      'sectionName must be unique when parentRefs includes 2 or more references to the same parent',
   },
   {
     description: 'TLSRoute v1alpha2 (no longer served)',
