@@ -409,7 +409,10 @@ export class FileProvider {
       (kind !== undefined && apiVersion !== undefined && groupOfApiVersion(apiVersion) !== apiGroupOf(kind))
     ) {
       // Another kind, or the same kind name in another API group (an Istio Gateway).
-      this.logger.debug({ file, document: entry.document, apiVersion, kind, name }, 'ignoring kind Convoy does not read');
+      this.logger.debug(
+        { file, document: entry.document, apiVersion, kind, name },
+        'ignoring kind Convoy does not read',
+      );
       return { kind: 'ignored' };
     }
     const obj = normalize(structuredClone(raw));
