@@ -18,6 +18,9 @@ import { Reason } from './conditions';
 export const SERVICE_NAME_LABEL = 'kubernetes.io/service-name';
 export const H2C_APP_PROTOCOL = 'kubernetes.io/h2c';
 
+/** appProtocols that need TLS towards the backend, which Convoy does not originate. */
+const TLS_APP_PROTOCOLS: ReadonlySet<string> = new Set(['https', 'HTTPS', 'kubernetes.io/wss', 'tls']);
+
 export type ClusterProtocol = ClusterModel['protocol'];
 /** Which route kind refers to a backend; decides the default upstream protocol. */
 export type BackendUse = 'http' | 'grpc' | 'tcp';
@@ -70,7 +73,7 @@ function servicePorts(svc: KubeObject): ServicePort[] {
 /**
  * Resolves one backendRef. Checks, in order: group/kind (InvalidKind), cross-namespace permission
  * (RefNotPermitted, checked before existence so a missing grant reveals nothing), the Service and
- * its port (BackendNotFound).
+ * its port (BackendNotFound), and for HTTP/gRPC an appProtocol Convoy can speak (UnsupportedProtocol).
  */
 export function resolveBackendRef(
   view: StoreView,
@@ -126,6 +129,13 @@ export function resolveBackendRef(
       ok: false,
       reason: Reason.BackendNotFound,
       message: `Service ${namespace}/${ref.name} has no port ${ref.port}`,
+    };
+  }
+  if (use !== 'tcp' && sp.appProtocol && TLS_APP_PROTOCOLS.has(sp.appProtocol)) {
+    return {
+      ok: false,
+      reason: Reason.UnsupportedProtocol,
+      message: `Service ${namespace}/${ref.name} port ${ref.port} has appProtocol ${sp.appProtocol}; TLS to backends is not supported`,
     };
   }
   return {

@@ -116,7 +116,12 @@ export function isSupportedRegex(value: string): boolean {
   if (typeof value !== 'string' || value === '') return false;
   if (/\(\?<?[=!]/.test(value) || /\\[1-9]/.test(value)) return false;
   try {
-    new RegExp(value.replace(/\(\?P</g, '(?<'));
+    // RE2 spellings JavaScript lacks: named groups (?P<n>...), flag groups (?i) and (?i:...).
+    const js = value
+      .replace(/\(\?P</g, '(?<')
+      .replace(/\(\?[imsU]+\)/g, '')
+      .replace(/\(\?[imsU]*-?[imsU]*:/g, '(?:');
+    new RegExp(js);
     return true;
   } catch {
     return false;

@@ -25,6 +25,7 @@ describe('resolveBackendRef', () => {
       },
     ),
     service('other', [{ port: 8080 }], { namespace: 'other' }),
+    service('secure', [{ name: 'https', port: 443, appProtocol: 'https' }], { namespace: 'app' }),
     service('granted', [{ port: 8080 }], { namespace: 'shared' }),
     referenceGrant(
       'routes-in',
@@ -68,6 +69,17 @@ describe('resolveBackendRef', () => {
       expect: { cluster: 'app/web/80', protocol: 'tcp' },
     },
     { name: 'missing Service', ref: { name: 'nope', port: 80 }, expect: { reason: 'BackendNotFound' } },
+    {
+      name: 'appProtocol https needs TLS origination',
+      ref: { name: 'secure', port: 443 },
+      expect: { reason: 'UnsupportedProtocol' },
+    },
+    {
+      name: 'appProtocol https is fine for TLS passthrough',
+      ref: { name: 'secure', port: 443 },
+      use: 'tcp',
+      expect: { cluster: 'app/secure/443', protocol: 'tcp' },
+    },
     { name: 'missing port', ref: { name: 'web' }, expect: { reason: 'BackendNotFound' } },
     { name: 'port not on Service', ref: { name: 'web', port: 81 }, expect: { reason: 'BackendNotFound' } },
     { name: 'unknown kind', ref: { kind: 'Pod', name: 'web', port: 80 }, expect: { reason: 'InvalidKind' } },

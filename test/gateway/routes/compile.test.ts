@@ -519,7 +519,8 @@ describe('compileTLSRoute', () => {
 });
 
 test('isSupportedRegex', () => {
-  for (const ok of ['/a.*', '^/v[0-9]+$', '(?P<x>a)', '[^/]+']) assert.equal(isSupportedRegex(ok), true, ok);
+  for (const ok of ['/a.*', '^/v[0-9]+$', '(?P<x>a)', '[^/]+', '(?i)/API', '(?i:/api)/v1'])
+    assert.equal(isSupportedRegex(ok), true, ok);
   for (const bad of ['', '(', '(?=x)', '(?!x)', '(?<=x)', '(?<!x)', '(a)\\1'])
     assert.equal(isSupportedRegex(bad), false, bad);
 });
