@@ -1,6 +1,6 @@
 import { describe, test, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdir, mkdtemp, rename, rm, writeFile, unlink } from 'node:fs/promises';
+import { mkdir, mkdtemp, rename, rm, symlink, unlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { FileProvider, parseFile, uidFor } from '../../../src/providers/files/provider';
@@ -382,6 +382,27 @@ describe('FileProvider watching', () => {
     await rm(join(dir, 'sub'), { recursive: true });
     await waitFor('deleted directory', () => store.get('Service', 'default', 'nested') === undefined);
     assert.ok(gw('one'));
+  });
+
+  test('a ConfigMap volume update (..data symlink swap) is picked up; symlink loops are harmless', async () => {
+    // The layout kubelet writes: ..<ts>/ holds the files, ..data -> ..<ts>, name -> ..data/name.
+    await put('..2026_01/gw.yaml', GW('cm', 80));
+    await symlink('..2026_01', join(dir, '..data'));
+    await symlink('..data/gw.yaml', join(dir, 'gw.yaml'));
+    await mkdir(join(dir, 'loop'));
+    await symlink('..', join(dir, 'loop', 'up'));
+    const p = newProvider();
+    await p.start();
+    assert.equal(listenerPort(gw('cm')), 80);
+    assert.equal(store.size(), 1, 'the ..data copy and the loop are not read twice');
+    assert.deepEqual(p.problems(), []);
+
+    await put('..2026_02/gw.yaml', GW('cm', 8080));
+    await symlink('..2026_02', join(dir, '..data_tmp'));
+    await rename(join(dir, '..data_tmp'), join(dir, '..data'));
+    await rm(join(dir, '..2026_01'), { recursive: true });
+    await waitFor('swapped ConfigMap content', () => listenerPort(gw('cm')) === 8080);
+    assert.equal(store.size(), 1);
   });
 
   test('a half-written file does not disturb what is serving', async () => {
