@@ -196,6 +196,7 @@ export class LeaderElector {
       if (statusCodeOf(err) !== 404) throw err;
       const created = await this.client
         .request<Lease>('POST', this.path, {
+          query: { fieldManager: 'convoy-leader-election' },
           body: {
             apiVersion: 'coordination.k8s.io/v1',
             kind: 'Lease',
@@ -222,6 +223,7 @@ export class LeaderElector {
     }
     const updated = await this.client
       .request<Lease>('PUT', `${this.path}/${encodeURIComponent(this.name)}`, {
+        query: { fieldManager: 'convoy-leader-election' },
         body: { ...lease, spec: spec(lease.spec) },
         timeoutMs,
         signal: this.abort.signal,

@@ -32,6 +32,9 @@ export interface KubernetesStatusWriterOptions {
 
 const ROUTE_KINDS = new Set(['HTTPRoute', 'GRPCRoute', 'TLSRoute']);
 
+/** The field manager of Convoy's status writes (visible in metadata.managedFields). */
+export const STATUS_FIELD_MANAGER = 'convoy';
+
 type WriteResult = 'written' | 'unchanged' | 'gone';
 
 /**
@@ -245,6 +248,7 @@ export class KubernetesStatusWriter implements StatusSink {
       if (!this.leader) throw new Error('lost leadership before writing');
       try {
         const updated = await this.client.request<KubeObject>('PUT', `${path}/status`, {
+          query: { fieldManager: STATUS_FIELD_MANAGER },
           body: { ...current, status: next },
           signal: this.stopSignal.signal,
         });

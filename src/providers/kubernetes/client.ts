@@ -13,6 +13,9 @@ import { KubeConfig } from '@kubernetes/client-node';
  * WATCH, subresources and preconditions are all under our control.
  */
 
+/** Shown in API server audit logs and as the default field manager of our writes. */
+export const USER_AGENT = `convoy/${process.version} (${process.platform}/${process.arch})`;
+
 export class KubeApiError extends Error {
   constructor(
     message: string,
@@ -188,7 +191,7 @@ export class KubeClient {
     for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
     const opts: https.RequestOptions = {};
     await this.kubeConfig.applyToHTTPSOptions(opts);
-    const headers: Record<string, string> = { accept: 'application/json' };
+    const headers: Record<string, string> = { accept: 'application/json', 'user-agent': USER_AGENT };
     for (const [k, v] of Object.entries(opts.headers ?? {})) {
       if (v !== undefined) headers[k.toLowerCase()] = Array.isArray(v) ? v.join(', ') : String(v);
     }
