@@ -1,5 +1,8 @@
 /** JSON shape of AdsServer.debugState() (served by the admin server at /debug/xds). */
 
+/** How many subscribed names a TypeDebug lists (an Envoy may subscribe to thousands). */
+export const SUBSCRIBED_NAMES_SHOWN = 50;
+
 export interface TypeDebug {
   /**
    * synced: the last response was ACKed and nothing newer is waiting;
@@ -9,8 +12,10 @@ export interface TypeDebug {
    */
   state: 'synced' | 'stale' | 'not_sent' | 'nacked';
   wildcard: boolean;
-  /** Explicitly subscribed names (besides a wildcard). */
-  subscribed: string[];
+  /** Number of explicitly subscribed names (besides a wildcard). */
+  subscribed: number;
+  /** The first SUBSCRIBED_NAMES_SHOWN explicitly subscribed names, sorted. */
+  subscribedNames: string[];
   sent?: { version: string; nonce: string; time: string; resources: number; removed: number; bytes: number };
   ackedVersion?: string;
   ackedTime?: string;

@@ -9,6 +9,7 @@ import { FULL_STATE_TYPES, PUSH_ORDER, TypeUrl, messageNameOf } from './resource
 import type { FleetChange, FleetSnapshot } from './snapshot';
 import { SplicedMessage, nonceTrailer } from './wire';
 import type { StreamDebug, TypeDebug } from './debug';
+import { SUBSCRIBED_NAMES_SHOWN } from './debug';
 
 /** The parts of envoy.config.core.v3.Node the server uses. */
 export interface NodeInfo {
@@ -152,7 +153,8 @@ export class TypeState {
     return {
       state: this.state(),
       wildcard: this.isWildcard,
-      subscribed: [...this.explicit].sort(),
+      subscribed: this.explicit.size,
+      subscribedNames: [...this.explicit].sort().slice(0, SUBSCRIBED_NAMES_SHOWN),
       ...(this.sent && {
         sent: {
           version: this.sent.version,

@@ -324,6 +324,18 @@ export class AdsClient extends EventEmitter {
     return this.seq;
   }
 
+  /**
+   * Stops reading responses (like an Envoy that is too busy to read): once grpc-js's small buffer
+   * and the HTTP/2 flow-control window are full, the server's writes to this stream stall.
+   */
+  pause(): void {
+    this.call.pause();
+  }
+
+  resume(): void {
+    this.call.resume();
+  }
+
   /** Half-closes the stream and closes the channel. */
   close(): void {
     if (!this.ended) this.call.end();

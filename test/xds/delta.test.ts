@@ -151,7 +151,7 @@ describe('delta ADS', () => {
     assert.deepEqual((await c.next(EDS)).names, ['a']);
     await untilSynced(c);
     c.deltaSubscribe(EDS, [], ['b']);
-    await until(() => typeDebug(c, EDS)?.subscribed.join() === 'a', 5000, 'unsubscribed');
+    await until(() => typeDebug(c, EDS)?.subscribedNames.join() === 'a', 5000, 'unsubscribed');
     set({ clusters: ['a', 'b'], ports: { b: 2 } });
     assert.deepEqual(await quiet(c), []);
     c.deltaSubscribe(EDS, ['b']);

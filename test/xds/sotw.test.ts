@@ -180,7 +180,7 @@ describe('SotW ADS', () => {
     // An answer to the older response arrives after the newer one was sent: stale, ignored.
     c.send({ type_url: EDS, resource_names: ['a', 'b'], version_info: e1.version, response_nonce: e1.nonce });
     assert.deepEqual(await quiet(c), []);
-    assert.deepEqual(typeDebug(h, c, EDS)?.subscribed, ['a']);
+    assert.deepEqual(typeDebug(h, c, EDS)?.subscribedNames, ['a']);
     assert.equal(typeDebug(h, c, EDS)?.ackedVersion, e1.version);
     // The same request with the current nonce is processed: b is new and answered.
     c.send({ type_url: EDS, resource_names: ['a', 'b'], version_info: e2.version, response_nonce: e2.nonce });
