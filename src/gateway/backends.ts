@@ -81,6 +81,9 @@ export function resolveBackendRef(
   ref: BackendObjectReference,
   use: BackendUse,
 ): BackendResolution {
+  if (!ref || typeof ref !== 'object') {
+    return { ok: false, reason: Reason.BackendNotFound, message: 'backendRef is not an object' };
+  }
   const group = normalizeGroup(ref.group);
   const kind = ref.kind ?? 'Service';
   if (group !== CORE_GROUP || kind !== 'Service') {
