@@ -25,6 +25,7 @@ import type { ObjectStatus } from '../status/types';
 import type { KubeObject } from '../store/objects';
 import { objectNamespace } from '../store/objects';
 import type { ParentReference } from './api';
+import { GATEWAY_API_VERSION } from './api';
 import { gatewayClassStatuses } from './gatewayclass';
 import { gatewayAndListenerSetStatuses, resolveGateways } from './listeners';
 import type { ClusterRef } from './backends';
@@ -68,13 +69,42 @@ export function buildGateways(view: StoreView, opts: BuildOptions): GatewayBuild
     for (const l of allListeners(gw)) l.attachedRoutes = attachment.counts.get(l.qualifiedName) ?? 0;
   }
   const fleets = gateways.map((gw) => buildFleet(view, gw, attachment)).sort((a, b) => cmp(a.fleet, b.fleet));
-  const routeStatuses = [...attachment.statuses].sort(compareStatuses);
+  const routeStatuses = [...attachment.statuses, ...staleRouteStatuses(view, opts, attachment.statuses)].sort(
+    compareStatuses,
+  );
   const statuses: ObjectStatus[] = [
     ...gatewayClassStatuses(view, opts),
     ...gatewayAndListenerSetStatuses(gateways, view, opts),
     ...routeStatuses,
   ];
   return { fleets, statuses };
+}
+
+/**
+ * Routes that no longer name any parent Convoy owns but still carry a status.parents entry with our
+ * controllerName (their parentRef changed, or the Gateway went away) get an empty parents list,
+ * so the status writer removes our stale entries and keeps other controllers' ones.
+ */
+function staleRouteStatuses(view: StoreView, opts: BuildOptions, current: ObjectStatus[]): ObjectStatus[] {
+  const emitted = new Set(current.map((s) => `${s.kind}/${s.metadata.namespace}/${s.metadata.name}`));
+  const out: ObjectStatus[] = [];
+  for (const kind of Object.keys(COMPILERS) as RouteKind[]) {
+    for (const obj of view.list(kind)) {
+      if (obj.metadata.deletionTimestamp) continue;
+      const ns = objectNamespace(obj);
+      if (emitted.has(`${kind}/${ns}/${obj.metadata.name}`)) continue;
+      const parents = (obj.status as { parents?: { controllerName?: string }[] } | undefined)?.parents;
+      if (!Array.isArray(parents) || !parents.some((p) => p?.controllerName === opts.controllerName))
+        continue;
+      out.push({
+        apiVersion: GATEWAY_API_VERSION,
+        kind,
+        metadata: { namespace: ns, name: obj.metadata.name, generation: obj.metadata.generation },
+        status: { parents: [] },
+      });
+    }
+  }
+  return out;
 }
 
 function allListeners(gw: ResolvedGateway): ResolvedListener[] {

@@ -109,3 +109,33 @@ describe('buildGateways: Gateway with an HTTP listener and an HTTPRoute', () => 
     assert.equal(routeParents(result.statuses, 'HTTPRoute', 'web'), undefined);
   });
 });
+
+describe('buildGateways: stale route status', () => {
+  test('a route that no longer names a Convoy parent gets parents: [] when it still shows our entry', () => {
+    const stale = {
+      ...httpRoute('moved', [{ backendRefs: [backendRef('web', 8080)] }], {
+        parentRefs: [{ name: 'elsewhere' }],
+      }),
+      status: {
+        parents: [
+          { parentRef: { name: 'gw' }, controllerName: OPTS.controllerName, conditions: [] },
+          { parentRef: { name: 'elsewhere' }, controllerName: 'example.com/other', conditions: [] },
+        ],
+      },
+    };
+    const foreignOnly = {
+      ...httpRoute('foreign', [{ backendRefs: [backendRef('web', 8080)] }], {
+        parentRefs: [{ name: 'elsewhere' }],
+      }),
+      status: {
+        parents: [{ parentRef: { name: 'elsewhere' }, controllerName: 'example.com/other', conditions: [] }],
+      },
+    };
+    const result = buildGateways(
+      storeOf(gatewayClass(), gateway('gw', [httpListener('http', 80)]), stale, foreignOnly),
+      OPTS,
+    );
+    assert.deepEqual(routeParents(result.statuses, 'HTTPRoute', 'moved'), []);
+    assert.equal(routeParents(result.statuses, 'HTTPRoute', 'foreign'), undefined);
+  });
+});
