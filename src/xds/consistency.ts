@@ -8,7 +8,8 @@ import { messageNameOf } from './resources';
  * - every HCM `rds.route_config_name` has a RouteConfiguration;
  * - every EDS cluster has a ClusterLoadAssignment;
  * - every SDS secret referenced by a listener or cluster TLS context has a Secret;
- * - every cluster named by a route (cluster, weighted clusters, mirrors) or by a tcp_proxy exists.
+ * - every cluster named by a route (cluster, weighted clusters, mirrors) or by a tcp_proxy exists,
+ *   unless the route sets cluster_not_found_response_code (a deliberate dangling reference).
  * Nested Any fields are accepted in both forms: `{ '@type', ...fields }` and `{ type_url, value }`.
  */
 
@@ -37,12 +38,22 @@ function str(v: unknown): string {
   return typeof v === 'string' ? v : '';
 }
 
-/** Returns the full message name and the message fields of an Any, or undefined. */
+/** Nested messages the check looks into; other Anys are never decoded (their protos may not be loaded). */
+const INSPECTED: ReadonlySet<string> = new Set([HCM, TCP_PROXY, DOWNSTREAM_TLS, UPSTREAM_TLS]);
+
+/**
+ * Returns the full message name and the message fields of an Any whose type the check inspects,
+ * or undefined.
+ */
 export function unpackAny(any: unknown): { type: string; msg: Obj } | undefined {
   if (!isObj(any)) return undefined;
-  if (typeof any['@type'] === 'string') return { type: messageNameOf(any['@type']), msg: any };
+  if (typeof any['@type'] === 'string') {
+    const type = messageNameOf(any['@type']);
+    return INSPECTED.has(type) ? { type, msg: any } : undefined;
+  }
   if (typeof any.type_url === 'string' && any.value !== undefined) {
     const type = messageNameOf(any.type_url);
+    if (!INSPECTED.has(type)) return undefined;
     const value = any.value;
     const bytes =
       typeof value === 'string'
@@ -109,9 +120,13 @@ export function checkConsistency(res: EnvoyResources): ConsistencyResult {
         const action = route.route;
         if (!isObj(action)) return;
         const rWhere = `${vhWhere} route ${route.name ? `"${str(route.name)}"` : `#${i}`}`;
-        needCluster(rWhere, action.cluster);
+        // A route that sets cluster_not_found_response_code names missing clusters on purpose
+        // (e.g. the share of invalid backends answered with 500).
+        const deliberate = action.cluster_not_found_response_code !== undefined;
+        if (!deliberate) needCluster(rWhere, action.cluster);
         const weighted = action.weighted_clusters;
-        if (isObj(weighted)) for (const wc of arr(weighted.clusters)) needCluster(rWhere, wc.name);
+        if (isObj(weighted) && !deliberate)
+          for (const wc of arr(weighted.clusters)) needCluster(rWhere, wc.name);
         for (const mirror of arr(action.request_mirror_policies))
           needCluster(`${rWhere} mirror`, mirror.cluster);
       });

@@ -72,6 +72,21 @@ describe('consistency check', () => {
     assert.equal(errors.length, 7);
   });
 
+  test('routes with cluster_not_found_response_code may name missing clusters on purpose', () => {
+    const res = fleetResources({ https: false });
+    const action = res.routes[0].virtual_hosts![0].routes![0].route!;
+    action.weighted_clusters = {
+      clusters: [
+        { name: 'default/app/80', weight: { value: 1 } },
+        { name: 'convoy:invalid-backend', weight: { value: 1 } },
+      ],
+    };
+    delete action.cluster;
+    assert.match(checkConsistency(res).errors.join(), /"convoy:invalid-backend" not found/);
+    action.cluster_not_found_response_code = 2;
+    assert.deepEqual(checkConsistency(res).errors, []);
+  });
+
   test('duplicate and empty names are refused', () => {
     const res = fleetResources();
     res.clusters.push(edsCluster('default/app/80'));
@@ -94,6 +109,23 @@ describe('consistency check', () => {
     assert.deepEqual(checkConsistency(res).errors, [
       'listener "http-8080" filter chain "Gateway/default/gw/http-8080": route configuration "nope" not found',
     ]);
+  });
+
+  test('Anys of types the check does not inspect are left alone, even when their proto is not loaded', () => {
+    const res = fleetResources({ https: false });
+    res.listeners[0].filter_chains!.push({
+      name: 'direct',
+      filters: [
+        {
+          name: 'envoy.filters.network.direct_response',
+          typed_config: {
+            type_url: 'type.googleapis.com/envoy.extensions.filters.network.direct_response.v3.Config',
+            value: Buffer.alloc(0),
+          },
+        },
+      ],
+    });
+    assert.deepEqual(checkConsistency(res).errors, []);
   });
 
   test('EDS service names map clusters to their CLA', () => {
