@@ -336,3 +336,61 @@ for (const variant of ['sotw', 'delta'] as const) {
     });
   });
 }
+
+for (const variant of ['sotw', 'delta'] as const) {
+  describe(`a fleet without clusters (${variant})`, () => {
+    let tmp: { dir: string; cleanup: () => void };
+    let cp: ControlPlane;
+    let envoy: EnvoyProcess;
+    let listenerPort: number;
+
+    before(async () => {
+      tmp = tempDir(`xds-empty-${variant}`);
+      const xdsPort = await freePort();
+      listenerPort = await freePort();
+      // E.g. a Gateway whose routes all point at missing backends, or that has no routes yet:
+      // listeners and routes, zero clusters and endpoints.
+      cp = await ControlPlane.start(
+        xdsPort,
+        simpleFleet({
+          listenerPort,
+          routes: [{ prefix: '/', direct: { status: 503, body: 'no backends' } }],
+          backends: {},
+        }),
+      );
+      const bootstrap = path.join(tmp.dir, 'bootstrap.yaml');
+      writeBootstrap(bootstrap, [
+        '--xds-address',
+        `127.0.0.1:${xdsPort}`,
+        '--gateway',
+        FLEET,
+        '--node-id',
+        `empty-${variant}`,
+        '--admin-address',
+        '127.0.0.1:0',
+        ...(variant === 'sotw' ? ['--sotw'] : []),
+      ]);
+      envoy = await EnvoyProcess.start({
+        configPath: bootstrap,
+        name: `envoy-empty-${variant}`,
+        workDir: tmp.dir,
+      });
+    });
+
+    after(async () => {
+      await envoy?.stop();
+      await cp?.server.stop(0);
+      tmp?.cleanup();
+    });
+
+    test('Envoy still completes CDS, goes LIVE and serves the listener', async () => {
+      // The bootstrap waits for CDS forever (initial_fetch_timeout 0s): an empty cluster set
+      // must still be answered, or this Envoy never starts serving.
+      await envoy.waitLive(20_000);
+      const r = await request({ port: listenerPort, path: '/' });
+      assert.equal(r.status, 503);
+      assert.equal(r.body, 'no backends');
+      assert.equal(cp.typeState(`empty-${variant}`, TypeUrl.Cluster)?.state, 'synced');
+    });
+  });
+}

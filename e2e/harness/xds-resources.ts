@@ -42,7 +42,10 @@ export interface RouteSpec {
   /** Path prefix, or a regex when `regex` is set. */
   prefix?: string;
   regex?: string;
-  cluster: string;
+  /** Forward to this cluster... */
+  cluster?: string;
+  /** ...or answer directly. */
+  direct?: { status: number; body: string };
 }
 
 export function routeConfig(name: string, routes: RouteSpec[]): RouteConfiguration {
@@ -54,8 +57,10 @@ export function routeConfig(name: string, routes: RouteSpec[]): RouteConfigurati
         domains: ['*'],
         routes: routes.map((r) => ({
           match: r.regex !== undefined ? { safe_regex: { regex: r.regex } } : { prefix: r.prefix ?? '/' },
-          // No route timeout: tests hold requests open across config changes.
-          route: { cluster: r.cluster, timeout: { seconds: 0 } },
+          ...(r.direct
+            ? { direct_response: { status: r.direct.status, body: { inline_string: r.direct.body } } }
+            : // No route timeout: tests hold requests open across config changes.
+              { route: { cluster: r.cluster, timeout: { seconds: 0 } } }),
         })),
       },
     ],
