@@ -11,6 +11,7 @@ import { buildBootstrap } from '../src/envoy/bootstrap';
 import { ConvoyMetrics } from '../src/observability/metrics';
 import { silentLogger } from '../src/observability/logger';
 import {
+  ConvoyProcess,
   EnvoyProcess,
   convoyMain,
   createCa,
@@ -194,6 +195,185 @@ describe('mTLS between Envoy and the ADS server', () => {
     assert.ok(
       (await envoy.counter('cluster.convoy_xds.ssl.fail_verify_error')) >= 1,
       'Envoy failed verification',
+    );
+  });
+});
+
+/**
+ * The operator path end to end: `convoy serve --from-dir`, `convoy bootstrap` for an Envoy of the
+ * Gateway, then the read-only CLI views (`convoy status`, `convoy proxy-status`) and the admin
+ * endpoints against the real running process.
+ */
+describe('operator CLI against a running convoy serve and Envoy', () => {
+  let tmp: { dir: string; cleanup: () => void };
+  let objectsDir: string;
+  let backend: Backend;
+  let convoy: ConvoyProcess;
+  let envoy: EnvoyProcess;
+  let listenerPort: number;
+
+  const cli = (args: string[]) => {
+    const r = childProcess.spawnSync(process.execPath, [convoyMain(), ...args], { encoding: 'utf8' });
+    return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+  };
+
+  function writeObjects(backendService: string): void {
+    const docs = [
+      {
+        apiVersion: 'gateway.networking.k8s.io/v1',
+        kind: 'GatewayClass',
+        metadata: { name: 'convoy' },
+        spec: { controllerName: 'convoy.dev/gateway-controller' },
+      },
+      {
+        apiVersion: 'gateway.networking.k8s.io/v1',
+        kind: 'Gateway',
+        metadata: { name: 'ops', namespace: 'default' },
+        spec: {
+          gatewayClassName: 'convoy',
+          listeners: [{ name: 'http', protocol: 'HTTP', port: listenerPort }],
+        },
+      },
+      {
+        apiVersion: 'gateway.networking.k8s.io/v1',
+        kind: 'HTTPRoute',
+        metadata: { name: 'web', namespace: 'default' },
+        spec: {
+          parentRefs: [{ name: 'ops', sectionName: 'http' }],
+          rules: [{ backendRefs: [{ name: backendService, port: 80 }] }],
+        },
+      },
+      {
+        apiVersion: 'v1',
+        kind: 'Service',
+        metadata: { name: 'web', namespace: 'default' },
+        spec: { ports: [{ name: 'http', port: 80, targetPort: backend.port }] },
+      },
+      {
+        apiVersion: 'discovery.k8s.io/v1',
+        kind: 'EndpointSlice',
+        metadata: { name: 'web-1', namespace: 'default', labels: { 'kubernetes.io/service-name': 'web' } },
+        addressType: 'IPv4',
+        ports: [{ name: 'http', port: backend.port }],
+        endpoints: [{ addresses: ['127.0.0.1'], conditions: { ready: true } }],
+      },
+    ];
+    const file = path.join(objectsDir, 'objects.yaml');
+    fs.writeFileSync(`${file}.tmp`, docs.map((d) => stringify(d)).join('---\n'));
+    fs.renameSync(`${file}.tmp`, file);
+  }
+
+  before(async () => {
+    tmp = tempDir('ops-cli');
+    objectsDir = path.join(tmp.dir, 'objects');
+    fs.mkdirSync(objectsDir);
+    backend = await startEchoBackend('web');
+    listenerPort = await freePort();
+    writeObjects('web');
+    convoy = await ConvoyProcess.start({
+      args: ['--from-dir', objectsDir, '--envoy-bind-address', '127.0.0.1'],
+      workDir: path.join(tmp.dir, 'convoy'),
+    });
+    const bootstrap = path.join(tmp.dir, 'bootstrap.yaml');
+    const r = cli([
+      'bootstrap',
+      '--xds-address',
+      convoy.xdsAddress,
+      '--gateway',
+      'default/ops',
+      '--node-id',
+      'ops-envoy',
+      '--admin-address',
+      '127.0.0.1:0',
+      '--out',
+      bootstrap,
+    ]);
+    assert.equal(r.code, 0, r.stderr);
+    envoy = await EnvoyProcess.start({
+      configPath: bootstrap,
+      name: 'ops-envoy',
+      workDir: path.join(tmp.dir, 'envoy'),
+    });
+  });
+
+  after(async () => {
+    await envoy?.stop();
+    await convoy?.dispose();
+    await backend?.close();
+    tmp?.cleanup();
+  });
+
+  test('traffic flows and the admin endpoints answer', async () => {
+    await envoy.waitLive();
+    const echo = await waitFor(
+      async () => {
+        const res = await request({ port: listenerPort, path: '/ops' });
+        return res.status === 200 ? res.json<EchoResponse>() : undefined;
+      },
+      { what: 'traffic through Envoy', context: () => `${envoy.logContext()}\n${convoy.logContext()}` },
+    );
+    assert.equal(echo.backend, 'web');
+    assert.equal((await convoy.get('/healthz')).status, 200);
+    assert.equal((await convoy.get('/readyz')).status, 200);
+    const metrics = await convoy.get('/metrics');
+    assert.match(metrics.body, /convoy_xds_streams\{[^}]*fleet="default\/ops"[^}]*\} 1/);
+    assert.match(metrics.body, /convoy_process_resident_memory_bytes/);
+    const text = await convoy.get('/debug/xds?format=text');
+    assert.match(text.body, /^NODE\s+FLEET\s+VARIANT/);
+    assert.match(text.body, /ops-envoy\s+default\/ops\s+delta\s/);
+  });
+
+  test('convoy proxy-status shows the Envoy synced on every type', async () => {
+    const out = await waitFor(
+      () => {
+        const r = cli(['proxy-status', '--admin-address', convoy.adminAddress]);
+        assert.equal(r.code, 0, r.stderr);
+        return /ops-envoy\s+default\/ops\s+delta\s+SYNCED[^\n]*SYNCED[^\n]*SYNCED[^\n]*SYNCED/.test(r.stdout)
+          ? r.stdout
+          : undefined;
+      },
+      { what: 'proxy-status SYNCED for CDS, EDS, LDS and RDS' },
+    );
+    assert.match(out.split('\n')[0], /^NODE\s+FLEET\s+VARIANT\s+CDS\s+EDS\s+LDS\s+RDS$/);
+    assert.doesNotMatch(out, /Rejected/);
+    const json = cli(['proxy-status', '--admin-address', convoy.adminAddress, '-o', 'json']);
+    assert.ok(JSON.parse(json.stdout).streams.some((s: { nodeId: string }) => s.nodeId === 'ops-envoy'));
+  });
+
+  test('convoy status shows conditions, then the problem when a backend goes missing', async () => {
+    const ok = cli(['status', '--admin-address', convoy.adminAddress]);
+    assert.equal(ok.code, 0, ok.stderr);
+    assert.match(
+      ok.stdout,
+      /^KIND\s+NAMESPACE\s+NAME\s+LISTENER\/PARENT\s+ACCEPTED\s+PROGRAMMED\s+RESOLVEDREFS/,
+    );
+    assert.match(ok.stdout, /\nGatewayClass\s+-\s+convoy\s+-\s+True\s/);
+    assert.match(ok.stdout, /\nGateway\s+default\s+ops\s+-\s+True\s+True\s/);
+    assert.match(ok.stdout, /\nGateway\s+default\s+ops\s+listener http\s+True\s+True\s+True\s.*routes: 1/);
+    assert.match(ok.stdout, /\nHTTPRoute\s+default\s+web\s+Gateway\/default\/ops\/http\s+True\s+-\s+True/);
+    assert.doesNotMatch(ok.stdout, /Problems:/);
+
+    writeObjects('missing');
+    const broken = await waitFor(
+      () => {
+        const r = cli(['status', '--admin-address', convoy.adminAddress]);
+        return /ResolvedRefs=False BackendNotFound/.test(r.stdout) ? r.stdout : undefined;
+      },
+      { what: 'status to report the missing backend', context: () => convoy.logContext() },
+    );
+    assert.match(
+      broken,
+      /\nHTTPRoute\s+default\s+web\s+Gateway\/default\/ops\/http\s+True\s+-\s+False \(BackendNotFound\)/,
+    );
+    assert.match(
+      broken,
+      /Problems:\n\s+HTTPRoute default\/web Gateway\/default\/ops\/http: ResolvedRefs=False BackendNotFound/,
+    );
+    const json = cli(['status', '--admin-address', convoy.adminAddress, '--kind', 'HTTPRoute', '-o', 'json']);
+    const routes = JSON.parse(json.stdout) as Array<{ metadata: { name: string } }>;
+    assert.deepEqual(
+      routes.map((r) => r.metadata.name),
+      ['web'],
     );
   });
 });
