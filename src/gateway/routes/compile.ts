@@ -220,6 +220,9 @@ export function compileGRPCMatch(m: GRPCRouteMatch | undefined): CompiledMatch {
   const type = method?.type ?? 'Exact';
   const svc = method?.service;
   const meth = method?.method;
+  if ((svc !== undefined && typeof svc !== 'string') || (meth !== undefined && typeof meth !== 'string')) {
+    fail('gRPC service and method must be strings');
+  }
   let pathLength: number;
   if (type === 'Exact') {
     if (svc !== undefined && !GRPC_NAME.test(svc)) fail(`invalid gRPC service name ${JSON.stringify(svc)}`);
@@ -322,6 +325,7 @@ function mirrorPercent(f: {
     return f.percent === 100 ? undefined : f.percent;
   }
   if (f.fraction !== undefined) {
+    if (!f.fraction || typeof f.fraction !== 'object') fail('mirror fraction must be an object');
     const num = f.fraction.numerator;
     const den = f.fraction.denominator ?? 100;
     if (typeof num !== 'number' || typeof den !== 'number' || num < 0 || den <= 0 || num > den) {
@@ -334,12 +338,7 @@ function mirrorPercent(f: {
 }
 
 function resolveInto(ctx: RuleContext, ref: BackendObjectReference): ClusterRef | undefined {
-  const r = resolveBackendRef(
-    ctx.view,
-    { kind: ctx.kind as 'HTTPRoute', namespace: ctx.namespace },
-    ref,
-    ctx.use,
-  );
+  const r = resolveBackendRef(ctx.view, { kind: ctx.kind, namespace: ctx.namespace }, ref, ctx.use);
   if (!r.ok) {
     ctx.refProblems.push({ reason: r.reason, message: r.message });
     return undefined;
