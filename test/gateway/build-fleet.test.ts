@@ -329,3 +329,72 @@ describe('redirect port derivation', () => {
     ]);
   });
 });
+
+describe('ListenerSet HTTP routing (shape of conformance ListenerSetHTTPRouting)', () => {
+  const all = { allowedRoutes: { namespaces: { from: 'All' as const } } };
+  const LS = { group: 'gateway.networking.k8s.io', kind: 'ListenerSet' };
+  const route = (name: string, parentRefs: ReturnType<typeof parentRef>[]) =>
+    httpRoute(name, [{ matches: [{ path: { value: `/${name}` } }], backendRefs: [backendRef('web', 80)] }], {
+      parentRefs,
+    });
+  const objects = [
+    gatewayClass(),
+    gateway('gw', [httpListener('gw-1', 80, 'gw-1.com', all), httpListener('gw-2', 80, 'gw-2.com', all)], {
+      allowedListeners: { namespaces: { from: 'All' } },
+    }),
+    listenerSet(
+      'set-1',
+      { name: 'gw' },
+      [httpListener('l1', 80, 'set-1-l1.com', all), httpListener('l2', 80, 'set-1-l2.com', all)],
+      {
+        created: '2026-01-01T00:00:00Z',
+      },
+    ),
+    listenerSet(
+      'set-2',
+      { name: 'gw' },
+      [httpListener('l1', 80, 'set-2-l1.com', all), httpListener('l2', 80, 'set-2-l2.com', all)],
+      {
+        created: '2026-01-02T00:00:00Z',
+      },
+    ),
+    route('everywhere', [parentRef('gw'), parentRef('set-1', LS), parentRef('set-2', LS)]),
+    route('gw-route', [parentRef('gw')]),
+    route('gw-section', [parentRef('gw', { sectionName: 'gw-1' })]),
+    route('set-1-route', [parentRef('set-1', LS)]),
+    route('set-1-section', [parentRef('set-1', { ...LS, sectionName: 'l1' })]),
+    route('set-2-route', [parentRef('set-2', LS)]),
+    ...web,
+  ];
+  const result = buildGateways(storeOf(...objects), OPTS);
+
+  test('attachedRoutes per listener, set listeners counted on their set only', () => {
+    const counts = (kind: string, name: string) =>
+      (
+        result.statuses.find((s) => s.kind === kind && s.metadata.name === name)!.status.listeners as {
+          name: string;
+          attachedRoutes: number;
+        }[]
+      ).map((l) => `${l.name}=${l.attachedRoutes}`);
+    assert.deepEqual(counts('Gateway', 'gw'), ['gw-1=3', 'gw-2=2']);
+    assert.deepEqual(counts('ListenerSet', 'set-1'), ['l1=3', 'l2=2']);
+    assert.deepEqual(counts('ListenerSet', 'set-2'), ['l1=2', 'l2=2']);
+  });
+
+  test("each listener hostname serves exactly its parent's routes", () => {
+    const hosts = Object.fromEntries(
+      result.fleets[0].ports[0].http!.virtualHosts.map((v) => [
+        v.name,
+        v.routes.map((r) => r.name.split('/')[2]).sort(),
+      ]),
+    );
+    assert.deepEqual(hosts, {
+      'gw-1.com': ['everywhere', 'gw-route', 'gw-section'],
+      'gw-2.com': ['everywhere', 'gw-route'],
+      'set-1-l1.com': ['everywhere', 'set-1-route', 'set-1-section'],
+      'set-1-l2.com': ['everywhere', 'set-1-route'],
+      'set-2-l1.com': ['everywhere', 'set-2-route'],
+      'set-2-l2.com': ['everywhere', 'set-2-route'],
+    });
+  });
+});
