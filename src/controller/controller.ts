@@ -104,11 +104,17 @@ export class Controller {
           const resources = translateFleet(fleet, this.opts.translate);
           const outcome = cache.setFleet(fleet.fleet, resources);
           if (!outcome.ok) {
-            this.log.error({ fleet: fleet.fleet, errors: outcome.errors }, 'snapshot refused; previous stays in service');
+            this.log.error(
+              { fleet: fleet.fleet, errors: outcome.errors },
+              'snapshot refused; previous stays in service',
+            );
           }
         } catch (err) {
           // One fleet's translation bug must not take the others down; its last snapshot stays.
-          this.log.error({ fleet: fleet.fleet, err }, 'translation failed; previous snapshot stays in service');
+          this.log.error(
+            { fleet: fleet.fleet, err },
+            'translation failed; previous snapshot stays in service',
+          );
         }
       }
       for (const fleet of cache.fleets()) if (!liveFleets.has(fleet)) cache.removeFleet(fleet);

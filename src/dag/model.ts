@@ -111,7 +111,10 @@ export type RouteActionModel =
        * cluster_not_found_response_code INTERNAL_SERVER_ERROR). Absent when every backendRef is valid.
        */
       invalidWeight?: number;
-      rewrite?: { hostname?: string; path?: { type: 'ReplaceFullPath' | 'ReplacePrefixMatch'; value: string } };
+      rewrite?: {
+        hostname?: string;
+        path?: { type: 'ReplaceFullPath' | 'ReplacePrefixMatch'; value: string };
+      };
       mirrors?: { cluster: string; percent?: number }[];
     }
   | {

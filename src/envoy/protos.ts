@@ -1,6 +1,6 @@
 import * as path from 'node:path';
 import * as fs from 'node:fs';
-import * as protobuf from 'protobufjs';
+import type * as protobuf from 'protobufjs';
 import { addCommonProtos, loadProtosWithOptionsSync } from '@grpc/proto-loader/build/src/util';
 
 /**

@@ -7,7 +7,7 @@
  * Everything here is plain data computed without I/O.
  */
 import type { KubeObject } from '../store/objects';
-import type { SecretModel } from '../dag/model';
+import type { FleetModel, SecretModel } from '../dag/model';
 import type { Condition, ObjectStatus } from '../status/types';
 
 /** Read-only view of the store the build runs against (ObjectStore satisfies it). */
@@ -66,7 +66,11 @@ export interface ResolvedListener {
 
 export interface LabelSelector {
   matchLabels?: Record<string, string>;
-  matchExpressions?: { key: string; operator: 'In' | 'NotIn' | 'Exists' | 'DoesNotExist'; values?: string[] }[];
+  matchExpressions?: {
+    key: string;
+    operator: 'In' | 'NotIn' | 'Exists' | 'DoesNotExist';
+    values?: string[];
+  }[];
 }
 
 export interface ResolvedListenerSet {
@@ -90,6 +94,6 @@ export interface ResolvedGateway {
 
 /** What the whole build returns. */
 export interface GatewayBuildResult {
-  fleets: import('../dag/model').FleetModel[];
+  fleets: FleetModel[];
   statuses: ObjectStatus[];
 }

@@ -9,7 +9,8 @@ export type { Logger };
  */
 export function createLogger(options: { level?: string; pretty?: boolean } = {}): Logger {
   const level = options.level ?? process.env.CONVOY_LOG_LEVEL ?? 'info';
-  const pretty = options.pretty ?? (process.stdout.isTTY === true && process.env.CONVOY_LOG_FORMAT !== 'json');
+  const pretty =
+    options.pretty ?? (process.stdout.isTTY === true && process.env.CONVOY_LOG_FORMAT !== 'json');
   if (pretty) {
     return pino({
       level,
