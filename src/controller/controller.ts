@@ -2,11 +2,15 @@ import type { Logger } from '../observability/logger';
 import type { ConvoyMetrics } from '../observability/metrics';
 import type { ObjectStore } from '../store/store';
 import { Debouncer } from '../store/debounce';
+import { objectNamespace } from '../store/objects';
 import type { ObjectStatus, StatusSink } from '../status/types';
 import { mergeStatus } from '../status/merge';
 import { buildGateways } from '../gateway/build';
 import { translateFleet, type TranslateOptions } from '../envoy/translate';
 import type { XdsCache } from '../xds/cache';
+import type { FleetModel } from '../dag/model';
+import { refreshClusterEndpoints } from '../gateway/backends';
+import { ReferenceIndex, changeImpact } from './relevance';
 
 export interface ControllerOptions {
   store: ObjectStore;
@@ -36,7 +40,14 @@ export class Controller {
   private firstBuildDone = false;
   private building = false;
   private rebuildRequested = false;
-  private lastBuiltRevision = -1;
+  /** What the changes since the last build require. */
+  private pending: { full: boolean; endpointServices: Set<string> } = {
+    full: true,
+    endpointServices: new Set(),
+  };
+  /** Models of the last full build, reused by the endpoint fast path. */
+  private lastFleets = new Map<string, FleetModel>();
+  private references: ReferenceIndex | undefined;
   private readonly log: Logger;
 
   constructor(private readonly opts: ControllerOptions) {
@@ -47,7 +58,16 @@ export class Controller {
   start(): void {
     const { store } = this.opts;
     this.unsubscribe.push(
-      store.onChange(() => {
+      store.onChange((change) => {
+        const impact = changeImpact(change, this.references);
+        if (impact === 'none') return;
+        if (impact === 'full') this.pending.full = true;
+        else {
+          for (const o of [change.type === 'put' ? change.object : undefined, change.previous]) {
+            const label = o?.metadata.labels?.['kubernetes.io/service-name'];
+            if (o && label) this.pending.endpointServices.add(`${objectNamespace(o)}/${label}`);
+          }
+        }
         if (store.isSynced()) this.debouncer.trigger();
       }),
       store.onSynced(() => {
@@ -61,6 +81,11 @@ export class Controller {
     this.debouncer.cancel();
     for (const u of this.unsubscribe) u();
     this.unsubscribe = [];
+  }
+
+  /** Resolves once no build is running or scheduled (tests, graceful shutdown). */
+  async settle(): Promise<void> {
+    while (this.building || this.debouncer.pending()) await new Promise((r) => setTimeout(r, 2));
   }
 
   /** True once the first complete build has been published to the cache. */
@@ -78,10 +103,13 @@ export class Controller {
     try {
       do {
         this.rebuildRequested = false;
-        this.buildOnce();
+        const work = this.pending;
+        this.pending = { full: false, endpointServices: new Set() };
+        if (work.full || !this.firstBuildDone) this.buildOnce();
+        else if (work.endpointServices.size > 0) this.refreshEndpoints(work.endpointServices);
         // Yield so a burst of store events queued meanwhile can land before the next pass.
         await new Promise((r) => setImmediate(r));
-      } while (this.rebuildRequested || this.opts.store.revision !== this.lastBuiltRevision);
+      } while (this.rebuildRequested || this.pending.full || this.pending.endpointServices.size > 0);
     } finally {
       this.building = false;
     }
@@ -98,38 +126,77 @@ export class Controller {
         now: now.toISOString().replace(/\.\d{3}Z$/, 'Z'),
       });
       const liveFleets = new Set<string>();
+      this.lastFleets = new Map();
       for (const fleet of result.fleets) {
         liveFleets.add(fleet.fleet);
-        try {
-          const resources = translateFleet(fleet, this.opts.translate);
-          const outcome = cache.setFleet(fleet.fleet, resources);
-          if (!outcome.ok) {
-            this.log.error(
-              { fleet: fleet.fleet, errors: outcome.errors },
-              'snapshot refused; previous stays in service',
-            );
-          }
-        } catch (err) {
-          // One fleet's translation bug must not take the others down; its last snapshot stays.
-          this.log.error(
-            { fleet: fleet.fleet, err },
-            'translation failed; previous snapshot stays in service',
-          );
-        }
+        this.lastFleets.set(fleet.fleet, fleet);
+        this.publishFleet(fleet);
       }
       for (const fleet of cache.fleets()) if (!liveFleets.has(fleet)) cache.removeFleet(fleet);
       this.publishStatuses(result.statuses);
-      this.lastBuiltRevision = revision;
+      this.references = this.referenceIndex();
       this.firstBuildDone = true;
       metrics.builds.inc({ result: 'ok' });
     } catch (err) {
-      this.lastBuiltRevision = revision;
       metrics.builds.inc({ result: 'error' });
       this.log.error({ err }, 'build failed; last good configuration stays in service');
     } finally {
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       metrics.buildDuration.observe(seconds);
       this.log.debug({ seconds, revision }, 'build finished');
+    }
+  }
+
+  /**
+   * Endpoint fast path: only EndpointSlices of referenced Services changed, so listeners,
+   * routes and status cannot have changed. Recompute the affected clusters' endpoints and
+   * re-translate; memoized translation returns the same objects for everything else, so only
+   * the changed ClusterLoadAssignments get new bytes and versions.
+   */
+  private refreshEndpoints(services: Set<string>): void {
+    const started = process.hrtime.bigint();
+    try {
+      for (const [name, model] of this.lastFleets) {
+        const affected = model.clusters.filter((c) => services.has(c.name.slice(0, c.name.lastIndexOf('/'))));
+        if (affected.length === 0) continue;
+        const refreshed = new Map(refreshClusterEndpoints(this.opts.store, affected).map((c) => [c.name, c]));
+        const clusters = model.clusters.map((c) => refreshed.get(c.name) ?? c);
+        const next: FleetModel = { ...model, clusters };
+        this.lastFleets.set(name, next);
+        this.publishFleet(next);
+      }
+      this.opts.metrics.builds.inc({ result: 'endpoints' });
+    } catch (err) {
+      this.opts.metrics.builds.inc({ result: 'error' });
+      this.log.error({ err }, 'endpoint refresh failed; last good configuration stays in service');
+    } finally {
+      this.opts.metrics.buildDuration.observe(Number(process.hrtime.bigint() - started) / 1e9);
+    }
+  }
+
+  private publishFleet(fleet: FleetModel): void {
+    try {
+      const resources = translateFleet(fleet, this.opts.translate);
+      const outcome = this.opts.cache.setFleet(fleet.fleet, resources);
+      if (!outcome.ok) {
+        this.log.error(
+          { fleet: fleet.fleet, errors: outcome.errors },
+          'snapshot refused; previous stays in service',
+        );
+      }
+    } catch (err) {
+      // One fleet's translation bug must not take the others down; its last snapshot stays.
+      this.log.error({ fleet: fleet.fleet, err }, 'translation failed; previous snapshot stays in service');
+    }
+  }
+
+  private referenceIndex(): ReferenceIndex | undefined {
+    try {
+      return ReferenceIndex.fromStore(this.opts.store);
+    } catch (err) {
+      // Without an index every change rebuilds, which is slower but always correct.
+      this.log.warn({ err }, 'reference index failed; every change will trigger a full build');
+      return undefined;
     }
   }
 

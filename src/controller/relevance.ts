@@ -1,0 +1,115 @@
+import type { KubeObject } from '../store/objects';
+import { objectNamespace } from '../store/objects';
+import type { StoreChange } from '../store/store';
+import type { StoreView } from '../gateway/resolved';
+
+/**
+ * Which Secrets and Services the Gateway API objects refer to, so that changes to objects
+ * nothing refers to (the bulk of Secrets and Services in a real cluster) do not trigger builds.
+ * Computed from the same store view as a build; cheap (one pass over listeners and routes).
+ */
+export class ReferenceIndex {
+  private secrets = new Set<string>();
+  private services = new Set<string>();
+
+  static fromStore(view: StoreView): ReferenceIndex {
+    const index = new ReferenceIndex();
+    for (const kind of ['Gateway', 'ListenerSet']) {
+      for (const owner of view.list(kind)) {
+        const ns = objectNamespace(owner);
+        for (const l of listenersOf(owner)) {
+          for (const ref of l.tls?.certificateRefs ?? []) {
+            index.secrets.add(`${ref.namespace ?? ns}/${ref.name}`);
+          }
+        }
+      }
+    }
+    for (const kind of ['HTTPRoute', 'GRPCRoute', 'TLSRoute']) {
+      for (const route of view.list(kind)) {
+        const ns = objectNamespace(route);
+        for (const rule of rulesOf(route)) {
+          for (const ref of rule.backendRefs ?? []) index.addService(ns, ref);
+          for (const f of rule.filters ?? [])
+            if (f.requestMirror?.backendRef) index.addService(ns, f.requestMirror.backendRef);
+          for (const b of rule.backendRefs ?? []) {
+            for (const f of b.filters ?? [])
+              if (f.requestMirror?.backendRef) index.addService(ns, f.requestMirror.backendRef);
+          }
+        }
+      }
+    }
+    return index;
+  }
+
+  private addService(routeNamespace: string, ref: ObjectRef): void {
+    if (ref.kind && ref.kind !== 'Service') return;
+    if (ref.group && ref.group !== '' && ref.group !== 'core') return;
+    this.services.add(`${ref.namespace ?? routeNamespace}/${ref.name}`);
+  }
+
+  referencesSecret(key: string): boolean {
+    return this.secrets.has(key);
+  }
+
+  referencesService(key: string): boolean {
+    return this.services.has(key);
+  }
+}
+
+export type ChangeImpact = 'none' | 'endpoints' | 'full';
+
+/**
+ * Classifies one store change: irrelevant (no build), endpoints only (fast path: clusters'
+ * load assignments, no listener or route rebuild), or a full build.
+ */
+export function changeImpact(change: StoreChange, index: ReferenceIndex | undefined): ChangeImpact {
+  if (!index) return 'full';
+  const objects = change.type === 'put' ? [change.object, change.previous] : [change.previous];
+  const present = objects.filter((o): o is KubeObject => o !== undefined);
+  switch (change.kind) {
+    case 'Secret':
+      return present.some((o) => index.referencesSecret(`${objectNamespace(o)}/${o.metadata.name}`))
+        ? 'full'
+        : 'none';
+    case 'Service':
+      return present.some((o) => index.referencesService(`${objectNamespace(o)}/${o.metadata.name}`))
+        ? 'full'
+        : 'none';
+    case 'EndpointSlice':
+      return present.some((o) => index.referencesService(endpointSliceService(o) ?? ''))
+        ? 'endpoints'
+        : 'none';
+    default:
+      return 'full';
+  }
+}
+
+/** `namespace/service` an EndpointSlice belongs to, from its kubernetes.io/service-name label. */
+export function endpointSliceService(slice: KubeObject): string | undefined {
+  const name = slice.metadata.labels?.['kubernetes.io/service-name'];
+  return name ? `${objectNamespace(slice)}/${name}` : undefined;
+}
+
+interface ObjectRef {
+  group?: string;
+  kind?: string;
+  name: string;
+  namespace?: string;
+}
+
+interface RouteRuleLike {
+  backendRefs?: (ObjectRef & { filters?: { requestMirror?: { backendRef?: ObjectRef } }[] })[];
+  filters?: { requestMirror?: { backendRef?: ObjectRef } }[];
+}
+
+function listenersOf(o: KubeObject): { tls?: { certificateRefs?: ObjectRef[] } }[] {
+  const spec = o.spec as { listeners?: unknown } | undefined;
+  return Array.isArray(spec?.listeners)
+    ? (spec.listeners as { tls?: { certificateRefs?: ObjectRef[] } }[])
+    : [];
+}
+
+function rulesOf(o: KubeObject): RouteRuleLike[] {
+  const spec = o.spec as { rules?: unknown } | undefined;
+  return Array.isArray(spec?.rules) ? (spec.rules as RouteRuleLike[]) : [];
+}
