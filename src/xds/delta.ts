@@ -54,11 +54,11 @@ export class DeltaStream extends AdsStream {
     const unsubscribe = req.resource_names_unsubscribe ?? [];
     const first = !st.requested;
     st.requested = true;
-    let initial: Record<string, string> = {};
     if (first) {
-      initial = req.initial_resource_versions ?? {};
-      for (const [name, version] of Object.entries(initial)) st.client.set(name, { name, version });
-      if (Object.keys(initial).length > 0) st.clientVersion = INITIAL_VERSIONS;
+      // What the client already holds (a reconnect): not sent again unless it differs.
+      const initial = Object.entries(req.initial_resource_versions ?? {});
+      for (const [name, version] of initial) st.client.set(name, { name, version });
+      if (initial.length > 0) st.clientVersion = INITIAL_VERSIONS;
       // Legacy wildcard: a first request without names (LDS/CDS only).
       if (st.wildcardCapable && subscribe.length === 0) st.wildcard = true;
       st.markAll();
@@ -67,6 +67,7 @@ export class DeltaStream extends AdsStream {
       st.legacyAllowed = false;
       if (st.wildcard && !first) this.dropWildcard(st);
     }
+    const ts = this.currentTypeSnapshot(st.typeUrl);
     for (const name of subscribe) {
       if (name === '*' && st.wildcardCapable) {
         if (!st.wildcard) {
@@ -75,10 +76,11 @@ export class DeltaStream extends AdsStream {
         }
         continue;
       }
-      st.explicit.add(name);
-      // Answer explicit subscriptions even when the client should already hold the resource,
-      // unless it just told us its version.
-      if (!(name in initial)) st.client.forget(name);
+      if (!st.explicit.has(name)) st.explicit.add(ts?.entries.get(name)?.name ?? name);
+      // First request: nothing is known but `initial`, and everything is re-evaluated anyway.
+      if (first) continue;
+      // Answer explicit subscriptions even when the client should already hold the resource.
+      st.client.forget(name);
       st.addPending(name);
     }
     for (const name of unsubscribe) {

@@ -7,6 +7,7 @@ import { SendBudget } from './budget';
 import { DeltaStream } from './delta';
 import type { FleetDebug, XdsDebugState } from './debug';
 import { PUSH_ORDER } from './resources';
+import { decodeSotwRequest } from './request';
 import type { FleetChange } from './snapshot';
 import { SotwStream } from './sotw';
 import type { AdsStream, NodeInfo, StreamContext } from './stream';
@@ -18,11 +19,11 @@ export const DELTA_METHOD = `/${ADS_SERVICE}/DeltaAggregatedResources`;
 const identity = (b: Buffer): Buffer => b;
 
 /**
- * The ADS service with protobufjs-decoded requests and pass-through responses: the server hands
- * grpc-js pre-encoded bytes (wire.ts SplicedMessage) so responses are never re-encoded.
+ * The ADS service with pass-through responses (the server hands grpc-js pre-encoded bytes, see
+ * wire.ts SplicedMessage, so responses are never re-encoded). Delta requests are decoded with
+ * protobufjs; SotW requests with request.ts, which leaves the repeated resource names encoded.
  */
 export function adsServiceDefinition(): grpc.ServiceDefinition {
-  const req = messageType('envoy.service.discovery.v3.DiscoveryRequest');
   const deltaReq = messageType('envoy.service.discovery.v3.DeltaDiscoveryRequest');
   return {
     StreamAggregatedResources: {
@@ -30,7 +31,7 @@ export function adsServiceDefinition(): grpc.ServiceDefinition {
       requestStream: true,
       responseStream: true,
       requestSerialize: identity,
-      requestDeserialize: (b: Buffer) => req.decode(b),
+      requestDeserialize: decodeSotwRequest,
       responseSerialize: identity,
       responseDeserialize: identity,
       originalName: 'streamAggregatedResources',

@@ -4,18 +4,10 @@ import { TypeUrl } from './resources';
 import type { CacheEntry, FleetSnapshot, TypeSnapshot } from './snapshot';
 import { byName, setVersion } from './snapshot';
 import { encodeSotwBody } from './encode';
-import type { Built, NodeInfo, StatusDetail, TypeState } from './stream';
+import type { Built, NodeInfo, TypeState } from './stream';
+import { decodeNames } from './request';
+import type { SotwRequest } from './request';
 import { AdsStream } from './stream';
-
-/** The fields of envoy.service.discovery.v3.DiscoveryRequest the server reads. */
-export interface SotwRequest {
-  version_info?: string;
-  node?: NodeInfo | null;
-  resource_names?: string[];
-  type_url?: string;
-  response_nonce?: string;
-  error_detail?: StatusDetail | null;
-}
 
 interface FullResponse {
   body: Buffer;
@@ -60,10 +52,29 @@ export class SotwStream extends AdsStream {
     }
     const first = !st.requested;
     st.requested = true;
-    this.updateSubscription(st, req.resource_names ?? [], first);
+    // Envoy repeats the whole subscription in every request: decode it only when its bytes changed.
+    if (!first && st.namesRaw.equals(req.namesRaw)) return;
+    st.namesRaw = Buffer.from(req.namesRaw);
+    this.updateSubscription(st, decodeNames(req.namesRaw), first);
+  }
+
+  /** True when `names` is exactly the current subscription (the common case: an ACK). */
+  private sameSubscription(st: TypeState, names: readonly string[]): boolean {
+    if (names.length === 0)
+      return st.explicit.size === 0 && (st.isWildcard ? st.legacyAllowed : !st.legacyAllowed);
+    let star = 0;
+    for (const n of names) {
+      if (n === '*' && st.wildcardCapable) star++;
+      else if (!st.explicit.has(n)) return false;
+    }
+    // Duplicate names would make the count differ; such a request takes the slow path.
+    return (
+      star <= 1 && st.wildcard === star > 0 && names.length - star === st.explicit.size && !st.legacyAllowed
+    );
   }
 
   private updateSubscription(st: TypeState, names: readonly string[], first: boolean): void {
+    if (!first && this.sameSubscription(st, names)) return;
     const explicit = new Set<string>();
     let star = false;
     for (const n of names) {
@@ -86,9 +97,16 @@ export class SotwStream extends AdsStream {
       st.markAll();
       changed = true;
     }
+    const ts = this.currentTypeSnapshot(st.typeUrl);
+    if (first) {
+      // Nothing is known yet, and everything of interest is evaluated.
+      for (const n of explicit) st.explicit.add(ts?.entries.get(n)?.name ?? n);
+      st.markAll();
+      return;
+    }
     for (const n of explicit) {
       if (!st.explicit.has(n)) {
-        st.explicit.add(n);
+        st.explicit.add(ts?.entries.get(n)?.name ?? n);
         st.client.forget(n); // a (re)subscribed name is always answered
         st.addPending(n);
         changed = true;
@@ -101,10 +119,9 @@ export class SotwStream extends AdsStream {
         changed = true;
       }
     }
-    if (first) st.markAll();
     // A full-state type answers any subscription change: the response tells the client which of
     // the names exist.
-    else if (changed && st.fullState && (st.isWildcard || st.explicit.size > 0)) st.force = true;
+    if (changed && st.fullState && (st.isWildcard || st.explicit.size > 0)) st.force = true;
   }
 
   protected build(st: TypeState, snap: FleetSnapshot, final: boolean): Built | undefined {
