@@ -57,7 +57,7 @@ export interface AdsServerOptions {
   tls?: { cert: Buffer; key: Buffer; ca?: Buffer };
   /** Node → fleet. Default: `node.cluster`. Returning undefined refuses the stream. */
   fleetOf?: (node: NodeInfo) => string | undefined;
-  /** Server-wide cap on response bytes queued in grpc-js and not yet flushed. Default 64 MiB. */
+  /** Server-wide cap on response bytes queued in grpc-js and not yet flushed. Default 32 MiB. */
   sendBudgetBytes?: number;
   /** Extra or overriding grpc-js server options. */
   grpcOptions?: grpc.ServerOptions;
@@ -89,7 +89,7 @@ export class AdsServer {
     this.logger = opts.logger;
     this.metrics = opts.metrics;
     this.tls = opts.tls;
-    this.budget = new SendBudget(opts.sendBudgetBytes ?? 64 * 1024 * 1024);
+    this.budget = new SendBudget(opts.sendBudgetBytes ?? 32 * 1024 * 1024);
     const fleetOf = opts.fleetOf ?? ((node: NodeInfo) => node.cluster || undefined);
     this.ctx = {
       cache: this.cache,
