@@ -100,7 +100,9 @@ export class LeaderElector {
   }
 
   start(): void {
-    if (!this.loop) this.loop = this.run();
+    if (this.loop) return;
+    if (this.o.metrics) leaderGauge(this.o.metrics).set({ lease: `${this.namespace}/${this.name}` }, 0);
+    this.loop = this.run();
   }
 
   /** Stops campaigning; a leader releases the Lease first (best effort, 2 s). */

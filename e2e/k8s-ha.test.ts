@@ -1,0 +1,168 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { freePort, request, waitFor } from './harness';
+import type { ConvoyProcess } from './harness';
+import { GW_API, K8sWorld, cond } from './cluster/k8s-world';
+import type { Condition, KObject } from './cluster/k8s-world';
+
+/**
+ * Test 3: two Convoy replicas against one API server. Both serve xDS (an Envoy on each gets
+ * its configuration); only the replica holding the convoy-leader Lease writes status; when the
+ * leader is killed, the other takes over within the lease duration and writes what changed.
+ */
+
+const LEASE_DURATION_MS = 15_000;
+const RETRY_PERIOD_MS = 2_000;
+
+/** Sum of convoy_status_writes_total over the given results, from a replica's /metrics. */
+async function statusWrites(
+  c: ConvoyProcess,
+  results = ['written', 'unchanged', 'conflict', 'gone', 'error'],
+) {
+  const text = (await c.get('/metrics')).body;
+  let sum = 0;
+  for (const line of text.split('\n')) {
+    const m = /^convoy_status_writes_total\{result="([a-z]+)"\} (\d+)/.exec(line);
+    if (m && results.includes(m[1])) sum += Number(m[2]);
+  }
+  return sum;
+}
+
+function redirectRoute(name: string, gateway: string, host: string, hostnames?: string[]): KObject {
+  return {
+    apiVersion: GW_API,
+    kind: 'HTTPRoute',
+    metadata: { name, namespace: 'infra' },
+    spec: {
+      parentRefs: [{ name: gateway }],
+      ...(hostnames ? { hostnames } : {}),
+      rules: [
+        { filters: [{ type: 'RequestRedirect', requestRedirect: { hostname: host, statusCode: 302 } }] },
+        // A backend without endpoints, so that the fleet has a cluster: Convoy's xDS server does
+        // not yet answer a CDS request for a fleet with no clusters at all, and Envoy waits for
+        // CDS before LDS.
+        {
+          matches: [{ path: { type: 'PathPrefix', value: '/backend' } }],
+          backendRefs: [{ name: 'idle', port: 80 }],
+        },
+      ],
+    },
+  };
+}
+
+const accepted = (s: Record<string, unknown>, o: KObject) =>
+  (s.parents as { conditions: Condition[] }[] | undefined)?.some(
+    (p) =>
+      cond(p.conditions, 'Accepted')?.status === 'True' &&
+      cond(p.conditions, 'Accepted')?.observedGeneration === o.metadata.generation,
+  ) ?? false;
+
+describe('two Convoy replicas: both serve xDS, only the leader writes status', { timeout: 300_000 }, () => {
+  let w: K8sWorld;
+  const ports: Record<string, number> = {};
+
+  before(async () => {
+    w = await K8sWorld.create();
+    await w.namespace('infra');
+    ports.gw1 = await freePort();
+    ports.gw2 = await freePort();
+    await w.apply({
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: 'idle', namespace: 'infra' },
+      spec: { ports: [{ name: 'http', port: 80 }] },
+    });
+    for (const gw of ['gw1', 'gw2']) {
+      await w.apply({
+        apiVersion: GW_API,
+        kind: 'Gateway',
+        metadata: { name: gw, namespace: 'infra' },
+        spec: {
+          gatewayClassName: 'convoy',
+          listeners: [{ name: 'http', protocol: 'HTTP', port: ports[gw] }],
+        },
+      });
+      await w.apply(redirectRoute(`to-${gw}`, gw, `${gw}.example.org`));
+    }
+  });
+  after(async () => {
+    await w?.dispose();
+  });
+
+  test('leader election, status by the leader only, failover within the lease duration', async (t) => {
+    const a = await w.startConvoy('replica-a');
+    const b = await w.startConvoy('replica-b');
+    const identity = (c: ConvoyProcess) => new RegExp(`_${c.pid}$`);
+    const holder = async () =>
+      (
+        (await w.get('Lease', 'convoy-system', 'convoy-leader'))?.spec as
+          { holderIdentity?: string } | undefined
+      )?.holderIdentity ?? '';
+    const leaderId = await waitFor(async () => (await holder()) || undefined, { what: 'a Lease holder' });
+    const [leader, follower] = identity(a).test(leaderId) ? [a, b] : [b, a];
+    assert.match(leaderId, identity(leader));
+
+    // Every replica serves xDS: an Envoy of fleet gw1 on the leader, one of gw2 on the follower.
+    await w.startEnvoy(leader, 'infra/gw1', 'envoy-gw1');
+    await w.startEnvoy(follower, 'infra/gw2', 'envoy-gw2');
+    for (const gw of ['gw1', 'gw2']) {
+      await waitFor(
+        async () => {
+          const r = await request({ port: ports[gw], path: '/x', timeoutMs: 2000 });
+          // No port in the redirect: Envoy keeps the listener's port (Gateway API rule).
+          return r.status === 302 && r.headers.location === `http://${gw}.example.org:${ports[gw]}/x`;
+        },
+        { what: `${gw} redirect through its Envoy`, timeoutMs: 30_000 },
+      );
+    }
+
+    // Status is written, and only by the leader: the follower sends no status request at all.
+    for (const gw of ['gw1', 'gw2']) {
+      await w.waitStatus('HTTPRoute', 'infra', `to-${gw}`, accepted, `route to-${gw} Accepted`);
+    }
+    await w.waitStatus(
+      'Gateway',
+      'infra',
+      'gw2',
+      (s) => cond(s.conditions, 'Programmed')?.status === 'True',
+      'gw2 Programmed',
+    );
+    assert.ok((await statusWrites(leader, ['written'])) > 0, 'the leader wrote status');
+    assert.equal(await statusWrites(follower), 0, 'the follower made no status request');
+    const leaderMetric = (await leader.get('/metrics')).body;
+    assert.match(leaderMetric, /^convoy_leader\{[^}]*\} 1$/m);
+    assert.match((await follower.get('/metrics')).body, /^convoy_leader\{[^}]*\} 0$/m);
+
+    // The leader dies without releasing the Lease.
+    await leader.stop('SIGKILL');
+    const killedAt = Date.now();
+    await waitFor(async () => identity(follower).test(await holder()), {
+      what: 'the follower takes over the Lease',
+      timeoutMs: LEASE_DURATION_MS + 4 * RETRY_PERIOD_MS,
+      intervalMs: 200,
+    });
+    const took = Date.now() - killedAt;
+    t.diagnostic(`the follower took over ${took} ms after the leader was killed`);
+    assert.ok(took <= LEASE_DURATION_MS + RETRY_PERIOD_MS + 1000, `takeover took ${took} ms`);
+
+    // The new leader writes what changes from now on.
+    await w.apply(redirectRoute('after-failover', 'gw2', 'moved.example.org', ['later.example.org']));
+    await w.waitStatus(
+      'HTTPRoute',
+      'infra',
+      'after-failover',
+      accepted,
+      'status written by the new leader',
+      20_000,
+    );
+    assert.ok((await statusWrites(follower, ['written'])) > 0);
+    // …and the Envoy on the surviving replica gets the new route.
+    await waitFor(
+      async () => {
+        const r = await request({ port: ports.gw2, path: '/y', host: 'later.example.org', timeoutMs: 2000 });
+        return r.status === 302 && r.headers.location === `http://moved.example.org:${ports.gw2}/y`;
+      },
+      { what: 'the surviving replica serves the new route', timeoutMs: 20_000 },
+    );
+  });
+});
