@@ -141,11 +141,14 @@ export class DeltaStream extends AdsStream {
     else for (const n of keep) st.addPending(n);
     if (st.typeUrl === TypeUrl.Cluster) for (const e of send) this.resendClusterLoadAssignment(snap, e.name);
     if (send.length === 0 && removed.length === 0) {
+      const neverAnswered = !st.sent && !st.acked && keep.length === 0;
       // A reconnect whose initial_resource_versions already match: the client is in sync.
-      if (!st.sent && !st.acked && st.clientVersion === INITIAL_VERSIONS && keep.length === 0) {
+      if (neverAnswered && st.clientVersion === INITIAL_VERSIONS) {
         st.acked = { version: ts.version, nonce: '', time: Date.now() };
+        return undefined;
       }
-      return undefined;
+      // A first wildcard request on an empty type still gets its (empty) answer: Envoy waits for it.
+      if (!(neverAnswered && st.isWildcard)) return undefined;
     }
 
     send.sort(byName);

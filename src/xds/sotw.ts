@@ -162,7 +162,8 @@ export class SotwStream extends AdsStream {
       return undefined;
     }
 
-    let changed = st.force;
+    // The first answer is always sent, even an empty one: it is the state, and Envoy waits for it.
+    let changed = st.force || (!st.sent && !st.acked);
     const stale: VersionRef[] = [];
     const changedClusters: string[] = [];
     const consider = (name: string): void => {
@@ -196,8 +197,7 @@ export class SotwStream extends AdsStream {
     }
 
     if (st.typeUrl === TypeUrl.Cluster) {
-      const snapRef = snap;
-      for (const name of changedClusters) this.resendClusterLoadAssignment(snapRef, name);
+      for (const name of changedClusters) this.resendClusterLoadAssignment(snap, name);
     }
     stale.sort(byName);
     const response = this.fullResponse(st, ts, stale);

@@ -417,6 +417,10 @@ export abstract class AdsStream implements BudgetWaiter {
         }
         this.send(next, frameBytes);
       }
+    } catch (e) {
+      // A bug here must not take the process down (pump runs from timers and other streams).
+      this.log.error({ err: e }, 'xds: building a response failed');
+      this.fail(GrpcStatus.INTERNAL, 'internal error building a response');
     } finally {
       this.pumping = false;
     }

@@ -90,6 +90,17 @@ describe('delta ADS', () => {
     assert.deepEqual(Buffer.from(resp.encode(resp.decode(r.raw)).finish()), r.raw);
   });
 
+  test('a wildcard request on a fleet without clusters gets an empty answer (once)', async () => {
+    assert.ok(
+      h.cache.setFleet(FLEET, { listeners: [], routes: [], clusters: [], endpoints: [], secrets: [] }).ok,
+    );
+    const c = client();
+    c.subscribe(CDS, []);
+    const r = await c.next(CDS);
+    assert.deepEqual([r.names, r.removed], [[], []]);
+    assert.deepEqual(await quiet(c), []);
+  });
+
   test('subscribed names that do not exist are reported removed once, then sent when they appear', async () => {
     set({ clusters: ['a'] });
     const c = client();

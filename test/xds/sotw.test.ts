@@ -102,6 +102,22 @@ describe('SotW ADS', () => {
     assert.equal(h.server.debugState().streams[0].held, false);
   });
 
+  test('a wildcard request on a fleet without clusters gets an empty answer (once)', async () => {
+    assert.ok(
+      h.cache.setFleet(FLEET, { listeners: [], routes: [], clusters: [], endpoints: [], secrets: [] }).ok,
+    );
+    const c = client();
+    c.subscribe(CDS, []);
+    c.subscribe(LDS, []);
+    const cds = await c.next(CDS);
+    assert.deepEqual(cds.names, []);
+    await c.waitFor((r) => r.typeUrl === LDS);
+    assert.deepEqual(await quiet(c), []);
+    const mark = c.received;
+    set({ clusters: ['a'] });
+    assert.deepEqual((await c.waitFor((r) => r.typeUrl === CDS, { since: mark })).names, ['a']);
+  });
+
   test('responses are byte-identical to protobufjs encodings; nonces are unique per type and stream', async () => {
     set();
     const c = client();
