@@ -157,7 +157,11 @@ export class DeltaStream extends AdsStream {
       send.length === ts.entries.size && removed.length === 0
         ? 'D*'
         : 'D\n' + send.map((e) => e.name).join('\n') + '\n|' + removed.join('\n');
-    const body = ts.memoize(key, () => encodeDeltaBody(st.typeUrl, ts.version, send, removed));
+    const { body } = ts.memoize(key, () => ({
+      body: encodeDeltaBody(st.typeUrl, ts.version, send, removed),
+      version: ts.version,
+      count: send.length,
+    }));
     return { st, body, version: ts.version, resources: send.length, removed: removed.length };
   }
 }

@@ -30,6 +30,15 @@ export function byName(a: { name: string }, b: { name: string }): number {
 }
 
 const MEMO_LIMIT = 32;
+/** Bytes of memoized response bodies kept per type snapshot (the newest is always kept). */
+const MEMO_BYTES = 16 * 1024 * 1024;
+
+/** A memoized response: the encoded body and what the sender needs to know about it. */
+export interface MemoResponse {
+  readonly body: Buffer;
+  readonly version: string;
+  readonly count: number;
+}
 
 /**
  * The resources of one type in one fleet. Immutable: a change of any resource gives a new
@@ -40,7 +49,8 @@ export class TypeSnapshot {
   readonly version: string;
   /** Entries sorted by name. */
   readonly sorted: readonly CacheEntry[];
-  private readonly memo = new Map<string, unknown>();
+  private readonly memo = new Map<string, MemoResponse>();
+  private memoBytes = 0;
 
   constructor(
     readonly typeUrl: TypeUrl,
@@ -51,15 +61,21 @@ export class TypeSnapshot {
   }
 
   /**
-   * Encoded response bodies are built once per (type snapshot, key) and shared by every stream
-   * that needs the same response; the memo dies with the snapshot.
+   * Encoded responses are built once per (type snapshot, key) and shared by every stream that
+   * needs the same response; the memo dies with the snapshot. The key must determine the content.
    */
-  memoize<T>(key: string, build: () => T): T {
-    let value = this.memo.get(key) as T | undefined;
-    if (value !== undefined) return value;
+  memoize(key: string, build: () => MemoResponse): MemoResponse {
+    let value = this.memo.get(key);
+    if (value) return value;
     value = build();
-    if (this.memo.size >= MEMO_LIMIT) this.memo.delete(this.memo.keys().next().value!);
     this.memo.set(key, value);
+    this.memoBytes += value.body.length;
+    for (const [k, v] of this.memo) {
+      if (this.memo.size <= MEMO_LIMIT && this.memoBytes <= MEMO_BYTES) break;
+      if (v === value) break;
+      this.memo.delete(k);
+      this.memoBytes -= v.body.length;
+    }
     return value;
   }
 

@@ -1,19 +1,13 @@
 import { ABSENT } from './known';
 import type { VersionRef } from './known';
 import { TypeUrl } from './resources';
-import type { CacheEntry, FleetSnapshot, TypeSnapshot } from './snapshot';
+import type { CacheEntry, FleetSnapshot, MemoResponse, TypeSnapshot } from './snapshot';
 import { byName, setVersion } from './snapshot';
 import { encodeSotwBody } from './encode';
 import type { Built, NodeInfo, TypeState } from './stream';
 import { decodeNames } from './request';
 import type { SotwRequest } from './request';
 import { AdsStream } from './stream';
-
-interface FullResponse {
-  body: Buffer;
-  version: string;
-  count: number;
-}
 
 /**
  * State-of-the-world ADS stream (StreamAggregatedResources).
@@ -142,7 +136,11 @@ export class SotwStream extends AdsStream {
     if (out.length === 0) return undefined;
     out.sort(byName);
     const key = 'S\n' + out.map((e) => e.name).join('\n');
-    const body = ts.memoize(key, () => encodeSotwBody(st.typeUrl, ts.version, out));
+    const { body } = ts.memoize(key, () => ({
+      body: encodeSotwBody(st.typeUrl, ts.version, out),
+      version: ts.version,
+      count: out.length,
+    }));
     return { st, body, version: ts.version, resources: out.length, removed: 0 };
   }
 
@@ -210,7 +208,7 @@ export class SotwStream extends AdsStream {
   }
 
   /** The full-state response for the stream's interest, plus stale entries kept until later. */
-  private fullResponse(st: TypeState, ts: TypeSnapshot, stale: readonly VersionRef[]): FullResponse {
+  private fullResponse(st: TypeState, ts: TypeSnapshot, stale: readonly VersionRef[]): MemoResponse {
     const staleKey = stale.map((s) => `${s.name}\0${s.version}`).join('\n');
     const interestKey = st.isWildcard ? '*' : [...st.explicit].sort().join('\n');
     return ts.memoize(`F\n${interestKey}\n|${staleKey}`, () => {

@@ -7,6 +7,7 @@ import { checkConsistency } from '../../src/xds/consistency';
 import { TypeUrl } from '../../src/xds/resources';
 import type { EnvoyResources } from '../../src/xds/resources';
 import { encodeMessage } from '../../src/envoy/protos';
+import { TypeSnapshot } from '../../src/xds/snapshot';
 import type { FleetChange } from '../../src/xds/snapshot';
 import { cla, edsCluster, fleetResources, httpListener, routeConfig, secret } from '../support/xds-fixtures';
 
@@ -279,6 +280,25 @@ describe('XdsCache', () => {
       ],
     );
     assert.equal(cache.hasSnapshot('ns/gw'), false);
+  });
+
+  test('memoized responses are bounded per type snapshot and the newest is kept', () => {
+    const ts = new TypeSnapshot(TypeUrl.Cluster, new Map());
+    let builds = 0;
+    const make = (bytes: number) => () => {
+      builds++;
+      return { body: Buffer.alloc(bytes), version: 'v', count: 0 };
+    };
+    const first = ts.memoize('k0', make(10));
+    assert.equal(ts.memoize('k0', make(10)), first);
+    assert.equal(builds, 1);
+    for (let i = 1; i < 100; i++) ts.memoize(`k${i}`, make(10));
+    assert.equal(ts.memoSize, 32);
+    ts.memoize('huge', make(20 * 1024 * 1024));
+    assert.equal(ts.memoSize, 1);
+    builds = 0;
+    ts.memoize('huge', make(1));
+    assert.equal(builds, 0);
   });
 
   test('an empty fleet is a valid snapshot', () => {
