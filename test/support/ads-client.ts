@@ -299,8 +299,8 @@ export class AdsClient extends EventEmitter {
       };
       const timer = setTimeout(() => {
         cleanup();
-        reject(new Error(`no matching response within ${opts.timeoutMs ?? 5000} ms`));
-      }, opts.timeoutMs ?? 5000);
+        reject(new Error(`no matching response within ${opts.timeoutMs ?? 10_000} ms`));
+      }, opts.timeoutMs ?? 10_000);
       const cleanup = () => {
         clearTimeout(timer);
         this.off('response', onResponse);
@@ -312,7 +312,7 @@ export class AdsClient extends EventEmitter {
   }
 
   /** The next response of a type after the current end of `responses`. */
-  next(typeUrl?: string, timeoutMs = 5000): Promise<AdsResponse> {
+  next(typeUrl?: string, timeoutMs = 10_000): Promise<AdsResponse> {
     return this.waitFor((r) => typeUrl === undefined || r.typeUrl === typeUrl, {
       since: this.seq,
       timeoutMs,

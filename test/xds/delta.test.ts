@@ -141,7 +141,7 @@ describe('delta ADS', () => {
     again.subscribe(SDS, ['default/cert'], all(SDS));
     assert.deepEqual(await quiet(again, 250), []);
     const stream = () => h.server.debugState().streams.find((s) => s.nodeId === ids.get(again));
-    await until(() => Object.keys(stream()?.types ?? {}).length === 5, 5000, 'all types requested');
+    await until(() => Object.keys(stream()?.types ?? {}).length === 5, 10_000, 'all types requested');
     assert.deepEqual(
       Object.values(stream()!.types).map((t) => t.state),
       ['synced', 'synced', 'synced', 'synced', 'synced'],
@@ -162,7 +162,7 @@ describe('delta ADS', () => {
     assert.deepEqual((await c.next(EDS)).names, ['a']);
     await untilSynced(c);
     c.deltaSubscribe(EDS, [], ['b']);
-    await until(() => typeDebug(c, EDS)?.subscribedNames.join() === 'a', 5000, 'unsubscribed');
+    await until(() => typeDebug(c, EDS)?.subscribedNames.join() === 'a', 10_000, 'unsubscribed');
     set({ clusters: ['a', 'b'], ports: { b: 2 } });
     assert.deepEqual(await quiet(c), []);
     c.deltaSubscribe(EDS, ['b']);
@@ -187,7 +187,7 @@ describe('delta ADS', () => {
     await untilSynced(c);
     // Leaving the wildcard: nothing else is sent for names that are no longer wanted.
     c.deltaSubscribe(CDS, [], ['*']);
-    await until(() => typeDebug(c, CDS)?.wildcard === false, 5000, 'wildcard dropped');
+    await until(() => typeDebug(c, CDS)?.wildcard === false, 10_000, 'wildcard dropped');
     set({ clusters: ['a', 'b'], clusterTimeout: { a: 4 } });
     assert.deepEqual(await quiet(c), []);
   });
@@ -204,7 +204,7 @@ describe('delta ADS', () => {
     assert.deepEqual(summary(await c.next(EDS)), 'ClusterLoadAssignment:+a:-');
     // An ACK of the older response is attributed to it, and the newer one stays unanswered.
     c.send({ type_url: CDS, response_nonce: r1.nonce });
-    await until(() => typeDebug(c, CDS)?.ackedVersion === r1.version, 5000, 'old ack recorded');
+    await until(() => typeDebug(c, CDS)?.ackedVersion === r1.version, 10_000, 'old ack recorded');
     assert.equal(typeDebug(c, CDS)?.state, 'stale');
   });
 
@@ -214,7 +214,7 @@ describe('delta ADS', () => {
     const c = client({ nack: (r) => (reject && r.typeUrl === CDS ? 'cluster a: bad' : undefined) });
     c.subscribe(CDS, []);
     const r1 = await c.next(CDS);
-    await until(() => typeDebug(c, CDS)?.state === 'nacked', 5000, 'nacked');
+    await until(() => typeDebug(c, CDS)?.state === 'nacked', 10_000, 'nacked');
     assert.deepEqual(typeDebug(c, CDS)?.lastNack?.message, 'cluster a: bad');
     assert.equal(typeDebug(c, CDS)?.lastNack?.nonce, r1.nonce);
     assert.equal(await h.metric('convoy_xds_nacks_total', { type: 'Cluster' }), 1);
@@ -222,7 +222,7 @@ describe('delta ADS', () => {
     reject = false;
     set({ clusters: ['a', 'b'], clusterTimeout: { b: 3 } });
     assert.deepEqual(summary(await c.next(CDS)), 'Cluster:+b:-');
-    await until(() => typeDebug(c, CDS)?.state === 'synced', 5000, 'synced');
+    await until(() => typeDebug(c, CDS)?.state === 'synced', 10_000, 'synced');
   });
 
   test('nothing is sent when nothing changed', async () => {

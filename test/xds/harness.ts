@@ -64,7 +64,7 @@ export function sleep(ms: number): Promise<void> {
 }
 
 /** Polls a condition (for server-side state that is not visible on the wire). */
-export async function until(cond: () => boolean, timeoutMs = 5000, what = 'condition'): Promise<void> {
+export async function until(cond: () => boolean, timeoutMs = 10_000, what = 'condition'): Promise<void> {
   const end = Date.now() + timeoutMs;
   while (!cond()) {
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);

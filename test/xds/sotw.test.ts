@@ -212,7 +212,7 @@ describe('SotW ADS', () => {
     });
     await connectLikeEnvoy(h, c, ['default/app/80']);
     const rds1 = c.responses.find((r) => r.typeUrl === RDS)!;
-    await until(() => typeDebug(h, c, RDS)?.state === 'nacked', 5000, 'nacked');
+    await until(() => typeDebug(h, c, RDS)?.state === 'nacked', 10_000, 'nacked');
     const nack = typeDebug(h, c, RDS)!.lastNack!;
     assert.equal(nack.message, 'route http-8080: invalid regex');
     assert.equal(nack.version, rds1.version);
@@ -241,7 +241,7 @@ describe('SotW ADS', () => {
     const rds2 = await c.waitFor((r) => r.typeUrl === RDS, { since: mark });
     assert.deepEqual(rds2.names, ['http-8080']);
     assert.notEqual(rds2.version, rds1.version);
-    await until(() => typeDebug(h, c, RDS)?.state === 'synced', 5000, 'synced after fix');
+    await until(() => typeDebug(h, c, RDS)?.state === 'synced', 10_000, 'synced after fix');
     assert.equal(typeDebug(h, c, RDS)?.ackedVersion, rds2.version);
   });
 
@@ -390,7 +390,7 @@ describe('SotW ADS', () => {
     assert.deepEqual((await quiet(two)).length, 0);
     assert.equal(two.received, mark);
     one.close();
-    await until(() => h.server.debugState().streams.length === 1, 5000, 'stream gone');
+    await until(() => h.server.debugState().streams.length === 1, 10_000, 'stream gone');
     assert.equal(await h.metric('convoy_xds_streams', { fleet: 'ns/one', variant: 'sotw' }), 0);
     assert.ok((await h.metric('convoy_xds_pushes_total', { type: 'Cluster' })) >= 3);
   });
