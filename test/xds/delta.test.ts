@@ -46,7 +46,7 @@ describe('delta ADS', () => {
         const s = h.server.debugState().streams.find((x) => x.nodeId === ids.get(c));
         return !!s && Object.values(s.types).every((t) => t.state !== 'stale');
       },
-      5000,
+      10_000,
       'synced',
     );
 

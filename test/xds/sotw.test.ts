@@ -49,7 +49,7 @@ async function untilSynced(h: Harness, c: AdsClient): Promise<void> {
       const s = h.server.debugState().streams.find((x) => x.nodeId === nodeIdOf(c));
       return !!s && Object.values(s.types).every((t) => t.state === 'synced' || t.state === 'nacked');
     },
-    5000,
+    10_000,
     'stream synced',
   );
 }
