@@ -38,13 +38,6 @@ function redirectRoute(name: string, gateway: string, host: string, hostnames?: 
       ...(hostnames ? { hostnames } : {}),
       rules: [
         { filters: [{ type: 'RequestRedirect', requestRedirect: { hostname: host, statusCode: 302 } }] },
-        // A backend without endpoints, so that the fleet has a cluster: Convoy's xDS server does
-        // not yet answer a CDS request for a fleet with no clusters at all, and Envoy waits for
-        // CDS before LDS.
-        {
-          matches: [{ path: { type: 'PathPrefix', value: '/backend' } }],
-          backendRefs: [{ name: 'idle', port: 80 }],
-        },
       ],
     },
   };
@@ -66,12 +59,6 @@ describe('two Convoy replicas: both serve xDS, only the leader writes status', {
     await w.namespace('infra');
     ports.gw1 = await freePort();
     ports.gw2 = await freePort();
-    await w.apply({
-      apiVersion: 'v1',
-      kind: 'Service',
-      metadata: { name: 'idle', namespace: 'infra' },
-      spec: { ports: [{ name: 'http', port: 80 }] },
-    });
     for (const gw of ['gw1', 'gw2']) {
       await w.apply({
         apiVersion: GW_API,

@@ -21,11 +21,6 @@ function route(name: string, target: string, hostnames?: string[]): KObject {
       ...(hostnames ? { hostnames } : {}),
       rules: [
         { filters: [{ type: 'RequestRedirect', requestRedirect: { hostname: target, statusCode: 302 } }] },
-        // A backend without endpoints, so that the fleet has a cluster (see k8s-ha.test.ts).
-        {
-          matches: [{ path: { type: 'PathPrefix', value: '/backend' } }],
-          backendRefs: [{ name: 'idle', port: 80 }],
-        },
       ],
     },
   };
@@ -45,12 +40,6 @@ describe('API server outage', { timeout: 300_000 }, () => {
     w = await K8sWorld.create();
     await w.namespace('infra');
     port = await freePort();
-    await w.apply({
-      apiVersion: 'v1',
-      kind: 'Service',
-      metadata: { name: 'idle', namespace: 'infra' },
-      spec: { ports: [{ name: 'http', port: 80 }] },
-    });
     await w.apply({
       apiVersion: GW_API,
       kind: 'Gateway',
