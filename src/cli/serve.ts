@@ -33,6 +33,8 @@ Options:
   --xds-tls-key FILE               ... and key
   --xds-tls-ca FILE                Require Envoy client certificates signed by this CA
   --envoy-bind-address ADDR        Address Envoy listeners bind to (default 0.0.0.0)
+  --enable-external-name-services  Allow routes to ExternalName Services (off by default:
+                                   they can point Envoy at any host, e.g. its own admin)
   --leader-election-namespace NS   Lease namespace (Kubernetes mode; default from
                                    POD_NAMESPACE or convoy-system)
   --leader-election-name NAME      Lease name (default convoy-leader)
@@ -53,6 +55,7 @@ export async function serveCommand(argv: string[]): Promise<void> {
       'xds-tls-key': { type: 'string' },
       'xds-tls-ca': { type: 'string' },
       'envoy-bind-address': { type: 'string', default: '0.0.0.0' },
+      'enable-external-name-services': { type: 'boolean', default: false },
       'leader-election-namespace': { type: 'string' },
       'leader-election-name': { type: 'string', default: 'convoy-leader' },
       'log-level': { type: 'string' },
@@ -118,6 +121,7 @@ export async function serveCommand(argv: string[]): Promise<void> {
     logger,
     metrics,
     controllerName: values['controller-name'] ?? DEFAULT_CONTROLLER_NAME,
+    externalNameServices: values['enable-external-name-services'] ?? false,
     translate: { bindAddress: values['envoy-bind-address'] },
   });
   controller.start();

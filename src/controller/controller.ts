@@ -19,6 +19,8 @@ export interface ControllerOptions {
   logger: Logger;
   metrics: ConvoyMetrics;
   controllerName: string;
+  /** Allow ExternalName Services as backends (BuildOptions.externalNameServices). */
+  externalNameServices?: boolean;
   translate?: TranslateOptions;
   /** Quiet period after the last change before building. */
   debounceMs?: number;
@@ -123,6 +125,7 @@ export class Controller {
     try {
       const result = buildGateways(store, {
         controllerName: this.opts.controllerName,
+        externalNameServices: this.opts.externalNameServices,
         now: now.toISOString().replace(/\.\d{3}Z$/, 'Z'),
       });
       const liveFleets = new Set<string>();

@@ -146,6 +146,11 @@ export interface ClusterModel {
   /** Upstream protocol from appProtocol: h2c for gRPC, else HTTP/1.1; tcp for TLS routes. */
   protocol: 'http1' | 'http2' | 'tcp';
   endpoints: EndpointModel[];
+  /**
+   * For an ExternalName Service: the DNS name Envoy resolves itself (STRICT_DNS cluster on the
+   * Service port) instead of EDS endpoints.
+   */
+  externalName?: string;
 }
 
 export interface EndpointModel {

@@ -59,7 +59,8 @@ export function translateFleet(model: FleetModel, options: TranslateOptions = {}
   }
   for (const cluster of model.clusters) {
     out.clusters.push(translateCluster(cluster));
-    out.endpoints.push(translateEndpoints(cluster));
+    // DNS clusters carry their own load assignment; only EDS clusters get one over ADS.
+    if (!cluster.externalName) out.endpoints.push(translateEndpoints(cluster));
   }
   for (const secret of model.secrets) out.secrets.push(translateSecret(secret));
   return out;

@@ -32,6 +32,13 @@ export interface ClusterRef {
   service: string;
   port: number;
   protocol: ClusterProtocol;
+  /** Set for ExternalName Services: the DNS name to resolve. */
+  externalName?: string;
+}
+
+/** Operator policy for backends (see BuildOptions.externalNameServices). */
+export interface BackendPolicy {
+  externalNameServices?: boolean;
 }
 
 export type BackendResolution =
@@ -56,6 +63,7 @@ interface ServicePort {
 
 interface ServiceSpec {
   type?: string;
+  externalName?: string;
   ports?: ServicePort[];
 }
 
@@ -80,6 +88,7 @@ export function resolveBackendRef(
   from: BackendReferrer,
   ref: BackendObjectReference,
   use: BackendUse,
+  policy: BackendPolicy = {},
 ): BackendResolution {
   if (!ref || typeof ref !== 'object') {
     return { ok: false, reason: Reason.BackendNotFound, message: 'backendRef is not an object' };
@@ -126,6 +135,17 @@ export function resolveBackendRef(
       message: `Service ${namespace}/${ref.name} not found`,
     };
   }
+  const spec = (svc.spec ?? {}) as ServiceSpec;
+  const externalName = spec.type === 'ExternalName' ? spec.externalName : undefined;
+  if (spec.type === 'ExternalName' && (!policy.externalNameServices || !externalName)) {
+    return {
+      ok: false,
+      reason: Reason.BackendNotFound,
+      message: externalName
+        ? `Service ${namespace}/${ref.name} is an ExternalName Service; they are disabled (convoy serve --enable-external-name-services)`
+        : `Service ${namespace}/${ref.name} is an ExternalName Service without spec.externalName`,
+    };
+  }
   const sp = servicePorts(svc).find((p) => p.port === ref.port);
   if (!sp) {
     return {
@@ -149,6 +169,7 @@ export function resolveBackendRef(
       service: ref.name,
       port: ref.port,
       protocol: protocolFor(use, sp.appProtocol),
+      ...(externalName ? { externalName } : {}),
     },
   };
 }
@@ -179,11 +200,15 @@ export function buildClusters(view: StoreView, refs: Iterable<ClusterRef>): Clus
   const slices = new EndpointSliceIndex(view);
   return [...byName.values()]
     .sort((a, b) => cmp(a.name, b.name))
-    .map((ref) => ({
-      name: ref.name,
-      protocol: ref.protocol,
-      endpoints: serviceEndpoints(view, ref.namespace, ref.service, ref.port, slices),
-    }));
+    .map((ref) =>
+      ref.externalName
+        ? { name: ref.name, protocol: ref.protocol, endpoints: [], externalName: ref.externalName }
+        : {
+            name: ref.name,
+            protocol: ref.protocol,
+            endpoints: serviceEndpoints(view, ref.namespace, ref.service, ref.port, slices),
+          },
+    );
 }
 
 /** EndpointSlices by `namespace/service`, built once per build so clusters cost O(their slices). */
@@ -213,6 +238,7 @@ export class EndpointSliceIndex {
 export function refreshClusterEndpoints(view: StoreView, clusters: readonly ClusterModel[]): ClusterModel[] {
   const slices = new EndpointSliceIndex(view);
   return clusters.map((c) => {
+    if (c.externalName) return c;
     const [namespace, service, port] = c.name.split('/');
     return {
       name: c.name,

@@ -28,7 +28,7 @@ import type { ParentReference } from './api';
 import { GATEWAY_API_VERSION } from './api';
 import { gatewayClassStatuses } from './gatewayclass';
 import { gatewayAndListenerSetStatuses, resolveGateways } from './listeners';
-import type { ClusterRef } from './backends';
+import type { BackendPolicy, ClusterRef } from './backends';
 import { buildClusters } from './backends';
 import { attachRoutes, indexParents, targetOf } from './routes/attach';
 import type { AttachmentResult } from './routes/attach';
@@ -39,14 +39,21 @@ import type { AttachedRoute, CompiledRoute, RouteKind } from './routes/types';
 import { CATCH_ALL, ListenerClaims, buildVirtualHosts, isolateHostnames } from './routes/vhosts';
 import type { ListenerRoutes } from './routes/vhosts';
 
-const COMPILERS: Record<RouteKind, (view: StoreView, obj: KubeObject) => CompiledRoute> = {
+const COMPILERS: Record<
+  RouteKind,
+  (view: StoreView, obj: KubeObject, policy: BackendPolicy) => CompiledRoute
+> = {
   HTTPRoute: compileHTTPRoute,
   GRPCRoute: compileGRPCRoute,
   TLSRoute: compileTLSRoute,
 };
 
 /** Compiles the routes that name at least one parent Convoy owns, sorted by precedence. */
-export function compileRoutes(view: StoreView, gateways: ResolvedGateway[]): CompiledRoute[] {
+export function compileRoutes(
+  view: StoreView,
+  gateways: ResolvedGateway[],
+  policy: BackendPolicy = {},
+): CompiledRoute[] {
   const parents = indexParents(gateways);
   const out: CompiledRoute[] = [];
   for (const kind of Object.keys(COMPILERS) as RouteKind[]) {
@@ -55,7 +62,7 @@ export function compileRoutes(view: StoreView, gateways: ResolvedGateway[]): Com
       const refs = (obj.spec as { parentRefs?: ParentReference[] } | undefined)?.parentRefs;
       const ns = objectNamespace(obj);
       if (!Array.isArray(refs) || !refs.some((r) => targetOf(parents, r, ns))) continue;
-      out.push(COMPILERS[kind](view, obj));
+      out.push(COMPILERS[kind](view, obj, policy));
     }
   }
   return out.sort((a, b) => compareRouteIds(a.id, b.id));
@@ -63,7 +70,7 @@ export function compileRoutes(view: StoreView, gateways: ResolvedGateway[]): Com
 
 export function buildGateways(view: StoreView, opts: BuildOptions): GatewayBuildResult {
   const gateways = resolveGateways(view, opts);
-  const routes = compileRoutes(view, gateways);
+  const routes = compileRoutes(view, gateways, { externalNameServices: opts.externalNameServices });
   const attachment = attachRoutes(view, opts, gateways, routes);
   for (const gw of gateways) {
     for (const l of allListeners(gw)) l.attachedRoutes = attachment.counts.get(l.qualifiedName) ?? 0;

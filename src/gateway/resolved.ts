@@ -21,6 +21,12 @@ export interface BuildOptions {
   controllerName: string;
   /** Timestamp used for lastTransitionTime of new conditions (status/merge keeps older ones). */
   now: string;
+  /**
+   * Allow backendRefs to ExternalName Services (DNS clusters). Off by default: an ExternalName
+   * can point at anything the Envoy can reach, including its own admin port or cloud metadata,
+   * so a cluster operator opts in (`convoy serve --enable-external-name-services`).
+   */
+  externalNameServices?: boolean;
 }
 
 export interface ListenerOwner {

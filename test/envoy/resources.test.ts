@@ -131,12 +131,36 @@ describe('fleet', () => {
   });
 });
 
+describe('ExternalName clusters', () => {
+  test('an ExternalName cluster resolves DNS itself on the Service port and gets no EDS assignment', () => {
+    const out = translateFleet({
+      fleet: 'default/gw',
+      gateway: { namespace: 'default', name: 'gw' },
+      ports: [],
+      clusters: [
+        { name: 'default/ext/8080', protocol: 'http1', endpoints: [], externalName: 'backend.example.net' },
+      ],
+      secrets: [],
+    });
+    assert.equal(out.endpoints.length, 0);
+    const c = out.clusters[0]!;
+    assert.equal(c.type, Enum.DiscoveryType.STRICT_DNS);
+    assert.equal(c.eds_cluster_config, undefined);
+    const addr = c.load_assignment?.endpoints?.[0]?.lb_endpoints?.[0]?.endpoint?.address?.socket_address;
+    assert.deepEqual(
+      { host: addr?.address, port: addr?.port_value },
+      { host: 'backend.example.net', port: 8080 },
+    );
+  });
+});
+
 describe('helpers', () => {
   test('enum numbers match the loaded protos', () => {
     const root = envoyRoot();
     const protoEnums: Record<keyof typeof Enum, string> = {
       ApiVersion: 'envoy.config.core.v3.ApiVersion',
       DiscoveryType: 'envoy.config.cluster.v3.Cluster.DiscoveryType',
+      DnsLookupFamily: 'envoy.config.cluster.v3.Cluster.DnsLookupFamily',
       HealthStatus: 'envoy.config.core.v3.HealthStatus',
       HeaderAppendAction: 'envoy.config.core.v3.HeaderValueOption.HeaderAppendAction',
       RedirectResponseCode: 'envoy.config.route.v3.RedirectAction.RedirectResponseCode',

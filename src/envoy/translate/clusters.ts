@@ -17,13 +17,15 @@ export const CONNECT_TIMEOUT = { seconds: 5 } as const;
  *   `http1` and `tcp` need nothing (HTTP/1.1 is the default for HTTP routes, tcp_proxy is raw TCP).
  */
 export const translateCluster = memoByNode((model: ClusterModel): Cluster => {
-  const cluster: Cluster = {
-    name: model.name,
-    type: Enum.DiscoveryType.EDS,
-    eds_cluster_config: { eds_config: adsConfigSource(), service_name: model.name },
-    connect_timeout: { ...CONNECT_TIMEOUT },
-    common_lb_config: { healthy_panic_threshold: { value: 0 } },
-  };
+  const cluster: Cluster = model.externalName
+    ? externalNameCluster(model, model.externalName)
+    : {
+        name: model.name,
+        type: Enum.DiscoveryType.EDS,
+        eds_cluster_config: { eds_config: adsConfigSource(), service_name: model.name },
+        connect_timeout: { ...CONNECT_TIMEOUT },
+        common_lb_config: { healthy_panic_threshold: { value: 0 } },
+      };
   if (model.protocol === 'http2') {
     cluster.typed_extension_protocol_options = {
       [ExtensionNames.HttpProtocolOptions]: typed<HttpProtocolOptions>(TypeUrls.HttpProtocolOptions, {
@@ -33,3 +35,25 @@ export const translateCluster = memoByNode((model: ClusterModel): Cluster => {
   }
   return cluster;
 });
+
+/**
+ * An ExternalName Service: Envoy resolves the DNS name itself (STRICT_DNS) and connects on the
+ * Service port, as kube-proxy's CNAME would. The port is the last segment of the cluster name.
+ */
+function externalNameCluster(model: ClusterModel, host: string): Cluster {
+  const port = Number(model.name.slice(model.name.lastIndexOf('/') + 1));
+  return {
+    name: model.name,
+    type: Enum.DiscoveryType.STRICT_DNS,
+    dns_lookup_family: Enum.DnsLookupFamily.V4_PREFERRED,
+    connect_timeout: { ...CONNECT_TIMEOUT },
+    load_assignment: {
+      cluster_name: model.name,
+      endpoints: [
+        {
+          lb_endpoints: [{ endpoint: { address: { socket_address: { address: host, port_value: port } } } }],
+        },
+      ],
+    },
+  };
+}

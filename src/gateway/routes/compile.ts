@@ -28,6 +28,7 @@ import type {
 import { Reason } from '../conditions';
 import type { BackendUse, ClusterRef } from '../backends';
 import { resolveBackendRef } from '../backends';
+import type { BackendPolicy } from '../backends';
 import { parseDuration } from './duration';
 import { routeIdentity } from './identity';
 import type { CompiledRoute, EntryPrecedence, RefProblem, RouteEntry, RouteKind, RuleProblem } from './types';
@@ -98,6 +99,7 @@ interface CompiledMatch {
 /** What a rule's filters and backends compile to, shared by HTTPRoute and GRPCRoute. */
 interface RuleContext {
   view: StoreView;
+  policy: BackendPolicy;
   kind: RouteKind;
   namespace: string;
   use: BackendUse;
@@ -338,7 +340,13 @@ function mirrorPercent(f: {
 }
 
 function resolveInto(ctx: RuleContext, ref: BackendObjectReference): ClusterRef | undefined {
-  const r = resolveBackendRef(ctx.view, { kind: ctx.kind, namespace: ctx.namespace }, ref, ctx.use);
+  const r = resolveBackendRef(
+    ctx.view,
+    { kind: ctx.kind, namespace: ctx.namespace },
+    ref,
+    ctx.use,
+    ctx.policy,
+  );
   if (!r.ok) {
     ctx.refProblems.push({ reason: r.reason, message: r.message });
     return undefined;
@@ -523,6 +531,7 @@ function compileRoute(
   kind: 'HTTPRoute' | 'GRPCRoute',
   hostnames: string[],
   rules: (() => GenericRule)[],
+  policy: BackendPolicy,
 ): CompiledRoute {
   const id = routeIdentity(kind, obj);
   const grpc = kind === 'GRPCRoute';
@@ -534,6 +543,7 @@ function compileRoute(
     // References are collected per rule and kept only when the rule is kept.
     const ctx: RuleContext = {
       view,
+      policy,
       kind,
       namespace: id.namespace,
       use: grpc ? 'grpc' : 'http',
@@ -594,7 +604,11 @@ function hostnamesOf(spec: { hostnames?: string[] } | undefined): string[] {
   return arr(spec?.hostnames).filter((h): h is string => typeof h === 'string' && h !== '');
 }
 
-export function compileHTTPRoute(view: StoreView, obj: KubeObject): CompiledRoute {
+export function compileHTTPRoute(
+  view: StoreView,
+  obj: KubeObject,
+  policy: BackendPolicy = {},
+): CompiledRoute {
   const spec = (obj.spec ?? {}) as HTTPRouteSpec;
   // The CRD defaults rules to one rule matching PathPrefix "/" with no backends (answers 500).
   const rawRules = Array.isArray(spec.rules) ? spec.rules : [{}];
@@ -608,10 +622,14 @@ export function compileHTTPRoute(view: StoreView, obj: KubeObject): CompiledRout
       timeouts: r.timeouts,
     };
   });
-  return compileRoute(view, obj, 'HTTPRoute', hostnamesOf(spec), rules);
+  return compileRoute(view, obj, 'HTTPRoute', hostnamesOf(spec), rules, policy);
 }
 
-export function compileGRPCRoute(view: StoreView, obj: KubeObject): CompiledRoute {
+export function compileGRPCRoute(
+  view: StoreView,
+  obj: KubeObject,
+  policy: BackendPolicy = {},
+): CompiledRoute {
   const spec = (obj.spec ?? {}) as GRPCRouteSpec;
   const rules = arr(spec.rules).map((r) => () => {
     if (!r || typeof r !== 'object') fail('invalid rule');
@@ -622,5 +640,5 @@ export function compileGRPCRoute(view: StoreView, obj: KubeObject): CompiledRout
       backendRefs: arr(r.backendRefs) as HTTPBackendRef[],
     };
   });
-  return compileRoute(view, obj, 'GRPCRoute', hostnamesOf(spec), rules);
+  return compileRoute(view, obj, 'GRPCRoute', hostnamesOf(spec), rules, policy);
 }

@@ -8,13 +8,13 @@ import type { KubeObject } from '../../store/objects';
 import type { TLSRouteSpec } from '../api';
 import { Reason } from '../conditions';
 import { resolveBackendRef } from '../backends';
-import type { ClusterRef } from '../backends';
+import type { BackendPolicy, ClusterRef } from '../backends';
 import { routeIdentity } from './identity';
 import type { CompiledRoute, RefProblem, RuleProblem } from './types';
 
 const MAX_WEIGHT = 1_000_000;
 
-export function compileTLSRoute(view: StoreView, obj: KubeObject): CompiledRoute {
+export function compileTLSRoute(view: StoreView, obj: KubeObject, policy: BackendPolicy = {}): CompiledRoute {
   const id = routeIdentity('TLSRoute', obj);
   const spec = (obj.spec ?? {}) as TLSRouteSpec;
   const rules = Array.isArray(spec.rules) ? spec.rules : [];
@@ -41,7 +41,7 @@ export function compileTLSRoute(view: StoreView, obj: KubeObject): CompiledRoute
         });
         continue;
       }
-      const r = resolveBackendRef(view, { kind: 'TLSRoute', namespace: id.namespace }, ref, 'tcp');
+      const r = resolveBackendRef(view, { kind: 'TLSRoute', namespace: id.namespace }, ref, 'tcp', policy);
       if (!r.ok) {
         refProblems.push({ reason: r.reason, message: r.message });
         continue;
