@@ -130,6 +130,8 @@ describe('two Convoy replicas: both serve xDS, only the leader writes status', {
     });
     const took = Date.now() - killedAt;
     t.diagnostic(`the follower took over ${took} ms after the leader was killed`);
+    // The standby retries right when the Lease it watches expires: leaseDuration after it last
+    // saw a renewal, which is at most one retry period before or after the kill.
     assert.ok(took <= LEASE_DURATION_MS + RETRY_PERIOD_MS + 1000, `takeover took ${took} ms`);
 
     // The new leader writes what changes from now on.

@@ -142,8 +142,20 @@ export class LeaderElector {
       } else if (!this.leading && ok) {
         this.setLeading(true);
       }
-      await sleep(this.retryPeriodMs, signal);
+      await sleep(this.nextAttemptInMs(), signal);
     }
+  }
+
+  /**
+   * Every retryPeriod; but a standby that watches someone else's Lease tries again right when
+   * it expires, so a crashed leader is replaced leaseDuration after its last renewal was seen.
+   */
+  private nextAttemptInMs(): number {
+    const lease = this.observed?.lease;
+    const holder = lease?.spec.holderIdentity;
+    if (this.leading || !lease || !holder || holder === this.identity) return this.retryPeriodMs;
+    const expiresAt = this.observed!.at + (lease.spec.leaseDurationSeconds ?? 15) * 1000;
+    return Math.max(10, Math.min(this.retryPeriodMs, expiresAt - Date.now() + 5));
   }
 
   private setLeading(leading: boolean): void {
