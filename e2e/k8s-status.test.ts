@@ -353,6 +353,28 @@ describe('status end to end against a real API server', { timeout: 300_000 }, ()
         isFalse(cond(parent(s, { sectionName: 'second' })?.conditions, 'Accepted'), 'NotAllowedByListeners'),
       'r2 NotAllowedByListeners',
     );
+    // r2 moves to a Gateway of another controller's class: Convoy removes its own entry.
+    await w.apply({
+      apiVersion: GW_API,
+      kind: 'Gateway',
+      metadata: { name: 'elsewhere', namespace: 'infra' },
+      spec: { gatewayClassName: 'foreign', listeners: [{ name: 'http', protocol: 'HTTP', port: 18099 }] },
+    });
+    await w.apply({
+      apiVersion: GW_API,
+      kind: 'HTTPRoute',
+      metadata: { name: 'r2', namespace: 'apps' },
+      spec: { parentRefs: [{ name: 'elsewhere', namespace: 'infra' }] },
+    });
+    await w.waitStatus(
+      'HTTPRoute',
+      'apps',
+      'r2',
+      (s) =>
+        Array.isArray(s.parents) &&
+        !(s.parents as { controllerName: string }[]).some((p) => p.controllerName === CONTROLLER),
+      'Convoy’s parent entry removed from a route it no longer manages',
+    );
     await w.delete('HTTPRoute', 'apps', 'r');
     await w.waitStatus(
       'Gateway',

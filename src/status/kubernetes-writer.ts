@@ -63,6 +63,8 @@ export class KubernetesStatusWriter implements StatusSink {
    * what we wanted and of what the API server stored (which may differ by pruned fields).
    */
   private readonly applied = new Map<string, { desired: string; stored: string }>();
+  /** Final writes that remove our parents from routes Convoy no longer manages. */
+  private readonly cleanups = new WeakSet<ObjectStatus>();
   private leader = false;
   private stopped = false;
   private busy = false;
@@ -95,12 +97,21 @@ export class KubernetesStatusWriter implements StatusSink {
       }
       this.pending.set(key, s);
     }
-    // An object missing from a build's full set is no longer Convoy's: forget it, write nothing.
-    for (const key of [...this.latest.keys()]) {
-      if (seen.has(key)) continue;
-      this.latest.delete(key);
-      this.pending.delete(key);
+    // An object missing from a build's full set is no longer Convoy's. A route keeps other
+    // controllers' parents, so ours are removed once (a final write with no parents of ours);
+    // anything else is simply forgotten.
+    for (const [key, previous] of [...this.latest]) {
+      if (seen.has(key) || this.cleanups.has(previous)) continue;
       this.applied.delete(key);
+      if (ROUTE_KINDS.has(previous.kind)) {
+        const cleanup: ObjectStatus = { ...previous, status: { parents: [] } };
+        this.cleanups.add(cleanup);
+        this.latest.set(key, cleanup);
+        this.pending.set(key, cleanup);
+      } else {
+        this.latest.delete(key);
+        this.pending.delete(key);
+      }
     }
     this.notify();
   }
@@ -183,7 +194,9 @@ export class KubernetesStatusWriter implements StatusSink {
         }
         const { result, stored } = await this.write(key, status);
         this.o.metrics?.statusWrites.inc({ result });
-        if (this.latest.get(key) === status && stored) {
+        if (this.latest.get(key) === status && this.cleanups.has(status)) {
+          this.latest.delete(key);
+        } else if (this.latest.get(key) === status && stored) {
           this.applied.set(key, { desired: fingerprint(status), stored: statusFingerprint(stored) });
         }
         this.backoff.reset();
@@ -279,7 +292,9 @@ export class KubernetesStatusWriter implements StatusSink {
       const ours = (p: unknown) => isRecord(p) && p.controllerName === this.o.controllerName;
       const others = Array.isArray(current.parents) ? current.parents.filter((p) => !ours(p)) : [];
       const mine = Array.isArray(next.parents) ? next.parents.filter(ours) : [];
-      next.parents = [...others, ...mine];
+      // A route that never had a parents list (and gets none of ours) is left without one.
+      if (others.length || mine.length || Array.isArray(current.parents)) next.parents = [...others, ...mine];
+      else delete next.parents;
     }
     next = mergeStatus(
       { apiVersion: '', kind: '', metadata: { name: '' }, status: current },

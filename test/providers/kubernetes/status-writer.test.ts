@@ -253,6 +253,37 @@ describe('KubernetesStatusWriter against a fake API server', () => {
     );
   });
 
+  test('a route that is no longer ours loses our parents once; other controllers’ entries stay', async () => {
+    const foreign = {
+      parentRef: { group: 'gateway.networking.k8s.io', kind: 'Gateway', name: 'other' },
+      controllerName: 'example.com/other',
+      conditions: [cond('Accepted', 'True', 'Accepted', '2025-01-01T00:00:00Z')],
+    };
+    const existing = api.get(ROUTES, 'default', 'r')!;
+    api.upsert(ROUTES, { ...existing, status: { parents: [foreign] } });
+    const w = make();
+    w.setLeader(true);
+    w.publish([routeStatus('r', 'True'), classStatus('2026-01-01T00:00:00Z')]);
+    await w.idle();
+    assert.equal((api.get(ROUTES, 'default', 'r')!.status as { parents: unknown[] }).parents.length, 2);
+    // The next build no longer contains the route (its parentRefs moved to another class).
+    w.publish([classStatus('2026-01-01T00:00:00Z')]);
+    await w.idle();
+    assert.deepEqual(api.get(ROUTES, 'default', 'r')!.status, { parents: [foreign] });
+    const putsAfterCleanup = puts().length;
+    // Later builds do not touch it again.
+    w.publish([classStatus('2026-01-01T00:00:00Z')]);
+    await w.idle();
+    assert.equal(puts().length, putsAfterCleanup);
+    // A route whose only parent was ours ends with an empty parents list.
+    api.upsert(ROUTES, { metadata: { name: 'bare', namespace: 'default' }, spec: {} });
+    w.publish([routeStatus('bare', 'True'), classStatus('2026-01-01T00:00:00Z')]);
+    await w.idle();
+    w.publish([classStatus('2026-01-01T00:00:00Z')]);
+    await w.idle();
+    assert.deepEqual(api.get(ROUTES, 'default', 'bare')!.status, { parents: [] });
+  });
+
   test('losing leadership stops writing; regaining it re-checks everything', async () => {
     const w = make();
     w.setLeader(true);
