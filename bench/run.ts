@@ -443,7 +443,14 @@ async function main(): Promise<void> {
   );
 
   const tw = nowMs();
-  const world = new World({ size: args.size });
+  // A real Envoy binds the world's ports on 127.0.0.1: take free ones on this shared machine.
+  let ports: { httpsPort?: number; httpPort?: number } = {};
+  if (args.only.has('g')) {
+    const { freePorts } = await import('../e2e/harness/ports');
+    const [httpsPort, httpPort] = await freePorts(2);
+    ports = { httpsPort, httpPort };
+  }
+  const world = new World({ size: args.size, ...ports });
   const store = new ObjectStore();
   const objectCount = world.load(store);
   console.error(`  world: ${objectCount} objects in ${fmtMs(nowMs() - tw)}`);
