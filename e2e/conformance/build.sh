@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Builds the Gateway API v1.6.1 conformance test binary (and echo-basic) from the Go module
+# proxy, cached outside the repository keyed by version and Go toolchain. Prints the cache
+# directory (holding gateway-conformance.test and echo-basic) on its last line.
+set -euo pipefail
+GATEWAY_API_VERSION="${GATEWAY_API_VERSION:-v1.6.1}"
+GO_VERSION="$(go env GOVERSION)"
+OUT="${CONVOY_CACHE:-$HOME/.cache/convoy}/gateway-conformance-$GATEWAY_API_VERSION-$GO_VERSION"
+export GOTOOLCHAIN=local GOFLAGS=-modcacherw CGO_ENABLED=0
+if [[ -x "$OUT/gateway-conformance.test" && -x "$OUT/echo-basic" ]]; then echo "$OUT"; exit 0; fi
+mkdir -p "$OUT/src" && cd "$OUT/src"
+start=$SECONDS
+cat >go.mod <<MOD
+module convoy.local/gwconformance
+
+go 1.26.0
+
+require (
+	sigs.k8s.io/gateway-api $GATEWAY_API_VERSION
+	sigs.k8s.io/gateway-api/conformance $GATEWAY_API_VERSION
+)
+MOD
+cat >tools.go <<'GO'
+//go:build tools
+
+package tools
+
+import (
+	_ "sigs.k8s.io/gateway-api/conformance"
+	_ "sigs.k8s.io/gateway-api/conformance/echo-basic"
+)
+GO
+go mod tidy >&2
+go get -t "sigs.k8s.io/gateway-api/conformance@$GATEWAY_API_VERSION" >&2
+go test -c -trimpath -o "$OUT/gateway-conformance.test" sigs.k8s.io/gateway-api/conformance >&2
+go build -trimpath -o "$OUT/echo-basic" sigs.k8s.io/gateway-api/conformance/echo-basic >&2
+echo "$((SECONDS - start))" >"$OUT/build-seconds"
+echo "$OUT"
