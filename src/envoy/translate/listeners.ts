@@ -203,8 +203,20 @@ export function assignServerNames(chains: FilterChainModel[]): (string[] | undef
   });
 }
 
-/** PortModel → Listener; undefined for a port with nothing to serve (Envoy rejects empty listeners). */
+/**
+ * PortModel → Listener; undefined for a port with nothing to serve (Envoy rejects empty listeners).
+ * Memoized per PortModel node and bind address, like the chains: an unchanged port gives the very
+ * same Listener object, so the xDS cache skips re-encoding it.
+ */
 export function translateListener(port: PortModel, options: ListenerOptions): Listener | undefined {
+  return memoListener(port, options.bindAddress) ?? undefined;
+}
+
+const memoListener = memoByNode(
+  (port: PortModel, bindAddress: string): Listener | null => buildListener(port, bindAddress) ?? null,
+);
+
+function buildListener(port: PortModel, bindAddress: string): Listener | undefined {
   const chains: FilterChain[] = [];
   const serverNames = assignServerNames(port.filterChains);
   port.filterChains.forEach((fc, i) => {
@@ -222,7 +234,7 @@ export function translateListener(port: PortModel, options: ListenerOptions): Li
 
   const listener: Listener = {
     name: port.name,
-    address: { socket_address: { address: options.bindAddress, port_value: port.port } },
+    address: { socket_address: { address: bindAddress, port_value: port.port } },
     stat_prefix: port.name,
     per_connection_buffer_limit_bytes: { value: PER_CONNECTION_BUFFER_LIMIT_BYTES },
   };
