@@ -2,6 +2,7 @@ import type { Logger } from '../observability/logger';
 import type { ConvoyMetrics } from '../observability/metrics';
 import { encodeMessage } from '../envoy/protos';
 import { checkConsistency } from './consistency';
+import { encodeListener } from './listener-bytes';
 import type { EnvoyResources } from './resources';
 import { PUSH_ORDER, TypeUrl, messageNameOf } from './resources';
 import type { CacheEntry, FleetChange, FleetSnapshot } from './snapshot';
@@ -166,7 +167,8 @@ export class XdsCache {
     const known = this.encoded.get(obj);
     if (known && known.name === name)
       return this.interned.get(internKey(type, known.version))?.entry ?? known;
-    const bytes = encodeMessage(messageNameOf(type), obj);
+    // A Listener splices in the cached bytes of its unchanged filter chains (listener-bytes.ts).
+    const bytes = type === TypeUrl.Listener ? encodeListener(obj) : encodeMessage(messageNameOf(type), obj);
     const version = contentHash(bytes);
     const entry = this.interned.get(internKey(type, version))?.entry ?? { name, version, bytes };
     this.encoded.set(obj, entry);
