@@ -168,11 +168,12 @@ describe('status end to end against a real API server', { timeout: 300_000 }, ()
     );
 
     // A later ListenerSet whose only listener conflicts with ls-ok's: HostnameConflict, and
-    // with no valid listener left, ListenersNotValid; it is not counted.
+    // with no valid listener left, ListenersNotValid; it is not counted. (creationTimestamp has
+    // one-second resolution and ties go by namespace/name, so the name also sorts after ls-ok.)
     await w.apply({
       apiVersion: GW_API,
       kind: 'ListenerSet',
-      metadata: { name: 'ls-conflict', namespace: 'infra' },
+      metadata: { name: 'ls-overlap', namespace: 'infra' },
       spec: {
         parentRef: { name: 'gw' },
         listeners: [{ name: 'dup', protocol: 'HTTP', port: 18081, hostname: 'a.example.com' }],
@@ -181,11 +182,11 @@ describe('status end to end against a real API server', { timeout: 300_000 }, ()
     const conflicted = await w.waitStatus(
       'ListenerSet',
       'infra',
-      'ls-conflict',
+      'ls-overlap',
       (s) =>
         isFalse(cond(s.conditions, 'Accepted'), 'ListenersNotValid') &&
         isTrue(cond(listener(s, 'dup')?.conditions, 'Conflicted'), 'HostnameConflict'),
-      'ls-conflict ListenersNotValid with a HostnameConflict listener',
+      'ls-overlap ListenersNotValid with a HostnameConflict listener',
     );
     assert.ok(isFalse(cond(listener(conflicted.status!, 'dup')!.conditions, 'Accepted'), 'HostnameConflict'));
     assert.ok(isFalse(cond(conflicted.status!.conditions, 'Programmed'), 'ListenersNotValid'));
