@@ -202,6 +202,7 @@ export class KubernetesStatusWriter implements StatusSink {
         this.backoff.reset();
         if (result === 'written') this.log.debug({ object: key }, 'status written');
       } catch (err) {
+        if (this.stopped) break; // the request was aborted by stop()
         this.o.metrics?.statusWrites.inc({ result: 'error' });
         const code = statusCodeOf(err);
         if (code === 422 || code === 400) {
