@@ -9,6 +9,7 @@ import { buildGateways } from '../gateway/build';
 import { translateFleet, type TranslateOptions } from '../envoy/translate';
 import type { XdsCache } from '../xds/cache';
 import type { FleetModel } from '../dag/model';
+import { reuseUnchanged } from '../dag/reuse';
 import { refreshClusterEndpoints } from '../gateway/backends';
 import { ReferenceIndex, changeImpact } from './relevance';
 
@@ -129,8 +130,11 @@ export class Controller {
         now: now.toISOString().replace(/\.\d{3}Z$/, 'Z'),
       });
       const liveFleets = new Set<string>();
+      const previous = this.lastFleets;
       this.lastFleets = new Map();
-      for (const fleet of result.fleets) {
+      for (const built of result.fleets) {
+        // Unchanged nodes keep their identity, so translation and encoding skip them (dag/reuse.ts).
+        const fleet = reuseUnchanged(previous.get(built.fleet), built);
         liveFleets.add(fleet.fleet);
         this.lastFleets.set(fleet.fleet, fleet);
         this.publishFleet(fleet);

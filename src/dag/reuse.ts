@@ -1,0 +1,111 @@
+/**
+ * Structural sharing between consecutive builds of one fleet.
+ *
+ * The gateway builder produces a fresh FleetModel on every build. Translation and the xDS cache are
+ * memoized on node identity (WeakMap), so a fresh node, even with identical content, is translated
+ * and encoded again. `reuseUnchanged` walks the new model next to the previous one and puts the
+ * previous node back wherever the content is equal, keyed by the nodes' stable names (ports, filter
+ * chains, clusters, secrets). An edit then reaches translation and encoding as one changed chain,
+ * cluster or secret, and everything else hits the memo.
+ *
+ * Content equality is a deep comparison of plain data that short-circuits on identical references,
+ * so it gets cheaper the more the builder itself reuses.
+ */
+import type { ClusterModel, FilterChainModel, FleetModel, PortModel, SecretModel } from './model';
+
+/** Deep equality of plain data (objects, arrays, primitives); key order does not matter. */
+export function deepEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!deepEqual(a[i], b[i])) return false;
+    return true;
+  }
+  if (Array.isArray(b)) return false;
+  const ka = Object.keys(a);
+  const ob = b as Record<string, unknown>;
+  if (ka.length !== Object.keys(ob).length) return false;
+  const oa = a as Record<string, unknown>;
+  for (const k of ka) {
+    if (!(k in ob)) return false;
+    if (!deepEqual(oa[k], ob[k])) return false;
+  }
+  return true;
+}
+
+function byName<T extends { name: string }>(items: readonly T[] | undefined): Map<string, T> {
+  const m = new Map<string, T>();
+  for (const it of items ?? []) m.set(it.name, it);
+  return m;
+}
+
+/** Each item replaced by the equal previous item of the same name; the previous array if all are. */
+function reuseList<T extends { name: string }>(
+  prev: readonly T[] | undefined,
+  next: T[],
+  same: (a: T, b: T) => T,
+): T[] {
+  const old = byName(prev);
+  let all = prev !== undefined && prev.length === next.length;
+  const out = next.map((item, i) => {
+    const p = old.get(item.name);
+    const r = p ? same(p, item) : item;
+    if (all && r !== prev![i]) all = false;
+    return r;
+  });
+  return all ? (prev as T[]) : out;
+}
+
+function reuseLeaf<T>(prev: T, next: T): T {
+  return deepEqual(prev, next) ? prev : next;
+}
+
+function reusePort(prev: PortModel, next: PortModel): PortModel {
+  if (prev === next) return prev;
+  const filterChains = reuseList<FilterChainModel>(prev.filterChains, next.filterChains, reuseLeaf);
+  const http = prev.http && next.http ? reuseLeaf(prev.http, next.http) : next.http;
+  if (
+    filterChains === prev.filterChains &&
+    http === prev.http &&
+    prev.name === next.name &&
+    prev.port === next.port &&
+    deepEqual(without(prev, ['filterChains', 'http']), without(next, ['filterChains', 'http']))
+  ) {
+    return prev;
+  }
+  if (filterChains === next.filterChains && http === next.http) return next;
+  const out: PortModel = { ...next, filterChains };
+  if (next.http) out.http = http;
+  return out;
+}
+
+/** A shallow copy without the given keys (the parts compared separately). */
+function without(o: object, keys: string[]): Record<string, unknown> {
+  const rest: Record<string, unknown> = { ...o };
+  for (const k of keys) delete rest[k];
+  return rest;
+}
+
+/**
+ * `next` with every node equal to the corresponding node of `prev` replaced by that node. Returns
+ * `prev` itself when nothing changed. Neither argument is modified.
+ */
+export function reuseUnchanged(prev: FleetModel | undefined, next: FleetModel): FleetModel {
+  if (!prev || prev === next) return next;
+  const ports = reuseList<PortModel>(prev.ports, next.ports, reusePort);
+  const clusters = reuseList<ClusterModel>(prev.clusters, next.clusters, reuseLeaf);
+  const secrets = reuseList<SecretModel>(prev.secrets, next.secrets, reuseLeaf);
+  if (
+    ports === prev.ports &&
+    clusters === prev.clusters &&
+    secrets === prev.secrets &&
+    deepEqual(
+      without(prev, ['ports', 'clusters', 'secrets']),
+      without(next, ['ports', 'clusters', 'secrets']),
+    )
+  ) {
+    return prev;
+  }
+  return { ...next, ports, clusters, secrets };
+}
