@@ -33,6 +33,7 @@ import { buildClusters } from './backends';
 import { attachRoutes, indexParents, targetOf } from './routes/attach';
 import type { AttachmentResult } from './routes/attach';
 import { compileGRPCRoute, compileHTTPRoute } from './routes/compile';
+import { compileMemoized } from './routes/memo';
 import { compileTLSRoute } from './routes/tls';
 import { compareRouteIds, cmp } from './routes/identity';
 import type { AttachedRoute, CompiledRoute, RouteKind } from './routes/types';
@@ -62,7 +63,8 @@ export function compileRoutes(
       const refs = (obj.spec as { parentRefs?: ParentReference[] } | undefined)?.parentRefs;
       const ns = objectNamespace(obj);
       if (!Array.isArray(refs) || !refs.some((r) => targetOf(parents, r, ns))) continue;
-      out.push(COMPILERS[kind](view, obj, policy));
+      // Memoized on the route object and what it read: unchanged routes keep their CompiledRoute.
+      out.push(compileMemoized(COMPILERS[kind], view, obj, policy));
     }
   }
   return out.sort((a, b) => compareRouteIds(a.id, b.id));
