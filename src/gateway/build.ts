@@ -17,7 +17,6 @@ import type {
   FilterChainModel,
   FleetModel,
   PortModel,
-  RouteActionModel,
   SecretModel,
   VirtualHostModel,
 } from '../dag/model';
@@ -37,7 +36,7 @@ import { compileMemoized } from './routes/memo';
 import { compileTLSRoute } from './routes/tls';
 import { compareRouteIds, cmp } from './routes/identity';
 import type { AttachedRoute, CompiledRoute, RouteKind } from './routes/types';
-import { CATCH_ALL, ListenerClaims, buildVirtualHosts, isolateHostnames } from './routes/vhosts';
+import { CATCH_ALL, ListenerClaims, isolateHostnames, virtualHostsOf } from './routes/vhosts';
 import type { ListenerRoutes } from './routes/vhosts';
 
 const COMPILERS: Record<
@@ -157,6 +156,7 @@ export function buildFleet(view: StoreView, gw: ResolvedGateway, attachment: Att
   const usedRoutes = new Set<CompiledRoute>();
   const secrets = new Map<string, SecretModel>();
   const ports: PortModel[] = [];
+  const memo = new VirtualHostMemo(view, gw.fleet);
   for (const port of [...byPort.keys()].sort((a, b) => a - b)) {
     const listeners = byPort.get(port)!;
     const first = listeners[0];
@@ -166,11 +166,7 @@ export function buildFleet(view: StoreView, gw: ResolvedGateway, attachment: Att
         listener: l,
         routes: routesOf(attachment, l, HTTP_KINDS),
       }));
-      const virtualHosts = withRedirectPorts(
-        buildVirtualHosts(group, new ListenerClaims(http)),
-        port,
-        'http',
-      );
+      const virtualHosts = memo.virtualHosts(group, new ListenerClaims(http), port, 'http');
       markUsed(virtualHosts, group, usedRoutes);
       ports.push({
         name: `http-${port}`,
@@ -187,7 +183,7 @@ export function buildFleet(view: StoreView, gw: ResolvedGateway, attachment: Att
         for (const c of l.tlsMode === 'Passthrough' ? [] : l.certificates) secrets.set(c.name, c);
         if (l.protocol === 'HTTPS') {
           const group: ListenerRoutes[] = [{ listener: l, routes: routesOf(attachment, l, HTTP_KINDS) }];
-          const virtualHosts = withRedirectPorts(buildVirtualHosts(group, claims), port, 'https');
+          const virtualHosts = memo.virtualHosts(group, claims, port, 'https');
           markUsed(virtualHosts, group, usedRoutes);
           filterChains.push({
             name: l.qualifiedName,
@@ -208,6 +204,7 @@ export function buildFleet(view: StoreView, gw: ResolvedGateway, attachment: Att
       ports.push({ name: `${first.protocol.toLowerCase()}-${port}`, port, filterChains });
     }
   }
+  memo.commit();
   return {
     fleet: gw.fleet,
     gateway: { namespace, name },
@@ -218,6 +215,76 @@ export function buildFleet(view: StoreView, gw: ResolvedGateway, attachment: Att
 }
 
 const TLS_KINDS: ReadonlySet<string> = new Set(['TLSRoute']);
+
+interface VirtualHostEntry {
+  isolated: ListenerRoutes[];
+  port: number;
+  virtualHosts: VirtualHostModel[];
+}
+
+/** Last build's virtual hosts per store view, fleet and route configuration (listener names). */
+const virtualHostMemos = new WeakMap<StoreView, Map<string, Map<string, VirtualHostEntry>>>();
+
+/**
+ * Virtual hosts of one route configuration, memoized between builds. They are a pure function of
+ * the isolated listener routes (listener, compiled routes, kept hostnames) and the port, so when
+ * those are the same as last time (compiled routes are memoized, see routes/memo.ts) the previous
+ * VirtualHostModel[] is returned and the unchanged chain keeps its identity downstream.
+ */
+class VirtualHostMemo {
+  private readonly previous: Map<string, VirtualHostEntry>;
+  private readonly next = new Map<string, VirtualHostEntry>();
+
+  constructor(
+    private readonly view: StoreView,
+    private readonly fleet: string,
+  ) {
+    this.previous = virtualHostMemos.get(view)?.get(fleet) ?? new Map();
+  }
+
+  virtualHosts(
+    group: ListenerRoutes[],
+    claims: ListenerClaims,
+    port: number,
+    scheme: 'http' | 'https',
+  ): VirtualHostModel[] {
+    const isolated = isolateHostnames(group, claims);
+    const key = `${scheme}:${port}:${group.map((g) => g.listener.qualifiedName).join('\n')}`;
+    const prev = this.previous.get(key);
+    const entry =
+      prev && prev.port === port && sameIsolation(prev.isolated, isolated)
+        ? prev
+        : { isolated, port, virtualHosts: withRedirectPorts(virtualHostsOf(isolated), port, scheme) };
+    this.next.set(key, entry);
+    return entry.virtualHosts;
+  }
+
+  commit(): void {
+    let byFleet = virtualHostMemos.get(this.view);
+    if (!byFleet) {
+      byFleet = new Map();
+      virtualHostMemos.set(this.view, byFleet);
+    }
+    byFleet.set(this.fleet, this.next);
+  }
+}
+
+function sameIsolation(a: ListenerRoutes[], b: ListenerRoutes[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i];
+    const y = b[i];
+    if ((x.listener.hostname ?? '') !== (y.listener.hostname ?? '') || x.routes.length !== y.routes.length)
+      return false;
+    for (let j = 0; j < x.routes.length; j++) {
+      const r = x.routes[j];
+      const q = y.routes[j];
+      if (r.route !== q.route || r.hostnames.length !== q.hostnames.length) return false;
+      for (let k = 0; k < r.hostnames.length; k++) if (r.hostnames[k] !== q.hostnames[k]) return false;
+    }
+  }
+  return true;
+}
 
 /**
  * Filter chains of one TLS listener: the listener's own chain (its hostname, or catch-all), plus
@@ -300,18 +367,34 @@ function markUsed(vhosts: VirtualHostModel[], group: ListenerRoutes[], used: Set
   }
 }
 
+/** Cluster names the routes of some virtual hosts forward or mirror to (memoized per array). */
+const clusterNamesMemo = new WeakMap<VirtualHostModel[], string[]>();
+
+function clusterNamesOf(vhosts: VirtualHostModel[]): string[] {
+  let names = clusterNamesMemo.get(vhosts);
+  if (!names) {
+    const set = new Set<string>();
+    for (const vh of vhosts) {
+      for (const r of vh.routes) {
+        const a = r.action;
+        if (a.kind !== 'forward') continue;
+        for (const b of a.backends) set.add(b.cluster);
+        for (const m of a.mirrors ?? []) set.add(m.cluster);
+      }
+    }
+    names = [...set];
+    clusterNamesMemo.set(vhosts, names);
+  }
+  return names;
+}
+
 /** Cluster references (with protocol) for every cluster the fleet's routes and chains name. */
 function referencedClusters(ports: PortModel[], used: Set<CompiledRoute>): ClusterRef[] {
   const names = new Set<string>();
-  const visitAction = (a: RouteActionModel) => {
-    if (a.kind !== 'forward') return;
-    for (const b of a.backends) names.add(b.cluster);
-    for (const m of a.mirrors ?? []) names.add(m.cluster);
-  };
   for (const p of ports) {
-    for (const vh of p.http?.virtualHosts ?? []) for (const r of vh.routes) visitAction(r.action);
+    if (p.http) for (const n of clusterNamesOf(p.http.virtualHosts)) names.add(n);
     for (const fc of p.filterChains) {
-      for (const vh of fc.virtualHosts ?? []) for (const r of vh.routes) visitAction(r.action);
+      if (fc.virtualHosts) for (const n of clusterNamesOf(fc.virtualHosts)) names.add(n);
       for (const b of fc.tcpBackends ?? []) names.add(b.cluster);
     }
   }

@@ -130,7 +130,11 @@ export function coveringHostnames(h: string): string[] {
  * route hostnames that can cover it.
  */
 export function buildVirtualHosts(group: ListenerRoutes[], claims: ListenerClaims): VirtualHostModel[] {
-  const isolated = isolateHostnames(group, claims);
+  return virtualHostsOf(isolateHostnames(group, claims));
+}
+
+/** The virtual hosts of already isolated listener routes (see buildVirtualHosts). */
+export function virtualHostsOf(isolated: ListenerRoutes[]): VirtualHostModel[] {
   // Owner of each virtual host: the most specific listener producing it.
   const owners = new Map<string, ListenerRoutes>();
   // Per listener: route hostname → routes carrying it (in route order).
