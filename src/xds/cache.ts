@@ -56,7 +56,7 @@ export class XdsCache {
    * resource names per type URL (types without changes are omitted).
    */
   setFleet(fleet: string, resources: EnvoyResources): SetFleetResult {
-    const check = checkConsistency(resources);
+    const check = checkConsistency(resources, { memoize: true });
     const errors = check.errors;
     const prev = this.snapshots.get(fleet);
     const types = {} as Record<TypeUrl, TypeSnapshot>;

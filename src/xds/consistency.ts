@@ -67,7 +67,141 @@ export function unpackAny(any: unknown): { type: string; msg: Obj } | undefined 
   return undefined;
 }
 
-export function checkConsistency(res: EnvoyResources): ConsistencyResult {
+/** One cross-reference a resource makes (or a problem found while reading it). */
+interface Need {
+  kind: 'secret' | 'route' | 'cluster' | 'cla' | 'error';
+  name: string;
+  /** Where the reference is; for 'error', the whole message. */
+  where: string;
+}
+
+const needsMemo = new WeakMap<object, { where: string; needs: Need[] }>();
+
+type NeedsOf = (obj: Obj, where: string, out: Need[]) => void;
+
+function computeNeeds(obj: Obj, where: string, compute: NeedsOf): Need[] {
+  const needs: Need[] = [];
+  compute(obj, where, needs);
+  return needs;
+}
+
+function memoizedNeeds(obj: Obj, where: string, compute: NeedsOf): Need[] {
+  const m = needsMemo.get(obj);
+  if (m && m.where === where) return m.needs;
+  const needs: Need[] = [];
+  compute(obj, where, needs);
+  needsMemo.set(obj, { where, needs });
+  return needs;
+}
+
+function secretNeed(where: string, sds: unknown, out: Need[]): void {
+  if (!isObj(sds)) return;
+  const name = str(sds.name);
+  if (name) out.push({ kind: 'secret', name, where });
+}
+
+function tlsContextNeeds(where: string, transportSocket: unknown, out: Need[]): void {
+  if (!isObj(transportSocket)) return;
+  let unpacked;
+  try {
+    unpacked = unpackAny(transportSocket.typed_config);
+  } catch (e) {
+    out.push({
+      kind: 'error',
+      name: '',
+      where: `${where}: transport socket config cannot be decoded: ${(e as Error).message}`,
+    });
+    return;
+  }
+  if (!unpacked || (unpacked.type !== DOWNSTREAM_TLS && unpacked.type !== UPSTREAM_TLS)) return;
+  const common = unpacked.msg.common_tls_context;
+  if (!isObj(common)) return;
+  for (const sds of arr(common.tls_certificate_sds_secret_configs)) secretNeed(where, sds, out);
+  secretNeed(where, common.validation_context_sds_secret_config, out);
+  const combined = common.combined_validation_context;
+  if (isObj(combined)) secretNeed(where, combined.validation_context_sds_secret_config, out);
+}
+
+function clusterNeed(where: string, cluster: unknown, out: Need[]): void {
+  const name = str(cluster);
+  if (name) out.push({ kind: 'cluster', name, where });
+}
+
+function routeConfigNeeds(where: string, rc: Obj, out: Need[]): void {
+  for (const vh of arr(rc.virtual_hosts)) {
+    const vhWhere = `${where} virtual host "${str(vh.name)}"`;
+    arr(vh.routes).forEach((route, i) => {
+      const action = route.route;
+      if (!isObj(action)) return;
+      const rWhere = `${vhWhere} route ${route.name ? `"${str(route.name)}"` : `#${i}`}`;
+      // A route that sets cluster_not_found_response_code names missing clusters on purpose
+      // (e.g. the share of invalid backends answered with 500).
+      const deliberate = action.cluster_not_found_response_code !== undefined;
+      if (!deliberate) clusterNeed(rWhere, action.cluster, out);
+      const weighted = action.weighted_clusters;
+      if (isObj(weighted) && !deliberate)
+        for (const wc of arr(weighted.clusters)) clusterNeed(rWhere, wc.name, out);
+      for (const mirror of arr(action.request_mirror_policies))
+        clusterNeed(`${rWhere} mirror`, mirror.cluster, out);
+    });
+  }
+}
+
+function chainNeeds(chain: Obj, lWhere: string, out: Need[]): void {
+  const cWhere = chain.name ? `${lWhere} filter chain "${str(chain.name)}"` : lWhere;
+  tlsContextNeeds(cWhere, chain.transport_socket, out);
+  for (const filter of arr(chain.filters)) {
+    let unpacked;
+    try {
+      unpacked = unpackAny(filter.typed_config);
+    } catch (e) {
+      out.push({
+        kind: 'error',
+        name: '',
+        where: `${cWhere}: filter "${str(filter.name)}" cannot be decoded: ${(e as Error).message}`,
+      });
+      continue;
+    }
+    if (!unpacked) continue;
+    if (unpacked.type === HCM) {
+      const rds = unpacked.msg.rds;
+      if (isObj(rds)) {
+        const rc = str(rds.route_config_name);
+        if (!rc)
+          out.push({
+            kind: 'error',
+            name: '',
+            where: `${cWhere}: HTTP connection manager rds has no route_config_name`,
+          });
+        else out.push({ kind: 'route', name: rc, where: cWhere });
+      }
+      if (isObj(unpacked.msg.route_config))
+        routeConfigNeeds(`${cWhere} inline routes`, unpacked.msg.route_config, out);
+    } else if (unpacked.type === TCP_PROXY) {
+      clusterNeed(`${cWhere} tcp_proxy`, unpacked.msg.cluster, out);
+      const weighted = unpacked.msg.weighted_clusters;
+      if (isObj(weighted))
+        for (const wc of arr(weighted.clusters)) clusterNeed(`${cWhere} tcp_proxy`, wc.name, out);
+    }
+  }
+}
+
+function clusterNeeds(cluster: Obj, where: string, out: Need[]): void {
+  if (cluster.type === 'EDS' || cluster.type === 3) {
+    const eds = isObj(cluster.eds_cluster_config) ? str(cluster.eds_cluster_config.service_name) : '';
+    out.push({ kind: 'cla', name: eds || str(cluster.name), where });
+  }
+  tlsContextNeeds(where, cluster.transport_socket, out);
+  for (const m of arr(cluster.transport_socket_matches))
+    tlsContextNeeds(`${where} transport socket match "${str(m.name)}"`, m.transport_socket, out);
+}
+
+/**
+ * `memoize`: remember what each resource object references (by identity), for callers that never
+ * mutate a resource after handing it in (the XdsCache); a rebuild then only re-checks names.
+ */
+export function checkConsistency(res: EnvoyResources, opts: { memoize?: boolean } = {}): ConsistencyResult {
+  const memoNeeds = opts.memoize ? memoizedNeeds : computeNeeds;
   const errors: string[] = [];
   const clusterEds = new Map<string, string>();
 
@@ -87,49 +221,26 @@ export function checkConsistency(res: EnvoyResources): ConsistencyResult {
   const claNames = names('cluster load assignment', res.endpoints, 'cluster_name');
   const secretNames = names('secret', res.secrets, 'name');
 
-  const needSecret = (where: string, sds: unknown): void => {
-    if (!isObj(sds)) return;
-    const name = str(sds.name);
-    if (name && !secretNames.has(name)) errors.push(`${where}: secret "${name}" not found`);
-  };
-  const checkTlsContext = (where: string, transportSocket: unknown): void => {
-    if (!isObj(transportSocket)) return;
-    let unpacked;
-    try {
-      unpacked = unpackAny(transportSocket.typed_config);
-    } catch (e) {
-      errors.push(`${where}: transport socket config cannot be decoded: ${(e as Error).message}`);
-      return;
-    }
-    if (!unpacked || (unpacked.type !== DOWNSTREAM_TLS && unpacked.type !== UPSTREAM_TLS)) return;
-    const common = unpacked.msg.common_tls_context;
-    if (!isObj(common)) return;
-    for (const sds of arr(common.tls_certificate_sds_secret_configs)) needSecret(where, sds);
-    needSecret(where, common.validation_context_sds_secret_config);
-    const combined = common.combined_validation_context;
-    if (isObj(combined)) needSecret(where, combined.validation_context_sds_secret_config);
-  };
-  const needCluster = (where: string, cluster: unknown): void => {
-    const name = str(cluster);
-    if (name && !clusterNames.has(name)) errors.push(`${where}: cluster "${name}" not found`);
-  };
-  const checkRouteConfig = (where: string, rc: Obj): void => {
-    for (const vh of arr(rc.virtual_hosts)) {
-      const vhWhere = `${where} virtual host "${str(vh.name)}"`;
-      arr(vh.routes).forEach((route, i) => {
-        const action = route.route;
-        if (!isObj(action)) return;
-        const rWhere = `${vhWhere} route ${route.name ? `"${str(route.name)}"` : `#${i}`}`;
-        // A route that sets cluster_not_found_response_code names missing clusters on purpose
-        // (e.g. the share of invalid backends answered with 500).
-        const deliberate = action.cluster_not_found_response_code !== undefined;
-        if (!deliberate) needCluster(rWhere, action.cluster);
-        const weighted = action.weighted_clusters;
-        if (isObj(weighted) && !deliberate)
-          for (const wc of arr(weighted.clusters)) needCluster(rWhere, wc.name);
-        for (const mirror of arr(action.request_mirror_policies))
-          needCluster(`${rWhere} mirror`, mirror.cluster);
-      });
+  // What each resource needs from the others is a pure function of the resource object.
+  const check = (needs: readonly Need[]): void => {
+    for (const n of needs) {
+      switch (n.kind) {
+        case 'error':
+          errors.push(n.where);
+          break;
+        case 'secret':
+          if (!secretNames.has(n.name)) errors.push(`${n.where}: secret "${n.name}" not found`);
+          break;
+        case 'route':
+          if (!routeNames.has(n.name)) errors.push(`${n.where}: route configuration "${n.name}" not found`);
+          break;
+        case 'cluster':
+          if (!clusterNames.has(n.name)) errors.push(`${n.where}: cluster "${n.name}" not found`);
+          break;
+        case 'cla':
+          if (!claNames.has(n.name)) errors.push(`${n.where}: cluster load assignment "${n.name}" not found`);
+          break;
+      }
     }
   };
 
@@ -137,52 +248,25 @@ export function checkConsistency(res: EnvoyResources): ConsistencyResult {
     const lWhere = `listener "${str(listener.name)}"`;
     const chains = arr(listener.filter_chains);
     if (isObj(listener.default_filter_chain)) chains.push(listener.default_filter_chain);
-    for (const chain of chains) {
-      const cWhere = chain.name ? `${lWhere} filter chain "${str(chain.name)}"` : lWhere;
-      checkTlsContext(cWhere, chain.transport_socket);
-      for (const filter of arr(chain.filters)) {
-        let unpacked;
-        try {
-          unpacked = unpackAny(filter.typed_config);
-        } catch (e) {
-          errors.push(`${cWhere}: filter "${str(filter.name)}" cannot be decoded: ${(e as Error).message}`);
-          continue;
-        }
-        if (!unpacked) continue;
-        if (unpacked.type === HCM) {
-          const rds = unpacked.msg.rds;
-          if (isObj(rds)) {
-            const rc = str(rds.route_config_name);
-            if (!rc) errors.push(`${cWhere}: HTTP connection manager rds has no route_config_name`);
-            else if (!routeNames.has(rc)) errors.push(`${cWhere}: route configuration "${rc}" not found`);
-          }
-          if (isObj(unpacked.msg.route_config))
-            checkRouteConfig(`${cWhere} inline routes`, unpacked.msg.route_config);
-        } else if (unpacked.type === TCP_PROXY) {
-          needCluster(`${cWhere} tcp_proxy`, unpacked.msg.cluster);
-          const weighted = unpacked.msg.weighted_clusters;
-          if (isObj(weighted))
-            for (const wc of arr(weighted.clusters)) needCluster(`${cWhere} tcp_proxy`, wc.name);
-        }
-      }
-    }
+    for (const chain of chains) check(memoNeeds(chain, lWhere, chainNeeds));
   }
 
-  for (const rc of res.routes as unknown as Obj[])
-    checkRouteConfig(`route configuration "${str(rc.name)}"`, rc);
+  for (const rc of res.routes as unknown as Obj[]) {
+    check(
+      memoNeeds(rc, `route configuration "${str(rc.name)}"`, (r, where, out) =>
+        routeConfigNeeds(where, r, out),
+      ),
+    );
+  }
 
   for (const cluster of res.clusters as unknown as Obj[]) {
     const name = str(cluster.name);
     const where = `cluster "${name}"`;
     if (cluster.type === 'EDS' || cluster.type === 3) {
       const eds = isObj(cluster.eds_cluster_config) ? str(cluster.eds_cluster_config.service_name) : '';
-      const cla = eds || name;
-      clusterEds.set(name, cla);
-      if (!claNames.has(cla)) errors.push(`${where}: cluster load assignment "${cla}" not found`);
+      clusterEds.set(name, eds || name);
     }
-    checkTlsContext(where, cluster.transport_socket);
-    for (const m of arr(cluster.transport_socket_matches))
-      checkTlsContext(`${where} transport socket match "${str(m.name)}"`, m.transport_socket);
+    check(memoNeeds(cluster, where, clusterNeeds));
   }
 
   return { errors, clusterEds };
