@@ -4,7 +4,7 @@ import type { ObjectStore } from '../store/store';
 import { Debouncer } from '../store/debounce';
 import { objectNamespace } from '../store/objects';
 import type { ObjectStatus, StatusSink } from '../status/types';
-import { mergeStatus } from '../status/merge';
+import { mergeStatus, sameBuiltStatus } from '../status/merge';
 import { buildGateways } from '../gateway/build';
 import { translateFleet, type TranslateOptions } from '../envoy/translate';
 import type { XdsCache } from '../xds/cache';
@@ -39,6 +39,8 @@ export interface ControllerOptions {
 export class Controller {
   private readonly debouncer: Debouncer;
   private readonly statusByKey = new Map<string, ObjectStatus>();
+  /** Statuses as the last build produced them, before merging. */
+  private builtStatusByKey = new Map<string, ObjectStatus>();
   private unsubscribe: (() => void)[] = [];
   private firstBuildDone = false;
   private building = false;
@@ -209,12 +211,20 @@ export class Controller {
 
   private publishStatuses(statuses: ObjectStatus[]): void {
     const next = new Map<string, ObjectStatus>();
+    const built = new Map<string, ObjectStatus>();
     for (const s of statuses) {
       const key = `${s.kind}/${s.metadata.namespace ?? ''}/${s.metadata.name}`;
-      next.set(key, mergeStatus(this.statusByKey.get(key), s));
+      const previous = this.statusByKey.get(key);
+      const lastBuilt = this.builtStatusByKey.get(key);
+      // Same as last build: the merge would give the same result, keep it (and its identity).
+      const merged =
+        previous && lastBuilt && sameBuiltStatus(lastBuilt, s) ? previous : mergeStatus(previous, s);
+      next.set(key, merged);
+      built.set(key, s);
     }
     this.statusByKey.clear();
     for (const [k, v] of next) this.statusByKey.set(k, v);
+    this.builtStatusByKey = built;
     const merged = [...next.values()];
     for (const sink of this.opts.statusSinks) {
       try {
