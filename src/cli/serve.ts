@@ -33,6 +33,10 @@ Options:
   --xds-tls-key FILE               ... and key
   --xds-tls-ca FILE                Require Envoy client certificates signed by this CA
   --envoy-bind-address ADDR        Address Envoy listeners bind to (default 0.0.0.0)
+  --gateway-address ADDR           Report ADDR (IP or hostname) in Gateways' status.addresses;
+                                   repeatable
+  --envoy-service NS/NAME          Report the load-balancer addresses of this Service (the one
+                                   in front of the Envoy fleet) in status.addresses
   --enable-external-name-services  Allow routes to ExternalName Services (off by default:
                                    they can point Envoy at any host, e.g. its own admin)
   --leader-election-namespace NS   Lease namespace (Kubernetes mode; default from
@@ -56,6 +60,8 @@ export async function serveCommand(argv: string[]): Promise<void> {
       'xds-tls-ca': { type: 'string' },
       'envoy-bind-address': { type: 'string', default: '0.0.0.0' },
       'enable-external-name-services': { type: 'boolean', default: false },
+      'gateway-address': { type: 'string', multiple: true },
+      'envoy-service': { type: 'string' },
       'leader-election-namespace': { type: 'string' },
       'leader-election-name': { type: 'string', default: 'convoy-leader' },
       'log-level': { type: 'string' },
@@ -122,6 +128,7 @@ export async function serveCommand(argv: string[]): Promise<void> {
     metrics,
     controllerName: values['controller-name'] ?? DEFAULT_CONTROLLER_NAME,
     externalNameServices: values['enable-external-name-services'] ?? false,
+    gatewayAddresses: addressSource(values['gateway-address'], values['envoy-service']),
     translate: { bindAddress: values['envoy-bind-address'] },
   });
   controller.start();
@@ -169,4 +176,19 @@ export async function serveCommand(argv: string[]): Promise<void> {
     process.once('SIGINT', () => shutdown('SIGINT'));
     process.once('SIGTERM', () => shutdown('SIGTERM'));
   });
+}
+
+function addressSource(
+  fixed: string[] | undefined,
+  service: string | undefined,
+): { service?: { namespace: string; name: string }; static?: string[] } | undefined {
+  if (!fixed?.length && !service) return undefined;
+  let svc: { namespace: string; name: string } | undefined;
+  if (service) {
+    const [namespace, name, extra] = service.split('/');
+    if (!namespace || !name || extra !== undefined)
+      throw new Error(`--envoy-service must be NAMESPACE/NAME, got ${service}`);
+    svc = { namespace, name };
+  }
+  return { ...(svc ? { service: svc } : {}), ...(fixed?.length ? { static: fixed } : {}) };
 }

@@ -9,6 +9,7 @@ import { buildGateways } from '../gateway/build';
 import { translateFleet, type TranslateOptions } from '../envoy/translate';
 import type { XdsCache } from '../xds/cache';
 import type { FleetModel } from '../dag/model';
+import type { BuildOptions } from '../gateway/resolved';
 import { reuseUnchanged } from '../dag/reuse';
 import { refreshClusterEndpoints } from '../gateway/backends';
 import { ReferenceIndex, changeImpact } from './relevance';
@@ -22,6 +23,8 @@ export interface ControllerOptions {
   controllerName: string;
   /** Allow ExternalName Services as backends (BuildOptions.externalNameServices). */
   externalNameServices?: boolean;
+  /** Source of Gateways' status.addresses (BuildOptions.gatewayAddresses). */
+  gatewayAddresses?: BuildOptions['gatewayAddresses'];
   translate?: TranslateOptions;
   /** Quiet period after the last change before building. */
   debounceMs?: number;
@@ -129,6 +132,7 @@ export class Controller {
       const result = buildGateways(store, {
         controllerName: this.opts.controllerName,
         externalNameServices: this.opts.externalNameServices,
+        gatewayAddresses: this.opts.gatewayAddresses,
         now: now.toISOString().replace(/\.\d{3}Z$/, 'Z'),
       });
       const liveFleets = new Set<string>();
@@ -201,7 +205,8 @@ export class Controller {
 
   private referenceIndex(): ReferenceIndex | undefined {
     try {
-      return ReferenceIndex.fromStore(this.opts.store);
+      const svc = this.opts.gatewayAddresses?.service;
+      return ReferenceIndex.fromStore(this.opts.store, svc ? [`${svc.namespace}/${svc.name}`] : []);
     } catch (err) {
       // Without an index every change rebuilds, which is slower but always correct.
       this.log.warn({ err }, 'reference index failed; every change will trigger a full build');

@@ -12,8 +12,9 @@ export class ReferenceIndex {
   private secrets = new Set<string>();
   private services = new Set<string>();
 
-  static fromStore(view: StoreView): ReferenceIndex {
+  static fromStore(view: StoreView, extraServices: string[] = []): ReferenceIndex {
     const index = new ReferenceIndex();
+    for (const key of extraServices) index.services.add(key);
     for (const kind of ['Gateway', 'ListenerSet']) {
       for (const owner of view.list(kind)) {
         const ns = objectNamespace(owner);

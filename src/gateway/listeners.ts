@@ -651,13 +651,38 @@ export function resolveGateways(view: StoreView, opts: BuildOptions): ResolvedGa
 // ---------------------------------------------------------------------------------------------
 // Status
 
-function gatewayAddresses(gw: KubeObject): GatewayStatusAddress[] {
+function gatewayAddresses(gw: KubeObject, view: StoreView, opts: BuildOptions): GatewayStatusAddress[] {
   const out: GatewayStatusAddress[] = [];
   for (const a of gatewaySpec(gw).addresses ?? []) {
     if (!a.value) continue;
     out.push({ type: a.type || 'IPAddress', value: a.value });
   }
-  return out;
+  if (out.length > 0) return out;
+  return dataPlaneAddresses(view, opts);
+}
+
+const IPV4 = /^(\d{1,3}\.){3}\d{1,3}$/;
+
+/** The Envoy fleet's reachable addresses: from the configured Service's LB ingress, then flags. */
+export function dataPlaneAddresses(view: StoreView, opts: BuildOptions): GatewayStatusAddress[] {
+  const source = opts.gatewayAddresses;
+  if (!source) return [];
+  const values: string[] = [];
+  if (source.service) {
+    const svc = view.get('Service', source.service.namespace, source.service.name);
+    const ingress = svc?.loadBalancerIngress;
+    if (Array.isArray(ingress)) {
+      for (const i of ingress as { ip?: unknown; hostname?: unknown }[]) {
+        if (typeof i?.ip === 'string' && i.ip) values.push(i.ip);
+        else if (typeof i?.hostname === 'string' && i.hostname) values.push(i.hostname);
+      }
+    }
+  }
+  for (const v of source.static ?? []) if (v && !values.includes(v)) values.push(v);
+  return values.map((value) => ({
+    type: IPV4.test(value) || value.includes(':') ? 'IPAddress' : 'Hostname',
+    value,
+  }));
 }
 
 function gatewayStatus(
@@ -699,7 +724,7 @@ function gatewayStatus(
     ];
   }
   const status: GatewayStatus = {
-    addresses: gatewayAddresses(gw),
+    addresses: gatewayAddresses(gw, view, opts),
     conditions,
     listeners: own.map((l) => listenerStatus(l)),
     attachedListenerSets: g.listenerSets.filter((s) => s.accepted).length,

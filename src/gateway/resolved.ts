@@ -27,6 +27,12 @@ export interface BuildOptions {
    * so a cluster operator opts in (`convoy serve --enable-external-name-services`).
    */
   externalNameServices?: boolean;
+  /**
+   * Where Gateways' status.addresses come from when their spec names none: the Service in
+   * front of the Envoy fleet (its load-balancer ingress), and/or fixed addresses from flags.
+   * Without either, status.addresses stays empty (Convoy does not provision data planes).
+   */
+  gatewayAddresses?: { service?: { namespace: string; name: string }; static?: string[] };
 }
 
 export interface ListenerOwner {

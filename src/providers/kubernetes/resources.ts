@@ -126,9 +126,15 @@ export function trimObject(r: ResourceType, raw: Record<string, unknown>): KubeO
       break;
     case 'Namespace':
       break;
-    case 'Service':
+    case 'Service': {
       out.spec = raw.spec;
+      // Only the load-balancer ingress matters (Gateway status.addresses from the Envoy Service).
+      // It is kept outside `status` because the store ignores status when detecting changes.
+      const ingress = (raw.status as { loadBalancer?: { ingress?: unknown } } | undefined)?.loadBalancer
+        ?.ingress;
+      if (Array.isArray(ingress) && ingress.length > 0) out.loadBalancerIngress = ingress;
       break;
+    }
     default:
       out.spec = raw.spec;
       if (raw.status !== undefined) out.status = raw.status;
