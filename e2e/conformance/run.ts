@@ -428,6 +428,8 @@ export async function runLane(opts: LaneOptions = {}): Promise<LaneResult> {
           CONTROLLER_NAME,
           '--envoy-bind-address',
           '127.0.0.1',
+          '--gateway-address',
+          '127.0.0.1',
           '--leader-election-namespace',
           'convoy-system',
         ],

@@ -82,6 +82,8 @@ export const STATUS_ONLY_TESTS: StatusOnlyTest[] = [
     features: ['Gateway', 'TLSRoute', 'TLSRouteModeTerminate'],
     vacuousWhen: 'TLSRouteModeMixed',
   },
+  // Waits for status.addresses: the lane runs Convoy with --gateway-address 127.0.0.1.
+  { name: 'TLSRouteInvalidReferenceGrant', features: ['Gateway', 'TLSRoute', 'ReferenceGrant'] },
   // TCPRoute, UDPRoute (provisional in v1.6.1)
   { name: 'TCPRouteInvalidBackendRefNonexistent', features: ['Gateway', 'TCPRoute'] },
   { name: 'TCPRouteInvalidNonTCPListener', features: ['Gateway', 'TCPRoute'] },
@@ -90,11 +92,7 @@ export const STATUS_ONLY_TESTS: StatusOnlyTest[] = [
 ];
 
 /** Status-only tests that this lane cannot satisfy, and why. */
-export const LIMITED: Record<string, string> = {
-  TLSRouteInvalidReferenceGrant:
-    'needs a Gateway address: GatewayAndTLSRoutesMustBeAccepted waits for status.addresses, which Convoy ' +
-    'reports only from spec.addresses (no Service/LoadBalancer in this lane)',
-};
+export const LIMITED: Record<string, string> = {};
 
 export interface PlannedTest {
   name: string;
