@@ -17,15 +17,9 @@ import type { Condition } from './cluster/k8s-world';
  * of type ExternalName with externalName "localhost", which the API server accepts and Envoy
  * resolves (STRICT_DNS) to 127.0.0.1.
  *
- * Convoy does not support ExternalName Services yet (they need a STRICT_DNS cluster instead of
- * EDS), so the traffic test is marked todo: it runs and reports, without failing the suite.
- * Remove the todo once the DAG supports ExternalName backends (Contour gates them behind a flag
- * because they can point at Envoy's own loopback admin port; Convoy should too, and this test
- * should then pass that flag).
+ * ExternalName backends are opt-in in Convoy (they can point Envoy at its own loopback admin
+ * port), so this test runs Convoy with --enable-external-name-services.
  */
-
-const EXTERNAL_NAME_TODO =
-  'needs ExternalName Service support in Convoy (STRICT_DNS cluster for externalName backends)';
 
 describe('HTTPRoute to traffic through a real Envoy', { timeout: 240_000 }, () => {
   let w: K8sWorld;
@@ -64,7 +58,7 @@ describe('HTTPRoute to traffic through a real Envoy', { timeout: 240_000 }, () =
     assert.match(err.message, /loopback/);
   });
 
-  test('an HTTPRoute reaches the backends through Envoy', { todo: EXTERNAL_NAME_TODO }, async () => {
+  test('an HTTPRoute reaches the backends through Envoy; edits and deletions follow', async () => {
     for (const b of [web, api]) {
       await w.apply({
         apiVersion: 'v1',
@@ -95,7 +89,7 @@ describe('HTTPRoute to traffic through a real Envoy', { timeout: 240_000 }, () =
         ],
       },
     });
-    const convoy = await w.startConvoy();
+    const convoy = await w.startConvoy('convoy', ['--enable-external-name-services']);
     await w.startEnvoy(convoy, 'apps/gw');
     await w.waitStatus(
       'HTTPRoute',
@@ -132,5 +126,12 @@ describe('HTTPRoute to traffic through a real Envoy', { timeout: 240_000 }, () =
       what: 'the edited route',
       timeoutMs: 30_000,
     });
+    // Deleting the route in the API server removes it from Envoy.
+    await w.delete('HTTPRoute', 'apps', 'site');
+    await waitFor(
+      async () =>
+        (await request({ port, host: 'www.example.com', path: '/', timeoutMs: 2000 })).status === 404,
+      { what: 'the deleted route to answer 404', timeoutMs: 30_000 },
+    );
   });
 });
