@@ -124,6 +124,15 @@ if [[ "${CONVOY_E2E:-1}" != "0" ]]; then
   run_node_tests "e2e tests" "${CONVOY_E2E_TIMEOUT_S:-3000}" "$REPORTS/e2e.tap" "${e2e_files[@]}"
 fi
 
+# Deployment artifacts without a Docker engine: docker-compose.yml parses, and the committed
+# Envoy bootstraps match what `convoy bootstrap` generates (scripts/check-deploy.sh).
+step "deploy artifacts (docker-compose config -q, bootstraps up to date)"
+if CONVOY="node dist/src/cli/main.js" bash scripts/check-deploy.sh </dev/null; then
+  passed=$((passed + 1))
+else
+  fail_step "scripts/check-deploy.sh"
+fi
+
 # Benchmarks are measured, never asserted in tests: CI only proves the suite still runs.
 step "benchmark smoke run (small size, no timing assertions)"
 if [[ -f dist/bench/run.js ]]; then
