@@ -13,13 +13,7 @@ import type {
   ResolvedListener,
   StoreView,
 } from './resolved';
-import type {
-  FilterChainModel,
-  FleetModel,
-  PortModel,
-  SecretModel,
-  VirtualHostModel,
-} from '../dag/model';
+import type { FilterChainModel, FleetModel, PortModel, SecretModel, VirtualHostModel } from '../dag/model';
 import type { ObjectStatus } from '../status/types';
 import type { KubeObject } from '../store/objects';
 import { objectNamespace } from '../store/objects';
