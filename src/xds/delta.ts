@@ -5,6 +5,7 @@ import { byName } from './snapshot';
 import { encodeDeltaBody } from './encode';
 import type { Built, NodeInfo, StatusDetail, TypeState } from './stream';
 import { AdsStream, DEFERRED_REMOVAL_TYPES } from './stream';
+import { withChanges } from './names';
 
 const INITIAL_VERSIONS = '<initial_resource_versions>';
 
@@ -67,7 +68,7 @@ export class DeltaStream extends AdsStream {
       st.legacyAllowed = false;
       if (st.wildcard && !first) this.dropWildcard(st);
     }
-    const ts = this.currentTypeSnapshot(st.typeUrl);
+    const added: string[] = [];
     for (const name of subscribe) {
       if (name === '*' && st.wildcardCapable) {
         if (!st.wildcard) {
@@ -76,28 +77,37 @@ export class DeltaStream extends AdsStream {
         }
         continue;
       }
-      if (!st.explicit.has(name)) st.explicit.add(ts?.entries.get(name)?.name ?? name);
+      added.push(name);
       // First request: nothing is known but `initial`, and everything is re-evaluated anyway.
       if (first) continue;
       // Answer explicit subscriptions even when the client should already hold the resource.
       st.client.forget(name);
       st.addPending(name);
     }
+    // Subscriptions are shared, immutable sets (names.ts): apply the change as one transition.
+    st.explicit = withChanges(st.explicit, added, []);
+    if (unsubscribe.length === 0) return;
+    const removed: string[] = [];
+    const gone = new Set<string>();
     for (const name of unsubscribe) {
       if (name === '*' && st.wildcardCapable) {
-        if (st.wildcard) this.dropWildcard(st);
+        if (st.wildcard) this.dropWildcard(st, gone);
         continue;
       }
-      if (!st.explicit.delete(name)) continue; // phantom unsubscribe: ignored
+      if (!st.explicit.has(name) || gone.has(name)) continue; // phantom unsubscribe: ignored
+      gone.add(name);
+      removed.push(name);
       st.client.forget(name);
       // Under a wildcard the resource is still wanted: it is sent again (or reported removed).
       if (st.isWildcard) st.addPending(name);
     }
+    st.explicit = withChanges(st.explicit, [], removed);
   }
 
-  private dropWildcard(st: TypeState): void {
+  /** Leaves the wildcard; `gone`: names unsubscribed earlier in the same request. */
+  private dropWildcard(st: TypeState, gone?: ReadonlySet<string>): void {
     st.wildcard = false;
-    st.client.retainOnly(st.explicit);
+    st.client.retainOnly(gone?.size ? new Set([...st.explicit].filter((n) => !gone.has(n))) : st.explicit);
   }
 
   protected override noteChanged(st: TypeState, names: readonly string[], removed: boolean): void {

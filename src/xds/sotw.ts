@@ -8,6 +8,7 @@ import type { Built, NodeInfo, TypeState } from './stream';
 import { decodeNames } from './request';
 import type { SotwRequest } from './request';
 import { AdsStream } from './stream';
+import { explicitNamesOf, internEncodedNames } from './names';
 
 /**
  * State-of-the-world ADS stream (StreamAggregatedResources).
@@ -48,8 +49,10 @@ export class SotwStream extends AdsStream {
     st.requested = true;
     // Envoy repeats the whole subscription in every request: decode it only when its bytes changed.
     if (!first && st.namesRaw.equals(req.namesRaw)) return;
-    st.namesRaw = Buffer.from(req.namesRaw);
-    this.updateSubscription(st, decodeNames(req.namesRaw), first);
+    // Interned: streams sending the same names share the bytes, the names and the set (names.ts).
+    const shared = internEncodedNames(req.namesRaw, decodeNames);
+    st.namesRaw = shared.raw;
+    this.updateSubscription(st, shared.names, first);
   }
 
   /** True when `names` is exactly the current subscription (the common case: an ACK). */
@@ -69,12 +72,8 @@ export class SotwStream extends AdsStream {
 
   private updateSubscription(st: TypeState, names: readonly string[], first: boolean): void {
     if (!first && this.sameSubscription(st, names)) return;
-    const explicit = new Set<string>();
-    let star = false;
-    for (const n of names) {
-      if (n === '*' && st.wildcardCapable) star = true;
-      else explicit.add(n);
-    }
+    const explicit = explicitNamesOf(names, st.wildcardCapable);
+    const star = st.wildcardCapable && names.includes('*');
     let wildcard = false;
     if (st.wildcardCapable) {
       if (names.length === 0 && st.legacyAllowed) wildcard = true;
@@ -91,16 +90,14 @@ export class SotwStream extends AdsStream {
       st.markAll();
       changed = true;
     }
-    const ts = this.currentTypeSnapshot(st.typeUrl);
     if (first) {
       // Nothing is known yet, and everything of interest is evaluated.
-      for (const n of explicit) st.explicit.add(ts?.entries.get(n)?.name ?? n);
+      st.explicit = explicit;
       st.markAll();
       return;
     }
     for (const n of explicit) {
       if (!st.explicit.has(n)) {
-        st.explicit.add(ts?.entries.get(n)?.name ?? n);
         st.client.forget(n); // a (re)subscribed name is always answered
         st.addPending(n);
         changed = true;
@@ -108,11 +105,11 @@ export class SotwStream extends AdsStream {
     }
     for (const n of st.explicit) {
       if (!explicit.has(n)) {
-        st.explicit.delete(n);
         if (!st.isWildcard) st.client.forget(n);
         changed = true;
       }
     }
+    st.explicit = explicit;
     // A full-state type answers any subscription change: the response tells the client which of
     // the names exist.
     if (changed && st.fullState && (st.isWildcard || st.explicit.size > 0)) st.force = true;

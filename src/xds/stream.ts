@@ -5,8 +5,10 @@ import type { ConvoyMetrics } from '../observability/metrics';
 import type { XdsCache } from './cache';
 import type { BudgetWaiter, SendBudget } from './budget';
 import { KnownSet } from './known';
+import { NO_NAMES } from './names';
+import type { NameSet } from './names';
 import { FULL_STATE_TYPES, PUSH_ORDER, TypeUrl, messageNameOf } from './resources';
-import type { FleetChange, FleetSnapshot, TypeSnapshot } from './snapshot';
+import type { FleetChange, FleetSnapshot } from './snapshot';
 import { SplicedMessage, nonceTrailer } from './wire';
 import type { StreamDebug, TypeDebug } from './debug';
 import { SUBSCRIBED_NAMES_SHOWN } from './debug';
@@ -79,7 +81,8 @@ export class TypeState {
   wildcard = false;
   /** Legacy wildcard (empty names) is still possible: no explicit name was ever subscribed. */
   legacyAllowed = true;
-  readonly explicit = new Set<string>();
+  /** Explicitly subscribed names: an immutable set, shared with other streams (names.ts). */
+  explicit: NameSet = NO_NAMES;
   /** SotW: the encoded resource_names of the last request that changed them. */
   namesRaw: Buffer = Buffer.alloc(0);
   /** What the client holds (or, for NACKed content, was sent: never resent until it changes). */
@@ -287,16 +290,6 @@ export abstract class AdsStream implements BudgetWaiter {
       if (!st.served) this.log.info({ type: typeUrl }, 'xds: request for a type this server does not serve');
     }
     return st;
-  }
-
-  /**
-   * The fleet's current snapshot of a type. Subscribed names are stored as the snapshot's own
-   * strings (`ts.entries.get(name).name`), so thousands of streams subscribed to the same names
-   * share one string each instead of keeping their own decoded copies.
-   */
-  protected currentTypeSnapshot(typeUrl: string): TypeSnapshot | undefined {
-    if (!this.fleet) return undefined;
-    return this.ctx.cache.snapshot(this.fleet)?.types[typeUrl as TypeUrl];
   }
 
   /** Records an ACK or NACK of a sent response. */
