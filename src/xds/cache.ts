@@ -44,6 +44,8 @@ export class XdsCache {
   private readonly listeners = new Set<FleetListener>();
   private readonly encoded = new WeakMap<object, CacheEntry>();
   private readonly interned = new Map<string, Interned>();
+  /** Per fleet: the resource lists of the last accepted setFleet (identity fast path). */
+  private readonly inputs = new Map<string, EnvoyResources>();
 
   constructor(opts: { logger: Logger; metrics: ConvoyMetrics }) {
     this.logger = opts.logger;
@@ -64,9 +66,17 @@ export class XdsCache {
     const removed = new Map<TypeUrl, string[]>();
 
     if (errors.length === 0) {
+      const lastInputs = this.inputs.get(fleet);
       for (const { type, key, nameField } of LISTS) {
+        const list = resources[key] as readonly object[];
+        const prevType = prev?.types[type];
+        // The very same (memoized) objects as last time: nothing of this type changed.
+        if (prevType && sameObjects(lastInputs?.[key], list)) {
+          types[type] = prevType;
+          continue;
+        }
         const entries = new Map<string, CacheEntry>();
-        for (const obj of resources[key] as readonly object[]) {
+        for (const obj of list) {
           const name = (obj as Record<string, unknown>)[nameField] as string;
           try {
             entries.set(name, this.entryFor(type, name, obj));
@@ -74,7 +84,6 @@ export class XdsCache {
             errors.push(`${messageNameOf(type)} "${name}" cannot be encoded: ${(e as Error).message}`);
           }
         }
-        const prevType = prev?.types[type];
         const ch: string[] = [];
         const rm: string[] = [];
         for (const [name, entry] of entries) {
@@ -107,6 +116,14 @@ export class XdsCache {
     }
     const snapshot: FleetSnapshot = { fleet, types, clusterEds: check.clusterEds };
     this.snapshots.set(fleet, snapshot);
+    // Copies: a caller may reuse and modify its arrays between calls.
+    this.inputs.set(fleet, {
+      listeners: [...resources.listeners],
+      routes: [...resources.routes],
+      clusters: [...resources.clusters],
+      endpoints: [...resources.endpoints],
+      secrets: [...resources.secrets],
+    });
 
     const result = {
       ok: true as const,
@@ -127,6 +144,7 @@ export class XdsCache {
     const prev = this.snapshots.get(fleet);
     if (!prev) return;
     this.snapshots.delete(fleet);
+    this.inputs.delete(fleet);
     const removed = new Map<TypeUrl, string[]>();
     for (const type of PUSH_ORDER) {
       const ts = prev.types[type];
@@ -197,6 +215,12 @@ export class XdsCache {
       }
     }
   }
+}
+
+function sameObjects(a: readonly object[] | undefined, b: readonly object[]): boolean {
+  if (!a || a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }
 
 /** The type is part of the key only to rule out cross-type collisions (the name is in the bytes). */
