@@ -160,8 +160,8 @@ export function buildFleet(view: StoreView, gw: ResolvedGateway, attachment: Att
         listener: l,
         routes: routesOf(attachment, l, HTTP_KINDS),
       }));
-      const virtualHosts = memo.virtualHosts(group, new ListenerClaims(http), port, 'http');
-      markUsed(virtualHosts, group, usedRoutes);
+      const { virtualHosts, used } = memo.virtualHosts(group, new ListenerClaims(http), port, 'http');
+      for (const r of used) usedRoutes.add(r);
       ports.push({
         name: `http-${port}`,
         port,
@@ -177,8 +177,8 @@ export function buildFleet(view: StoreView, gw: ResolvedGateway, attachment: Att
         for (const c of l.tlsMode === 'Passthrough' ? [] : l.certificates) secrets.set(c.name, c);
         if (l.protocol === 'HTTPS') {
           const group: ListenerRoutes[] = [{ listener: l, routes: routesOf(attachment, l, HTTP_KINDS) }];
-          const virtualHosts = memo.virtualHosts(group, claims, port, 'https');
-          markUsed(virtualHosts, group, usedRoutes);
+          const { virtualHosts, used } = memo.virtualHosts(group, claims, port, 'https');
+          for (const r of used) usedRoutes.add(r);
           filterChains.push({
             name: l.qualifiedName,
             serverNames: l.hostname ? [l.hostname.toLowerCase()] : [],
@@ -214,6 +214,8 @@ interface VirtualHostEntry {
   isolated: ListenerRoutes[];
   port: number;
   virtualHosts: VirtualHostModel[];
+  /** The routes with at least one entry in virtualHosts. */
+  used: CompiledRoute[];
 }
 
 /** Last build's virtual hosts per store view, fleet and route configuration (listener names). */
@@ -241,16 +243,17 @@ class VirtualHostMemo {
     claims: ListenerClaims,
     port: number,
     scheme: 'http' | 'https',
-  ): VirtualHostModel[] {
+  ): VirtualHostEntry {
     const isolated = isolateHostnames(group, claims);
     const key = `${scheme}:${port}:${group.map((g) => g.listener.qualifiedName).join('\n')}`;
     const prev = this.previous.get(key);
-    const entry =
-      prev && prev.port === port && sameIsolation(prev.isolated, isolated)
-        ? prev
-        : { isolated, port, virtualHosts: withRedirectPorts(virtualHostsOf(isolated), port, scheme) };
+    let entry = prev && prev.port === port && sameIsolation(prev.isolated, isolated) ? prev : undefined;
+    if (!entry) {
+      const virtualHosts = withRedirectPorts(virtualHostsOf(isolated), port, scheme);
+      entry = { isolated, port, virtualHosts, used: usedRoutesOf(virtualHosts, isolated) };
+    }
     this.next.set(key, entry);
-    return entry.virtualHosts;
+    return entry;
   }
 
   commit(): void {
@@ -351,14 +354,17 @@ function withRedirectPorts(
   });
 }
 
-function markUsed(vhosts: VirtualHostModel[], group: ListenerRoutes[], used: Set<CompiledRoute>): void {
+/** The routes of `group` with at least one entry in `vhosts`. */
+function usedRoutesOf(vhosts: VirtualHostModel[], group: ListenerRoutes[]): CompiledRoute[] {
   const names = new Set<string>();
   for (const vh of vhosts) for (const r of vh.routes) names.add(r.name);
+  const used = new Set<CompiledRoute>();
   for (const g of group) {
     for (const a of g.routes) {
       if (a.route.entries.some((e) => names.has(e.model.name))) used.add(a.route);
     }
   }
+  return [...used];
 }
 
 /** Cluster names the routes of some virtual hosts forward or mirror to (memoized per array). */
