@@ -12,6 +12,7 @@
 import { fork } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import * as path from 'node:path';
+import { writeHeapSnapshot } from 'node:v8';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { IntervalHistogram } from 'node:perf_hooks';
 import { AdsServer } from '../src/xds/server';
@@ -23,6 +24,7 @@ import { fmtBytes, fmtMs, median, mib, nowMs, percentile, round, sleep } from '.
 import type { BenchArgs, ChangeSpec, Results, Server } from './run';
 import { BIND_ADDRESS, CHANGE_KINDS, applyChange, nextChange, waitIdle } from './run';
 import { FLEET } from './world';
+import { cacheDir } from './pki';
 
 // ------------------------------------------------------------------------------------------------
 // Child processes hosting simulated Envoys
@@ -231,6 +233,8 @@ async function fanoutOne(
   const whole = monitorEventLoopDelay({ resolution: 10 });
   const push = monitorEventLoopDelay({ resolution: 10 });
   whole.enable();
+  // The histogram only records from its second tick on: let it tick before the change.
+  await sleep(50);
   const doneP = pool.waitDone(arm, 120_000);
   const snapshots: string[] = [];
   const off = server.cache.onChange((c) => {
@@ -355,6 +359,12 @@ async function fleetMeasurements(
   const rss = process.memoryUsage().rss;
   const heap = process.memoryUsage().heapUsed;
   const streams = ctx.ads.streamCount;
+  if (args.heapSnapshot) {
+    const file = writeHeapSnapshot(
+      path.join(cacheDir(), `heap-${server.world.size.name}-${variant}-${m}.heapsnapshot`),
+    );
+    console.error(`  heap snapshot: ${file}`);
+  }
   details[`${variant}Connect`] = {
     clients: synced.length,
     ms: round(connectMs),

@@ -92,6 +92,8 @@ export interface BenchArgs {
   stormClients: number;
   repeats: number;
   write: boolean;
+  /** Write a heap snapshot (bench/.cache) once the clients of each variant are synced. */
+  heapSnapshot: boolean;
 }
 
 function parseArgs(argv: string[]): BenchArgs {
@@ -121,6 +123,7 @@ function parseArgs(argv: string[]): BenchArgs {
     stormClients: Number(get('storm-clients') ?? (large ? 200 : 50)),
     repeats: Number(get('repeats') ?? (large ? 5 : 5)),
     write: !argv.includes('--no-write'),
+    heapSnapshot: argv.includes('--heap-snapshot'),
   };
 }
 
