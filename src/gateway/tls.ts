@@ -5,6 +5,7 @@
  * still served, as other implementations do, so a renewal race never takes a listener down).
  */
 import { X509Certificate, createPrivateKey } from 'node:crypto';
+import { loadPrivateKey } from './keys';
 import type { SecretModel } from '../dag/model';
 import type { KubeObject } from '../store/objects';
 import type { ListenerOwner, StoreView } from './resolved';
@@ -64,7 +65,8 @@ export function validateKeyPair(certPem: string, keyPem: string): string | undef
   }
   let key;
   try {
-    key = createPrivateKey(keyPem);
+    // Same result as createPrivateKey(keyPem), several times faster for common keys (keys.ts).
+    key = loadPrivateKey(keyPem);
   } catch {
     return 'tls.key does not hold a valid private key';
   }
@@ -73,6 +75,19 @@ export function validateKeyPair(certPem: string, keyPem: string): string | undef
     matches = certs[0].checkPrivateKey(key);
   } catch {
     matches = false;
+  }
+  if (!matches) {
+    // Refusals are rare: confirm with OpenSSL's own decoding of the PEM.
+    try {
+      key = createPrivateKey(keyPem);
+    } catch {
+      return 'tls.key does not hold a valid private key';
+    }
+    try {
+      matches = certs[0].checkPrivateKey(key);
+    } catch {
+      matches = false;
+    }
   }
   if (!matches) return 'tls.key does not match the certificate';
   return undefined;

@@ -1,0 +1,201 @@
+/**
+ * Fast private-key loading for certificate validation.
+ *
+ * `crypto.createPrivateKey(pem)` costs ~0.3 ms with OpenSSL 3 (its decoder framework tries
+ * several decoders), which makes a cold build of 5,000 listener certificates spend ~1.5 s there.
+ * Importing the same key as a JWK takes ~0.04 ms. This module reads the common unencrypted PEM
+ * forms (PKCS#8 and SEC1 EC keys on P-256/P-384/P-521, PKCS#8 and PKCS#1 two-prime RSA keys) with a
+ * minimal DER reader, turns them into a JWK and imports that. Anything else, and anything that does
+ * not parse or import, goes through `createPrivateKey(pem)`, so errors are exactly OpenSSL's.
+ *
+ * Like OpenSSL when it loads an EC key, the public point stored in the key is used when present
+ * (and computed from the private scalar otherwise).
+ */
+import { createECDH, createPrivateKey } from 'node:crypto';
+import type { JsonWebKey, KeyObject } from 'node:crypto';
+
+interface Tlv {
+  tag: number;
+  start: number;
+  end: number;
+}
+
+/** Reads one DER TLV at `pos`; undefined if malformed. */
+function readTlv(buf: Buffer, pos: number, limit = buf.length): Tlv | undefined {
+  if (pos + 2 > limit) return undefined;
+  const tag = buf[pos];
+  let len = buf[pos + 1];
+  let p = pos + 2;
+  if (len & 0x80) {
+    const n = len & 0x7f;
+    if (n === 0 || n > 4 || p + n > limit) return undefined;
+    len = 0;
+    for (let i = 0; i < n; i++) len = len * 256 + buf[p++];
+  }
+  if (p + len > limit) return undefined;
+  return { tag, start: p, end: p + len };
+}
+
+/** The TLVs directly inside a constructed TLV. */
+function children(buf: Buffer, t: Tlv): Tlv[] | undefined {
+  const out: Tlv[] = [];
+  let p = t.start;
+  while (p < t.end) {
+    const c = readTlv(buf, p, t.end);
+    if (!c) return undefined;
+    out.push(c);
+    p = c.end;
+  }
+  return out;
+}
+
+function oidOf(buf: Buffer, t: Tlv): string | undefined {
+  if (t.tag !== 0x06 || t.end <= t.start) return undefined;
+  const parts: number[] = [];
+  const first = buf[t.start];
+  parts.push(Math.floor(first / 40), first % 40);
+  let v = 0;
+  for (let i = t.start + 1; i < t.end; i++) {
+    v = v * 128 + (buf[i] & 0x7f);
+    if ((buf[i] & 0x80) === 0) {
+      parts.push(v);
+      v = 0;
+    }
+  }
+  return parts.join('.');
+}
+
+/** An unsigned big-endian INTEGER's bytes without leading zeros. */
+function uint(buf: Buffer, t: Tlv): Buffer | undefined {
+  if (t.tag !== 0x02 || t.end <= t.start || buf[t.start] & 0x80) return undefined;
+  let s = t.start;
+  while (s < t.end - 1 && buf[s] === 0) s++;
+  return buf.subarray(s, t.end);
+}
+
+const b64u = (b: Buffer): string => b.toString('base64url');
+
+function padTo(b: Buffer, size: number): Buffer | undefined {
+  if (b.length > size) return undefined;
+  return b.length === size ? b : Buffer.concat([Buffer.alloc(size - b.length), b]);
+}
+
+const CURVES: Record<string, { crv: string; ecdh: string; size: number }> = {
+  '1.2.840.10045.3.1.7': { crv: 'P-256', ecdh: 'prime256v1', size: 32 },
+  '1.3.132.0.34': { crv: 'P-384', ecdh: 'secp384r1', size: 48 },
+  '1.3.132.0.35': { crv: 'P-521', ecdh: 'secp521r1', size: 66 },
+};
+const OID_EC_PUBLIC_KEY = '1.2.840.10045.2.1';
+const OID_RSA = '1.2.840.113549.1.1.1';
+
+/** ECPrivateKey (SEC1) → JWK; `curveOid` from the PKCS#8 wrapper when the key omits it. */
+function ecJwk(buf: Buffer, key: Tlv, curveOid: string | undefined): JsonWebKey | undefined {
+  const f = key.tag === 0x30 ? children(buf, key) : undefined;
+  if (!f || f.length < 2 || f[1].tag !== 0x04) return undefined;
+  let oid = curveOid;
+  let pub: Buffer | undefined;
+  for (const t of f.slice(2)) {
+    if (t.tag === 0xa0) {
+      const inner = readTlv(buf, t.start, t.end);
+      if (inner) oid = oidOf(buf, inner) ?? oid;
+    } else if (t.tag === 0xa1) {
+      const bits = readTlv(buf, t.start, t.end);
+      if (bits && bits.tag === 0x03 && buf[bits.start] === 0) pub = buf.subarray(bits.start + 1, bits.end);
+    }
+  }
+  const curve = oid ? CURVES[oid] : undefined;
+  if (!curve) return undefined;
+  const d = padTo(buf.subarray(f[1].start, f[1].end), curve.size);
+  if (!d) return undefined;
+  if (!pub) {
+    const ecdh = createECDH(curve.ecdh);
+    ecdh.setPrivateKey(d);
+    pub = ecdh.getPublicKey();
+  }
+  if (pub.length !== 1 + 2 * curve.size || pub[0] !== 0x04) return undefined;
+  return {
+    kty: 'EC',
+    crv: curve.crv,
+    d: b64u(d),
+    x: b64u(pub.subarray(1, 1 + curve.size)),
+    y: b64u(pub.subarray(1 + curve.size)),
+  };
+}
+
+/** RSAPrivateKey (PKCS#1, two primes) → JWK. */
+function rsaJwk(buf: Buffer, key: Tlv): JsonWebKey | undefined {
+  const f = key.tag === 0x30 ? children(buf, key) : undefined;
+  if (!f || f.length !== 9) return undefined;
+  const ints = f.map((t) => uint(buf, t));
+  if (ints.some((i) => i === undefined) || ints[0]!.length !== 1 || ints[0]![0] !== 0) return undefined;
+  const [, n, e, d, p, q, dp, dq, qi] = ints as Buffer[];
+  return {
+    kty: 'RSA',
+    n: b64u(n),
+    e: b64u(e),
+    d: b64u(d),
+    p: b64u(p),
+    q: b64u(q),
+    dp: b64u(dp),
+    dq: b64u(dq),
+    qi: b64u(qi),
+  };
+}
+
+function pemBody(pem: string, label: string): Buffer | undefined {
+  const begin = `-----BEGIN ${label}-----`;
+  const i = pem.indexOf(begin);
+  if (i < 0) return undefined;
+  const j = pem.indexOf(`-----END ${label}-----`, i);
+  if (j < 0) return undefined;
+  const body = pem.slice(i + begin.length, j);
+  if (!/^[\sA-Za-z0-9+/=]*$/.test(body)) return undefined;
+  return Buffer.from(body.replace(/\s+/g, ''), 'base64');
+}
+
+/** The JWK of an unencrypted PEM private key of a supported form, or undefined. */
+export function jwkFromPem(pem: string): JsonWebKey | undefined {
+  let der = pemBody(pem, 'PRIVATE KEY');
+  if (der) {
+    const top = readTlv(der, 0);
+    const f = top && top.tag === 0x30 && top.end === der.length ? children(der, top) : undefined;
+    if (!f || f.length < 3 || f[1].tag !== 0x30 || f[2].tag !== 0x04) return undefined;
+    const alg = children(der, f[1]);
+    const algOid = alg?.[0] ? oidOf(der, alg[0]) : undefined;
+    const inner = readTlv(der, f[2].start, f[2].end);
+    if (!inner || inner.end !== f[2].end) return undefined;
+    if (algOid === OID_EC_PUBLIC_KEY) return ecJwk(der, inner, alg?.[1] ? oidOf(der, alg[1]) : undefined);
+    if (algOid === OID_RSA) return rsaJwk(der, inner);
+    return undefined;
+  }
+  der = pemBody(pem, 'EC PRIVATE KEY');
+  if (der) {
+    const top = readTlv(der, 0);
+    return top && top.end === der.length ? ecJwk(der, top, undefined) : undefined;
+  }
+  der = pemBody(pem, 'RSA PRIVATE KEY');
+  if (der) {
+    if (/Proc-Type:/.test(pem)) return undefined; // legacy encrypted PEM
+    const top = readTlv(der, 0);
+    return top && top.end === der.length ? rsaJwk(der, top) : undefined;
+  }
+  return undefined;
+}
+
+/** `createPrivateKey(pem)`, faster for common unencrypted EC and RSA keys (see the file comment). */
+export function loadPrivateKey(pem: string): KeyObject {
+  let jwk: JsonWebKey | undefined;
+  try {
+    jwk = jwkFromPem(pem);
+  } catch {
+    jwk = undefined;
+  }
+  if (jwk) {
+    try {
+      return createPrivateKey({ key: jwk, format: 'jwk' });
+    } catch {
+      // Fall through: OpenSSL decides (and reports the error).
+    }
+  }
+  return createPrivateKey(pem);
+}
