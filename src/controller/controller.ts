@@ -113,8 +113,15 @@ export class Controller {
         this.rebuildRequested = false;
         const work = this.pending;
         this.pending = { full: false, endpointServices: new Set() };
-        if (work.full || !this.firstBuildDone) this.buildOnce();
-        else if (work.endpointServices.size > 0) this.refreshEndpoints(work.endpointServices);
+        if (work.full || !this.firstBuildDone) {
+          const statuses = this.buildOnce();
+          if (statuses) {
+            // Statuses are merged and handed to the sinks one event-loop turn later: the new
+            // snapshot's pushes start first, and no single turn holds the whole build.
+            await new Promise((r) => setImmediate(r));
+            this.publishStatusesSafely(statuses);
+          }
+        } else if (work.endpointServices.size > 0) this.refreshEndpoints(work.endpointServices);
         // Yield so a burst of store events queued meanwhile can land before the next pass.
         await new Promise((r) => setImmediate(r));
       } while (this.rebuildRequested || this.pending.full || this.pending.endpointServices.size > 0);
@@ -123,7 +130,16 @@ export class Controller {
     }
   }
 
-  private buildOnce(): void {
+  private publishStatusesSafely(statuses: ObjectStatus[]): void {
+    try {
+      this.publishStatuses(statuses);
+    } catch (err) {
+      this.log.error({ err }, 'status publishing failed');
+    }
+  }
+
+  /** Builds and publishes the fleets; returns the statuses to publish, or undefined on failure. */
+  private buildOnce(): ObjectStatus[] | undefined {
     const { store, cache, metrics } = this.opts;
     const revision = store.revision;
     const started = process.hrtime.bigint();
@@ -146,13 +162,14 @@ export class Controller {
         this.publishFleet(fleet);
       }
       for (const fleet of cache.fleets()) if (!liveFleets.has(fleet)) cache.removeFleet(fleet);
-      this.publishStatuses(result.statuses);
       this.references = this.referenceIndex();
       this.firstBuildDone = true;
       metrics.builds.inc({ result: 'ok' });
+      return result.statuses;
     } catch (err) {
       metrics.builds.inc({ result: 'error' });
       this.log.error({ err }, 'build failed; last good configuration stays in service');
+      return undefined;
     } finally {
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       metrics.buildDuration.observe(seconds);
