@@ -189,26 +189,70 @@ const PROTOCOL_RANK: Record<ClusterProtocol, number> = { tcp: 0, http1: 1, http2
 /**
  * One ClusterModel per distinct cluster name, sorted by name. When several users of one Service
  * port need different protocols, the strongest wins (http2 > http1 > tcp): tcp_proxy ignores HTTP
- * protocol options, and an h2 upstream serves HTTP/1 routes too.
+ * protocol options, and an h2 upstream serves HTTP/1 routes too. Models are memoized between calls
+ * with the same view and `scope` (e.g. the fleet) while their Service and EndpointSlices are the
+ * same objects.
  */
-export function buildClusters(view: StoreView, refs: Iterable<ClusterRef>): ClusterModel[] {
+export function buildClusters(view: StoreView, refs: Iterable<ClusterRef>, scope = ''): ClusterModel[] {
   const byName = new Map<string, ClusterRef>();
   for (const ref of refs) {
     const prev = byName.get(ref.name);
     if (!prev || PROTOCOL_RANK[ref.protocol] > PROTOCOL_RANK[prev.protocol]) byName.set(ref.name, ref);
   }
   const slices = new EndpointSliceIndex(view);
-  return [...byName.values()]
+  const scopes = clusterMemos.get(view) ?? new Map<string, Map<string, ClusterMemo>>();
+  const previous = scopes.get(scope);
+  const next = new Map<string, ClusterMemo>();
+  const out = [...byName.values()]
     .sort((a, b) => cmp(a.name, b.name))
-    .map((ref) =>
-      ref.externalName
-        ? { name: ref.name, protocol: ref.protocol, endpoints: [], externalName: ref.externalName }
-        : {
-            name: ref.name,
-            protocol: ref.protocol,
-            endpoints: serviceEndpoints(view, ref.namespace, ref.service, ref.port, slices),
-          },
-    );
+    .map((ref) => {
+      if (ref.externalName) {
+        return { name: ref.name, protocol: ref.protocol, endpoints: [], externalName: ref.externalName };
+      }
+      // The same Service and EndpointSlice objects as last build: the same ClusterModel (and its
+      // identity, which translation and encoding are memoized on).
+      const service = view.get('Service', ref.namespace, ref.service);
+      const sliceList = slices.slices(ref.namespace, ref.service);
+      const prev = previous?.get(ref.name);
+      const memo =
+        prev &&
+        prev.model.protocol === ref.protocol &&
+        prev.port === ref.port &&
+        prev.service === service &&
+        sameItems(prev.slices, sliceList)
+          ? prev
+          : {
+              port: ref.port,
+              service,
+              slices: sliceList,
+              model: {
+                name: ref.name,
+                protocol: ref.protocol,
+                endpoints: serviceEndpoints(view, ref.namespace, ref.service, ref.port, slices),
+              },
+            };
+      next.set(ref.name, memo);
+      return memo.model;
+    });
+  scopes.set(scope, next);
+  clusterMemos.set(view, scopes);
+  return out;
+}
+
+interface ClusterMemo {
+  port: number;
+  service: KubeObject | undefined;
+  slices: readonly KubeObject[];
+  model: ClusterModel;
+}
+
+/** Last build's EDS clusters per store view and scope (the fleet; see buildClusters). */
+const clusterMemos = new WeakMap<StoreView, Map<string, Map<string, ClusterMemo>>>();
+
+function sameItems<T>(a: readonly T[], b: readonly T[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }
 
 /** EndpointSlices by `namespace/service`, built once per build so clusters cost O(their slices). */

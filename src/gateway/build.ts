@@ -203,7 +203,7 @@ export function buildFleet(view: StoreView, gw: ResolvedGateway, attachment: Att
     fleet: gw.fleet,
     gateway: { namespace, name },
     ports,
-    clusters: buildClusters(view, referencedClusters(ports, usedRoutes)),
+    clusters: buildClusters(view, referencedClusters(ports, usedRoutes), gw.fleet),
     secrets: [...secrets.values()].sort((a, b) => cmp(a.name, b.name)),
   };
 }

@@ -96,4 +96,20 @@ describe('incremental builds over one store', () => {
     for (const o of backendService('web', 80, ['10.0.0.1'])) store.put(o);
     assert.deepEqual(fleet(store), before);
   });
+
+  test('clusters keep their identity until their Service or EndpointSlices change', () => {
+    const store = storeOf(...world());
+    const a = fleet(store);
+    const b = fleet(store);
+    assert.equal(b.clusters[0], a.clusters[0]);
+    const moved = backendService('web', 80, ['10.0.0.2']);
+    store.put(moved[1]);
+    const c = fleet(store);
+    assert.notEqual(c.clusters[0], a.clusters[0]);
+    assert.deepEqual(
+      c.clusters[0].endpoints.map((e) => e.address),
+      ['10.0.0.2'],
+    );
+    assert.deepEqual(c, fresh([...world().filter((o) => o.kind !== 'EndpointSlice'), moved[1]]));
+  });
 });
