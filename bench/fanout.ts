@@ -303,8 +303,11 @@ function reportFanout(ctx: Ctx, r: Record<string, unknown>): void {
   const res = r.maxResourcesPerClient as Record<string, number>;
   const sizes = r.resourceBytes as Record<string, number>;
   const kind = r.kind as ChangeSpec['kind'];
+  // SotW LDS/CDS responses carry the full state (every listener/cluster), not only the changed one.
   const resText = Object.entries(res)
-    .map(([t, n]) => `${n} ${t}`)
+    .map(([t, n]) =>
+      r.variant === 'sotw' && (t === 'LDS' || t === 'CDS') ? `${t} (full state, ${n})` : `${n} ${t}`,
+    )
     .join(' + ');
   let extra: string;
   let pass = ack.p99 <= 1000;
