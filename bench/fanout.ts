@@ -402,8 +402,10 @@ async function storm(ctx: Ctx, pool: ClientPool, details: Record<string, unknown
   const k = args.stormClients;
   const h = monitorEventLoopDelay({ resolution: 10 });
   h.enable();
+  const cpu0 = process.cpuUsage();
   const t0 = nowMs();
   const synced = await pool.connect(ctx.address, 'mixed', k, 'storm-envoy', k, 600_000);
+  const cpu = process.cpuUsage(cpu0);
   const t1 = Math.max(...synced.map((s) => s.syncedAt));
   h.disable();
   const total = synced.reduce((a, s) => a + s.bytes, 0);
@@ -432,12 +434,15 @@ async function storm(ctx: Ctx, pool: ClientPool, details: Record<string, unknown
       ),
     },
     eventLoopDelayMaxMs: round(histMaxMs(h), 1),
+    serverCpuSeconds: round((cpu.user + cpu.system) / 1e6, 2),
     rssAfter: process.memoryUsage().rss,
   };
   results.add({
     id: 'f',
     measurement: `reconnect storm: ${synced.length} clients at once (½ SotW, ½ delta)`,
-    result: `${fmtMs(t1 - t0)} to all ACKed, ${fmtBytes(total)} total, ${round(mbps)} MB/s (${fmtBytes(total / synced.length)}/client)`,
+    result:
+      `${fmtMs(t1 - t0)} to all ACKed, ${fmtBytes(total)} total, ${round(mbps)} MB/s ` +
+      `(${fmtBytes(total / synced.length)}/client; server CPU ${round((cpu.user + cpu.system) / 1e6, 1)} s)`,
     target: large ? '≥ 200 MB/s' : '',
     pass: large ? mbps >= 200 : undefined,
     value: round(mbps),
