@@ -123,7 +123,8 @@ function parseArgs(argv: string[]): BenchArgs {
     variants,
     stormClients: Number(get('storm-clients') ?? (large ? 200 : 50)),
     repeats: Number(get('repeats') ?? (large ? 5 : 5)),
-    write: !argv.includes('--no-write'),
+    // --smoke (CI): prove the suite runs; nothing is written.
+    write: !argv.includes('--no-write') && !argv.includes('--smoke'),
     heapSnapshot: argv.includes('--heap-snapshot'),
   };
 }
