@@ -2,16 +2,17 @@ import type { Logger } from '../observability/logger';
 import type { ConvoyMetrics } from '../observability/metrics';
 import type { ObjectStore } from '../store/store';
 import { Debouncer } from '../store/debounce';
-import { objectNamespace } from '../store/objects';
+import { objectNamespace, type KubeObject } from '../store/objects';
 import type { ObjectStatus, StatusSink } from '../status/types';
 import { mergeStatus, sameBuiltStatus } from '../status/merge';
 import { buildGateways } from '../gateway/build';
 import { translateFleet, type TranslateOptions } from '../envoy/translate';
 import type { XdsCache } from '../xds/cache';
-import type { FleetModel } from '../dag/model';
+import type { FleetModel, SecretModel } from '../dag/model';
 import type { BuildOptions } from '../gateway/resolved';
 import { reuseUnchanged } from '../dag/reuse';
 import { refreshClusterEndpoints } from '../gateway/backends';
+import { secretToModel } from '../gateway/tls';
 import { ReferenceIndex, changeImpact } from './relevance';
 
 export interface ControllerOptions {
@@ -49,10 +50,9 @@ export class Controller {
   private building = false;
   private rebuildRequested = false;
   /** What the changes since the last build require. */
-  private pending: { full: boolean; endpointServices: Set<string> } = {
-    full: true,
-    endpointServices: new Set(),
-  };
+  private pending: PendingWork = emptyWork(true);
+  /** The last full build failed: lastFleets may not match the store, fast paths must not patch them. */
+  private lastBuildFailed = false;
   /** Models of the last full build, reused by the endpoint fast path. */
   private lastFleets = new Map<string, FleetModel>();
   private references: ReferenceIndex | undefined;
@@ -70,7 +70,11 @@ export class Controller {
         const impact = changeImpact(change, this.references);
         if (impact === 'none') return;
         if (impact === 'full') this.pending.full = true;
-        else {
+        else if (impact === 'secret') {
+          // Keep the object the last build saw (the first `previous` since then).
+          if (change.type === 'put' && change.previous && !this.pending.secrets.has(change.key))
+            this.pending.secrets.set(change.key, change.previous);
+        } else {
           for (const o of [change.type === 'put' ? change.object : undefined, change.previous]) {
             const label = o?.metadata.labels?.['kubernetes.io/service-name'];
             if (o && label) this.pending.endpointServices.add(`${objectNamespace(o)}/${label}`);
@@ -112,21 +116,32 @@ export class Controller {
       do {
         this.rebuildRequested = false;
         const work = this.pending;
-        this.pending = { full: false, endpointServices: new Set() };
-        if (work.full || !this.firstBuildDone) {
-          const statuses = this.buildOnce();
-          if (statuses) {
-            // Statuses are merged and handed to the sinks one event-loop turn later: the new
-            // snapshot's pushes start first, and no single turn holds the whole build.
-            await new Promise((r) => setImmediate(r));
-            this.publishStatusesSafely(statuses);
-          }
+        this.pending = emptyWork(false);
+        if (work.full || !this.firstBuildDone) await this.fullBuild();
+        else if (work.secrets.size > 0 && !this.refreshSecrets(work.secrets)) {
+          // Some certificate became (or was) invalid: listener conditions and chains change.
+          await this.fullBuild();
         } else if (work.endpointServices.size > 0) this.refreshEndpoints(work.endpointServices);
         // Yield so a burst of store events queued meanwhile can land before the next pass.
         await new Promise((r) => setImmediate(r));
-      } while (this.rebuildRequested || this.pending.full || this.pending.endpointServices.size > 0);
+      } while (
+        this.rebuildRequested ||
+        this.pending.full ||
+        this.pending.endpointServices.size > 0 ||
+        this.pending.secrets.size > 0
+      );
     } finally {
       this.building = false;
+    }
+  }
+
+  private async fullBuild(): Promise<void> {
+    const statuses = this.buildOnce();
+    if (statuses) {
+      // Statuses are merged and handed to the sinks one event-loop turn later: the new
+      // snapshot's pushes start first, and no single turn holds the whole build.
+      await new Promise((r) => setImmediate(r));
+      this.publishStatusesSafely(statuses);
     }
   }
 
@@ -164,9 +179,11 @@ export class Controller {
       for (const fleet of cache.fleets()) if (!liveFleets.has(fleet)) cache.removeFleet(fleet);
       this.references = this.referenceIndex();
       this.firstBuildDone = true;
+      this.lastBuildFailed = false;
       metrics.builds.inc({ result: 'ok' });
       return result.statuses;
     } catch (err) {
+      this.lastBuildFailed = true;
       metrics.builds.inc({ result: 'error' });
       this.log.error({ err }, 'build failed; last good configuration stays in service');
       return undefined;
@@ -201,6 +218,49 @@ export class Controller {
       this.log.error({ err }, 'endpoint refresh failed; last good configuration stays in service');
     } finally {
       this.opts.metrics.buildDuration.observe(Number(process.hrtime.bigint() - started) / 1e9);
+    }
+  }
+
+  /**
+   * Certificate fast path: only the content of Secrets that listeners refer to changed. A
+   * Secret's only influence on a build is through `secretToModel` (tls.ts): whether it is a valid
+   * key pair (listener ResolvedRefs/Programmed, and whether the listener's chains exist at all)
+   * and, when valid, its SecretModel. So when every changed Secret was valid at the last build and
+   * is valid now, the listeners, routes and statuses of a full build are the same, and the only
+   * difference in its FleetModels is the SecretModel of each changed Secret, which `secretToModel`
+   * gives us exactly as the full build would. Those are swapped in (new objects for the changed
+   * Secrets only; every other node keeps its identity) and the fleets re-translated; statuses are
+   * left as they are. Returns false (nothing published) when a full build is needed instead.
+   */
+  private refreshSecrets(changed: Map<string, KubeObject>): boolean {
+    if (this.lastBuildFailed) return false;
+    const started = process.hrtime.bigint();
+    try {
+      const replaced = new Map<string, SecretModel>();
+      for (const before of changed.values()) {
+        const namespace = objectNamespace(before);
+        const current = this.opts.store.get('Secret', namespace, before.metadata.name);
+        if (!current) return false;
+        const was = secretToModel(before, namespace);
+        const now = secretToModel(current, namespace);
+        if (!was.ok || !now.ok || was.secret.name !== now.secret.name) return false;
+        replaced.set(now.secret.name, now.secret);
+      }
+      const updates: FleetModel[] = [];
+      for (const model of this.lastFleets.values()) {
+        if (!model.secrets.some((s) => replaced.has(s.name))) continue;
+        updates.push({ ...model, secrets: model.secrets.map((s) => replaced.get(s.name) ?? s) });
+      }
+      for (const next of updates) {
+        this.lastFleets.set(next.fleet, next);
+        this.publishFleet(next);
+      }
+      this.opts.metrics.builds.inc({ result: 'secrets' });
+      this.opts.metrics.buildDuration.observe(Number(process.hrtime.bigint() - started) / 1e9);
+      return true;
+    } catch (err) {
+      this.log.warn({ err }, 'certificate fast path failed; falling back to a full build');
+      return false;
     }
   }
 
@@ -256,4 +316,17 @@ export class Controller {
       }
     }
   }
+}
+
+/** What the changes since the last build require. */
+interface PendingWork {
+  full: boolean;
+  /** `namespace/service` of changed EndpointSlices. */
+  endpointServices: Set<string>;
+  /** Referenced Secrets updated in place: store key → the object as the last build saw it. */
+  secrets: Map<string, KubeObject>;
+}
+
+function emptyWork(full: boolean): PendingWork {
+  return { full, endpointServices: new Set(), secrets: new Map() };
 }

@@ -57,11 +57,13 @@ export class ReferenceIndex {
   }
 }
 
-export type ChangeImpact = 'none' | 'endpoints' | 'full';
+export type ChangeImpact = 'none' | 'endpoints' | 'secret' | 'full';
 
 /**
  * Classifies one store change: irrelevant (no build), endpoints only (fast path: clusters'
- * load assignments, no listener or route rebuild), or a full build.
+ * load assignments, no listener or route rebuild), an update of a referenced Secret that already
+ * existed (candidate for the certificate fast path, which re-validates and falls back to a full
+ * build when validity changed), or a full build.
  */
 export function changeImpact(change: StoreChange, index: ReferenceIndex | undefined): ChangeImpact {
   if (!index) return 'full';
@@ -69,9 +71,10 @@ export function changeImpact(change: StoreChange, index: ReferenceIndex | undefi
   const present = objects.filter((o): o is KubeObject => o !== undefined);
   switch (change.kind) {
     case 'Secret':
-      return present.some((o) => index.referencesSecret(`${objectNamespace(o)}/${o.metadata.name}`))
-        ? 'full'
-        : 'none';
+      if (!present.some((o) => index.referencesSecret(`${objectNamespace(o)}/${o.metadata.name}`)))
+        return 'none';
+      // An update in place (same key, so same namespace/name): only its content can differ.
+      return change.type === 'put' && change.previous ? 'secret' : 'full';
     case 'Service':
       return present.some((o) => index.referencesService(`${objectNamespace(o)}/${o.metadata.name}`))
         ? 'full'

@@ -114,14 +114,16 @@ describe('Controller', { concurrency: false }, () => {
     assert.notDeepEqual(versions(cache, TypeUrl.Endpoint), claBefore);
   });
 
-  test('a referenced Secret change rebuilds, and a bad certificate never reaches the snapshot', async () => {
+  test('a valid rotation takes the certificate fast path; a bad certificate rebuilds and is never served', async () => {
     const { store, cache, metrics, controller, published } = await setup();
     const secretsBefore = versions(cache, TypeUrl.Secret);
     const before = await buildCounts(metrics);
     await change(controller, store, () =>
       store.put(tlsSecret('a-cert', ['a.example.com', 'www.a.example.com'])),
     );
-    assert.equal((await buildCounts(metrics)).ok, (before.ok ?? 0) + 1);
+    const afterRotation = await buildCounts(metrics);
+    assert.equal(afterRotation.ok, before.ok, 'no full build');
+    assert.equal(afterRotation.secrets, (before.secrets ?? 0) + 1, 'certificate fast path');
     const rotated = versions(cache, TypeUrl.Secret);
     assert.deepEqual([...rotated.keys()], [...secretsBefore.keys()], 'same Secret names');
     assert.notDeepEqual(rotated, secretsBefore, 'rotation changed the Secret version');
@@ -135,6 +137,7 @@ describe('Controller', { concurrency: false }, () => {
         data: { 'tls.crt': Buffer.from('garbage').toString('base64'), 'tls.key': 'eA==' },
       }),
     );
+    assert.equal((await buildCounts(metrics)).ok, (afterRotation.ok ?? 0) + 1, 'invalid: full build');
     const gw = published.at(-1)!.find((s) => s.kind === 'Gateway')!;
     const listener = (
       gw.status.listeners as { name: string; conditions: { type: string; reason: string }[] }[]

@@ -1,0 +1,325 @@
+/**
+ * Oracle for the controller's fast paths: after every step of a seeded random sequence of
+ * certificate rotations and route edits, the incrementally maintained snapshot and statuses must
+ * equal what a fresh Controller publishes after a full build of a copy of the same store.
+ */
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Controller } from '../../src/controller/controller';
+import { ConvoyMetrics } from '../../src/observability/metrics';
+import { silentLogger } from '../../src/observability/logger';
+import { XdsCache } from '../../src/xds/cache';
+import { TypeUrl } from '../../src/xds/resources';
+import type { ObjectStatus } from '../../src/status/types';
+import type { KubeObject } from '../../src/store/objects';
+import { keyOf } from '../../src/store/objects';
+import { ObjectStore } from '../../src/store/store';
+import type { HTTPRouteRule } from '../../src/gateway/api';
+import {
+  CONTROLLER,
+  backendRef,
+  backendService,
+  gateway,
+  gatewayClass,
+  grpcRoute,
+  httpListener,
+  httpRoute,
+  httpsListener,
+  listenerSet,
+  parentRef,
+  tlsSecret,
+} from '../gateway/fixtures';
+
+const SECRETS = ['a-cert', 'b-cert', 'shared-cert', 'ls-cert'];
+const HOSTS: Record<string, string> = {
+  'a-cert': 'a.example.com',
+  'b-cert': 'b.example.com',
+  'shared-cert': 'c.example.com',
+  'ls-cert': 'ls.example.com',
+};
+
+/** A certificate for the Secret; variants differ in an extra SAN, hence in bytes. */
+function secret(name: string, variant: number): KubeObject {
+  const host = HOSTS[name];
+  return tlsSecret(name, variant === 0 ? [host] : [host, `v${variant}.${host}`]);
+}
+
+function badSecret(name: string): KubeObject {
+  return {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    type: 'kubernetes.io/tls',
+    metadata: { name, namespace: 'default' },
+    data: { 'tls.crt': Buffer.from('garbage').toString('base64'), 'tls.key': 'eA==' },
+  };
+}
+
+function rules(path: string, backend: string): HTTPRouteRule[] {
+  return [
+    {
+      matches: [{ path: { type: 'PathPrefix', value: path } }],
+      backendRefs: [backendRef(backend, 80)],
+    },
+    { matches: [{ path: { type: 'Exact', value: `${path}/exact` } }], backendRefs: [backendRef('web', 80)] },
+  ];
+}
+
+const ROUTES: { name: string; hostnames?: string[]; parent: ReturnType<typeof parentRef> }[] = [
+  { name: 'r-all', parent: parentRef('edge') },
+  { name: 'r-a', hostnames: ['a.example.com'], parent: parentRef('edge') },
+  { name: 'r-b', hostnames: ['b.example.com', 'c.example.com'], parent: parentRef('edge') },
+  { name: 'r-https', parent: parentRef('edge', { sectionName: 'https-a' }) },
+  {
+    name: 'r-ls',
+    parent: parentRef('tenant', { group: 'gateway.networking.k8s.io', kind: 'ListenerSet' }),
+  },
+];
+
+function route(
+  name: string,
+  path: string,
+  backend = 'web',
+  parent?: ReturnType<typeof parentRef>,
+): KubeObject {
+  const spec = ROUTES.find((r) => r.name === name)!;
+  return httpRoute(name, rules(path, backend), {
+    parentRefs: [parent ?? spec.parent],
+    ...(spec.hostnames ? { hostnames: spec.hostnames } : {}),
+  });
+}
+
+function world(): KubeObject[] {
+  return [
+    gatewayClass(),
+    gateway(
+      'edge',
+      [
+        httpListener('http', 8080),
+        httpsListener('https-a', 8443, 'a.example.com', 'a-cert'),
+        httpsListener('https-b', 8443, 'b.example.com', 'b-cert'),
+        httpsListener('https-c', 8443, 'c.example.com', 'shared-cert'),
+        httpsListener('https-c2', 9443, 'c.example.com', 'shared-cert'),
+      ],
+      { allowedListeners: { namespaces: { from: 'Same' } } },
+    ),
+    listenerSet('tenant', { name: 'edge' }, [httpsListener('ls', 8443, 'ls.example.com', 'ls-cert')]),
+    ...SECRETS.map((s) => secret(s, 0)),
+    ...backendService('web', 80, ['10.0.0.1']),
+    ...backendService('api', 80, ['10.0.0.2']),
+    ...ROUTES.map((r) => route(r.name, `/${r.name}`)),
+    grpcRoute('g', [{ backendRefs: [backendRef('api', 80)] }], { parentRefs: [parentRef('edge')] }),
+  ];
+}
+
+interface Running {
+  store: ObjectStore;
+  cache: XdsCache;
+  metrics: ConvoyMetrics;
+  controller: Controller;
+  published: ObjectStatus[][];
+}
+
+async function run(objects: KubeObject[]): Promise<Running> {
+  const store = new ObjectStore();
+  for (const o of objects) store.put(o);
+  store.registerSource('test');
+  store.markSynced('test');
+  const metrics = new ConvoyMetrics();
+  const cache = new XdsCache({ logger: silentLogger(), metrics });
+  const published: ObjectStatus[][] = [];
+  const controller = new Controller({
+    store,
+    cache,
+    statusSinks: [{ publish: (s) => published.push(s) }],
+    logger: silentLogger(),
+    metrics,
+    controllerName: CONTROLLER,
+    debounceMs: 1,
+    maxDelayMs: 5,
+    now: () => new Date('2026-03-01T12:00:00Z'),
+  });
+  controller.start();
+  await controller.settle();
+  return { store, cache, metrics, controller, published };
+}
+
+async function counts(metrics: ConvoyMetrics): Promise<Record<string, number>> {
+  const m = await metrics.builds.get();
+  return Object.fromEntries(m.values.map((v) => [String(v.labels.result), v.value]));
+}
+
+/** Every fleet's resources: type → name → version (a hash of the encoded bytes) and bytes. */
+function resources(cache: XdsCache): Record<string, Record<string, string>> {
+  const out: Record<string, Record<string, string>> = {};
+  for (const fleet of cache.fleets().sort()) {
+    const snap = cache.snapshot(fleet)!;
+    for (const type of Object.values(TypeUrl)) {
+      const entries = snap.types[type]?.entries;
+      if (!entries) continue;
+      const byName: Record<string, string> = {};
+      for (const [name, e] of entries)
+        byName[name] = `${e.version} ${Buffer.from(e.bytes).toString('base64')}`;
+      out[`${fleet} ${type}`] = byName;
+    }
+  }
+  return out;
+}
+
+function withoutTimes(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(withoutTimes);
+  if (v && typeof v === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [k, x] of Object.entries(v)) if (k !== 'lastTransitionTime') out[k] = withoutTimes(x);
+    return out;
+  }
+  return v;
+}
+
+function statuses(r: Running): unknown {
+  const last = r.published.at(-1) ?? [];
+  return withoutTimes(
+    [...last].sort((a, b) =>
+      `${a.kind}/${a.metadata.namespace}/${a.metadata.name}`.localeCompare(
+        `${b.kind}/${b.metadata.namespace}/${b.metadata.name}`,
+      ),
+    ),
+  );
+}
+
+/** Applies a change to the incremental controller, then compares it with a fresh full build. */
+async function step(
+  inc: Running,
+  state: Map<string, KubeObject>,
+  o: KubeObject,
+  what: string,
+): Promise<void> {
+  state.set(keyOf(o), o);
+  inc.store.put(o);
+  await inc.controller.settle();
+  const oracle = await run([...state.values()]);
+  try {
+    assert.deepEqual(resources(inc.cache), resources(oracle.cache), `${what}: resources`);
+    assert.deepEqual(statuses(inc), statuses(oracle), `${what}: statuses`);
+  } finally {
+    oracle.controller.stop();
+  }
+}
+
+function rng(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (s + 0x6d2b79f5) >>> 0;
+    let t = s;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function delta(after: Record<string, number>, before: Record<string, number>, k: string): number {
+  return (after[k] ?? 0) - (before[k] ?? 0);
+}
+
+describe('Controller fast paths against a full-build oracle', { concurrency: false }, () => {
+  for (const seed of [1, 2, 3]) {
+    test(`seeded sequence ${seed}: rotations, invalid certificates and route edits`, async () => {
+      const objects = world();
+      const state = new Map(objects.map((o) => [keyOf(o), o]));
+      const inc = await run(objects);
+      const random = rng(seed);
+      const pick = <T>(xs: T[]): T => xs[Math.floor(random() * xs.length)];
+      const variant = new Map(SECRETS.map((s) => [s, 0]));
+      const bad = new Set<string>();
+      try {
+        for (let i = 0; i < 14; i++) {
+          const before = await counts(inc.metrics);
+          const r = random();
+          if (r < 0.45) {
+            const name = pick(SECRETS);
+            const v = ((variant.get(name) ?? 0) + 1 + Math.floor(random() * 2)) % 3;
+            variant.set(name, v);
+            const wasBad = bad.delete(name);
+            await step(inc, state, secret(name, v), `step ${i}: rotate ${name} → ${v}`);
+            const after = await counts(inc.metrics);
+            // Valid → valid takes the fast path; invalid → valid needs a full build.
+            assert.equal(delta(after, before, 'secrets'), wasBad ? 0 : 1, `step ${i}: secrets fast path`);
+            assert.equal(delta(after, before, 'ok'), wasBad ? 1 : 0, `step ${i}: full builds`);
+          } else if (r < 0.6) {
+            const name = pick(SECRETS);
+            const wasBad = bad.has(name);
+            bad.add(name);
+            await step(inc, state, badSecret(name), `step ${i}: invalidate ${name}`);
+            const after = await counts(inc.metrics);
+            if (!wasBad)
+              assert.equal(delta(after, before, 'ok'), 1, `step ${i}: invalid certificate rebuilds`);
+            assert.equal(delta(after, before, 'secrets'), 0, `step ${i}: no fast path`);
+          } else if (r < 0.9) {
+            const name = pick(ROUTES).name;
+            const path = `/${name}/${Math.floor(random() * 1000)}`;
+            await step(
+              inc,
+              state,
+              route(name, path, pick(['web', 'api'])),
+              `step ${i}: edit ${name} ${path}`,
+            );
+          } else {
+            const name = pick(ROUTES).name;
+            const parent = pick([
+              parentRef('edge'),
+              parentRef('edge', { sectionName: 'https-b' }),
+              parentRef('edge', { sectionName: 'http' }),
+            ]);
+            await step(inc, state, route(name, `/${name}`, 'web', parent), `step ${i}: reparent ${name}`);
+            const after = await counts(inc.metrics);
+            if (delta(after, before, 'ok') + delta(after, before, 'route') > 0)
+              assert.equal(delta(after, before, 'route'), 0, `step ${i}: parentRefs change is a full build`);
+          }
+        }
+      } finally {
+        inc.controller.stop();
+      }
+    });
+  }
+
+  test('a rotation of two Secrets at once is one fast pass; statuses are not republished', async () => {
+    const inc = await run(world());
+    try {
+      const before = await counts(inc.metrics);
+      const publishedBefore = inc.published.length;
+      const secretsBefore = inc.cache.snapshot('default/edge')!.types[TypeUrl.Secret].entries;
+      const listenersBefore = inc.cache.snapshot('default/edge')!.types[TypeUrl.Listener].entries;
+      inc.store.put(secret('a-cert', 1));
+      inc.store.put(secret('shared-cert', 2));
+      await inc.controller.settle();
+      const after = await counts(inc.metrics);
+      assert.equal(delta(after, before, 'secrets'), 1);
+      assert.equal(delta(after, before, 'ok'), 0);
+      assert.equal(inc.published.length, publishedBefore, 'no status publication');
+      const snap = inc.cache.snapshot('default/edge')!;
+      const changed = [...snap.types[TypeUrl.Secret].entries]
+        .filter(([n, e]) => secretsBefore.get(n)?.version !== e.version)
+        .map(([n]) => n)
+        .sort();
+      assert.deepEqual(changed, ['default/a-cert', 'default/shared-cert']);
+      for (const [n, e] of snap.types[TypeUrl.Listener].entries)
+        assert.equal(e.version, listenersBefore.get(n)?.version, `listener ${n} unchanged`);
+    } finally {
+      inc.controller.stop();
+    }
+  });
+
+  test('a certificate becoming invalid falls back to a full build and drops the listener', async () => {
+    const inc = await run(world());
+    try {
+      const before = await counts(inc.metrics);
+      inc.store.put(badSecret('b-cert'));
+      await inc.controller.settle();
+      const after = await counts(inc.metrics);
+      assert.equal(delta(after, before, 'secrets'), 0);
+      assert.equal(delta(after, before, 'ok'), 1);
+      assert.ok(!inc.cache.snapshot('default/edge')!.types[TypeUrl.Secret].entries.has('default/b-cert'));
+    } finally {
+      inc.controller.stop();
+    }
+  });
+});
