@@ -168,7 +168,11 @@ describe('deploy/ artifacts', () => {
       '0.0.0.0:9090',
       '--leader-election-namespace',
       'convoy-system',
+      '--envoy-service',
+      'convoy-system/convoy-gateway-envoy',
     ]);
+    // The Service whose load-balancer address Gateways report is part of the same deploy/.
+    assert.equal(find('Service', 'convoy-gateway-envoy').metadata.namespace, 'convoy-system');
     assert.equal(c.readinessProbe.httpGet.path, '/readyz');
     assert.equal(c.livenessProbe.httpGet.path, '/healthz');
     assert.equal(c.ports.find((p) => p.name === c.readinessProbe.httpGet.port)?.containerPort, 9090);
