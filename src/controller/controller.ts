@@ -5,7 +5,7 @@ import { Debouncer } from '../store/debounce';
 import { objectNamespace, type KubeObject } from '../store/objects';
 import type { ObjectStatus, StatusSink } from '../status/types';
 import { mergeStatus, sameBuiltStatus } from '../status/merge';
-import { buildGateways } from '../gateway/build';
+import { buildGateways, updateRoutes, type BuildState, type RouteEdit } from '../gateway/build';
 import { translateFleet, type TranslateOptions } from '../envoy/translate';
 import type { XdsCache } from '../xds/cache';
 import type { FleetModel, SecretModel } from '../dag/model';
@@ -53,6 +53,8 @@ export class Controller {
   private pending: PendingWork = emptyWork(true);
   /** The last full build failed: lastFleets may not match the store, fast paths must not patch them. */
   private lastBuildFailed = false;
+  /** What the last full build knew (routes, attachment, statuses), for the route fast path. */
+  private state: BuildState | undefined;
   /** Models of the last full build, reused by the endpoint fast path. */
   private lastFleets = new Map<string, FleetModel>();
   private references: ReferenceIndex | undefined;
@@ -70,10 +72,11 @@ export class Controller {
         const impact = changeImpact(change, this.references);
         if (impact === 'none') return;
         if (impact === 'full') this.pending.full = true;
-        else if (impact === 'secret') {
+        else if (impact === 'secret' || impact === 'route') {
           // Keep the object the last build saw (the first `previous` since then).
-          if (change.type === 'put' && change.previous && !this.pending.secrets.has(change.key))
-            this.pending.secrets.set(change.key, change.previous);
+          const pending = impact === 'secret' ? this.pending.secrets : this.pending.routes;
+          if (change.type === 'put' && change.previous && !pending.has(change.key))
+            pending.set(change.key, change.previous);
         } else {
           for (const o of [change.type === 'put' ? change.object : undefined, change.previous]) {
             const label = o?.metadata.labels?.['kubernetes.io/service-name'];
@@ -121,6 +124,9 @@ export class Controller {
         else if (work.secrets.size > 0 && !this.refreshSecrets(work.secrets)) {
           // Some certificate became (or was) invalid: listener conditions and chains change.
           await this.fullBuild();
+        } else if (work.routes.size > 0 && !(await this.refreshRoutes(work.routes))) {
+          // A route edit that may change more than its own virtual hosts and status.
+          await this.fullBuild();
         } else if (work.endpointServices.size > 0) this.refreshEndpoints(work.endpointServices);
         // Yield so a burst of store events queued meanwhile can land before the next pass.
         await new Promise((r) => setImmediate(r));
@@ -128,7 +134,8 @@ export class Controller {
         this.rebuildRequested ||
         this.pending.full ||
         this.pending.endpointServices.size > 0 ||
-        this.pending.secrets.size > 0
+        this.pending.secrets.size > 0 ||
+        this.pending.routes.size > 0
       );
     } finally {
       this.building = false;
@@ -158,14 +165,10 @@ export class Controller {
     const { store, cache, metrics } = this.opts;
     const revision = store.revision;
     const started = process.hrtime.bigint();
-    const now = (this.opts.now ?? (() => new Date()))();
     try {
-      const result = buildGateways(store, {
-        controllerName: this.opts.controllerName,
-        externalNameServices: this.opts.externalNameServices,
-        gatewayAddresses: this.opts.gatewayAddresses,
-        now: now.toISOString().replace(/\.\d{3}Z$/, 'Z'),
-      });
+      this.state = undefined;
+      const result = buildGateways(store, this.buildOptions());
+      this.state = result.state;
       const liveFleets = new Set<string>();
       const previous = this.lastFleets;
       this.lastFleets = new Map();
@@ -219,6 +222,63 @@ export class Controller {
     } finally {
       this.opts.metrics.buildDuration.observe(Number(process.hrtime.bigint() - started) / 1e9);
     }
+  }
+
+  private buildOptions(): BuildOptions {
+    const now = (this.opts.now ?? (() => new Date()))();
+    return {
+      controllerName: this.opts.controllerName,
+      externalNameServices: this.opts.externalNameServices,
+      gatewayAddresses: this.opts.gatewayAddresses,
+      now: now.toISOString().replace(/\.\d{3}Z$/, 'Z'),
+    };
+  }
+
+  /**
+   * Route fast path: existing HTTPRoutes/GRPCRoutes were edited and nothing else changed since
+   * the last full build but certificate contents and endpoints (both kept current in lastFleets).
+   * `updateRoutes` (gateway/build.ts) checks that the edits cannot change attachment, listeners or
+   * any other object's status, and rebuilds the affected fleets with the same fleet assembly as a
+   * full build. The fleets' SecretModels are taken from lastFleets: a route edit does not change
+   * which certificates a fleet serves, and the certificate fast path keeps their contents there
+   * (the state's resolved listeners still hold the ones of the last full build). Statuses are
+   * those of the last build with the edited routes' replaced. Returns false (nothing published)
+   * when a full build is needed instead.
+   */
+  private async refreshRoutes(changed: Map<string, KubeObject>): Promise<boolean> {
+    if (this.lastBuildFailed || !this.state) return false;
+    const started = process.hrtime.bigint();
+    let statuses: ObjectStatus[];
+    try {
+      const edits: RouteEdit[] = [];
+      for (const previous of changed.values()) {
+        const current = this.opts.store.get(previous.kind, objectNamespace(previous), previous.metadata.name);
+        if (!current) return false;
+        edits.push({ previous, current });
+      }
+      const result = updateRoutes(this.opts.store, this.buildOptions(), this.state, edits);
+      if (!result || result.fleets.some((f) => !this.lastFleets.has(f.fleet))) return false;
+      const fleets = result.fleets.map((built) => {
+        const previous = this.lastFleets.get(built.fleet)!;
+        return reuseUnchanged(previous, { ...built, secrets: previous.secrets });
+      });
+      this.state = result.state;
+      for (const fleet of fleets) {
+        this.lastFleets.set(fleet.fleet, fleet);
+        this.publishFleet(fleet);
+      }
+      // backendRefs may have changed: Services they name become relevant.
+      this.references = this.referenceIndex();
+      statuses = result.statuses;
+      this.opts.metrics.builds.inc({ result: 'route' });
+      this.opts.metrics.buildDuration.observe(Number(process.hrtime.bigint() - started) / 1e9);
+    } catch (err) {
+      this.log.warn({ err }, 'route fast path failed; falling back to a full build');
+      return false;
+    }
+    await new Promise((r) => setImmediate(r));
+    this.publishStatusesSafely(statuses);
+    return true;
   }
 
   /**
@@ -325,8 +385,10 @@ interface PendingWork {
   endpointServices: Set<string>;
   /** Referenced Secrets updated in place: store key → the object as the last build saw it. */
   secrets: Map<string, KubeObject>;
+  /** HTTPRoutes/GRPCRoutes updated in place: store key → the object as the last build saw it. */
+  routes: Map<string, KubeObject>;
 }
 
 function emptyWork(full: boolean): PendingWork {
-  return { full, endpointServices: new Set(), secrets: new Map() };
+  return { full, endpointServices: new Set(), secrets: new Map(), routes: new Map() };
 }

@@ -57,13 +57,14 @@ export class ReferenceIndex {
   }
 }
 
-export type ChangeImpact = 'none' | 'endpoints' | 'secret' | 'full';
+export type ChangeImpact = 'none' | 'endpoints' | 'secret' | 'route' | 'full';
 
 /**
  * Classifies one store change: irrelevant (no build), endpoints only (fast path: clusters'
  * load assignments, no listener or route rebuild), an update of a referenced Secret that already
  * existed (candidate for the certificate fast path, which re-validates and falls back to a full
- * build when validity changed), or a full build.
+ * build when validity changed), an update of an existing HTTPRoute/GRPCRoute (candidate for the
+ * route fast path, which checks its own preconditions and otherwise falls back), or a full build.
  */
 export function changeImpact(change: StoreChange, index: ReferenceIndex | undefined): ChangeImpact {
   if (!index) return 'full';
@@ -83,6 +84,9 @@ export function changeImpact(change: StoreChange, index: ReferenceIndex | undefi
       return present.some((o) => index.referencesService(endpointSliceService(o) ?? ''))
         ? 'endpoints'
         : 'none';
+    case 'HTTPRoute':
+    case 'GRPCRoute':
+      return change.type === 'put' && change.previous ? 'route' : 'full';
     default:
       return 'full';
   }

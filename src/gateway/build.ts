@@ -23,12 +23,13 @@ import { gatewayClassStatuses } from './gatewayclass';
 import { gatewayAndListenerSetStatuses, resolveGateways } from './listeners';
 import type { BackendPolicy, ClusterRef } from './backends';
 import { buildClusters } from './backends';
-import { attachRoutes, indexParents, targetOf } from './routes/attach';
-import type { AttachmentResult } from './routes/attach';
+import { attachRoute, attachRoutes, hasValidRules, indexParents, targetOf } from './routes/attach';
+import type { AttachmentResult, ParentTarget } from './routes/attach';
 import { compileGRPCRoute, compileHTTPRoute } from './routes/compile';
 import { compileMemoized } from './routes/memo';
 import { compileTLSRoute } from './routes/tls';
-import { compareRouteIds, cmp } from './routes/identity';
+import { compareRouteIds, cmp, routeIdentity } from './routes/identity';
+import { deepEqual } from '../dag/reuse';
 import type { AttachedRoute, CompiledRoute, RouteKind } from './routes/types';
 import { CATCH_ALL, ListenerClaims, isolateHostnames, virtualHostsOf } from './routes/vhosts';
 import type { ListenerRoutes } from './routes/vhosts';
@@ -63,9 +64,29 @@ export function compileRoutes(
   return out.sort((a, b) => compareRouteIds(a.id, b.id));
 }
 
-export function buildGateways(view: StoreView, opts: BuildOptions): GatewayBuildResult {
+/**
+ * What a full build knew, kept so that a route edit can be applied without a full build
+ * (updateRoutes). Nothing in it is mutated afterwards; updates produce a new state.
+ */
+export interface BuildState {
+  gateways: ResolvedGateway[];
+  parents: Map<string, ParentTarget>;
+  /** Compiled routes that name a parent Convoy owns, by RouteIdentity.key. */
+  routes: Map<string, CompiledRoute>;
+  /** Routes attached per listener, and attachedRoutes counts (statuses not kept up to date). */
+  attachment: AttachmentResult;
+  /** Every status of the build, in the build's order. */
+  statuses: ObjectStatus[];
+  policy: BackendPolicy;
+}
+
+export function buildGateways(
+  view: StoreView,
+  opts: BuildOptions,
+): GatewayBuildResult & { state: BuildState } {
   const gateways = resolveGateways(view, opts);
-  const routes = compileRoutes(view, gateways, { externalNameServices: opts.externalNameServices });
+  const policy: BackendPolicy = { externalNameServices: opts.externalNameServices };
+  const routes = compileRoutes(view, gateways, policy);
   const attachment = attachRoutes(view, opts, gateways, routes);
   for (const gw of gateways) {
     for (const l of allListeners(gw)) l.attachedRoutes = attachment.counts.get(l.qualifiedName) ?? 0;
@@ -79,7 +100,96 @@ export function buildGateways(view: StoreView, opts: BuildOptions): GatewayBuild
     ...gatewayAndListenerSetStatuses(gateways, view, opts),
     ...routeStatuses,
   ];
-  return { fleets, statuses };
+  const state: BuildState = {
+    gateways,
+    parents: indexParents(gateways),
+    routes: new Map(routes.map((r) => [r.id.key, r])),
+    attachment,
+    statuses,
+    policy,
+  };
+  return { fleets, statuses, state };
+}
+
+/** A route object as the last build saw it, and as it is now. */
+export interface RouteEdit {
+  previous: KubeObject;
+  current: KubeObject;
+}
+
+/**
+ * Applies edits of existing HTTPRoutes/GRPCRoutes to the state of the last build, when they
+ * cannot change anything but the routes' own statuses and the virtual hosts of the listeners
+ * they are attached to: same kind, parentRefs, hostnames and creation time (hence the same
+ * precedence), a valid rule before and after, and attachment (listeners and hostnames per
+ * listener, computed by the same attachRoute as a full build) unchanged, so attachedRoutes and
+ * every Gateway/ListenerSet status stay as they are. Returns the rebuilt FleetModels of the
+ * Gateways those listeners belong to (assembled by the same buildFleet as a full build, whose
+ * memo reuses every untouched virtual-host list), every status with the routes' ones replaced, and
+ * the new state; or undefined when a full build is needed. Everything except the routes must be
+ * as the state's build saw it.
+ */
+export function updateRoutes(
+  view: StoreView,
+  opts: BuildOptions,
+  state: BuildState,
+  edits: RouteEdit[],
+): { fleets: FleetModel[]; statuses: ObjectStatus[]; state: BuildState } | undefined {
+  const routes = new Map(state.routes);
+  const attached = new Map(state.attachment.attached);
+  const statusIndex = new Map<string, number>();
+  state.statuses.forEach((s, i) =>
+    statusIndex.set(`${s.kind}/${s.metadata.namespace ?? ''}/${s.metadata.name}`, i),
+  );
+  const statuses = [...state.statuses];
+  const listenerGateway = new Map<string, ResolvedGateway>();
+  for (const t of state.parents.values())
+    for (const l of t.listeners) listenerGateway.set(l.qualifiedName, t.gateway);
+  const affected = new Set<ResolvedGateway>();
+  for (const { previous, current } of edits) {
+    const kind = current.kind;
+    if ((kind !== 'HTTPRoute' && kind !== 'GRPCRoute') || previous.kind !== kind) return undefined;
+    if (previous.metadata.deletionTimestamp || current.metadata.deletionTimestamp) return undefined;
+    if (previous.metadata.creationTimestamp !== current.metadata.creationTimestamp) return undefined;
+    const before = previous.spec as { parentRefs?: unknown; hostnames?: unknown } | undefined;
+    const after = current.spec as { parentRefs?: unknown; hostnames?: unknown } | undefined;
+    if (!deepEqual(before?.parentRefs, after?.parentRefs) || !deepEqual(before?.hostnames, after?.hostnames))
+      return undefined;
+    const id = routeIdentity(kind, current);
+    const old = routes.get(id.key);
+    if (!old || old.object !== previous) return undefined;
+    const next = compileMemoized(COMPILERS[kind], view, current, state.policy);
+    if (!hasValidRules(old) || !hasValidRules(next)) return undefined;
+    const was = attachRoute(view, opts, state.parents, old);
+    const now = attachRoute(view, opts, state.parents, next);
+    if (!sameAttachment(was.listeners, now.listeners) || !was.status || !now.status) return undefined;
+    const at = statusIndex.get(`${kind}/${id.namespace}/${id.name}`);
+    if (at === undefined) return undefined;
+    for (const [qn, hostnames] of now.listeners) {
+      const list = attached.get(qn);
+      const gw = listenerGateway.get(qn);
+      const i = list ? list.findIndex((a) => a.route === old) : -1;
+      if (!list || !gw || i < 0) return undefined;
+      const copy = list.slice();
+      copy[i] = { route: next, hostnames };
+      attached.set(qn, copy);
+      affected.add(gw);
+    }
+    routes.set(id.key, next);
+    statuses[at] = now.status;
+  }
+  const attachment: AttachmentResult = { ...state.attachment, attached };
+  const fleets = [...affected].map((gw) => buildFleet(view, gw, attachment));
+  return { fleets, statuses, state: { ...state, routes, attachment, statuses } };
+}
+
+function sameAttachment(a: Map<string, string[]>, b: Map<string, string[]>): boolean {
+  if (a.size !== b.size) return false;
+  for (const [qn, hostnames] of a) {
+    const other = b.get(qn);
+    if (!other || !deepEqual(hostnames, other)) return false;
+  }
+  return true;
 }
 
 /**

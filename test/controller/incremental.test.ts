@@ -75,6 +75,9 @@ const ROUTES: { name: string; hostnames?: string[]; parent: ReturnType<typeof pa
   },
 ];
 
+/** Every route object gets a new generation, as the API server gives every spec change. */
+let generation = 0;
+
 function route(
   name: string,
   path: string,
@@ -84,6 +87,7 @@ function route(
   const spec = ROUTES.find((r) => r.name === name)!;
   return httpRoute(name, rules(path, backend), {
     parentRefs: [parent ?? spec.parent],
+    generation: ++generation,
     ...(spec.hostnames ? { hostnames: spec.hostnames } : {}),
   });
 }
@@ -230,6 +234,7 @@ describe('Controller fast paths against a full-build oracle', { concurrency: fal
       const pick = <T>(xs: T[]): T => xs[Math.floor(random() * xs.length)];
       const variant = new Map(SECRETS.map((s) => [s, 0]));
       const bad = new Set<string>();
+      const parents = new Map(ROUTES.map((r) => [r.name, r.parent]));
       try {
         for (let i = 0; i < 14; i++) {
           const before = await counts(inc.metrics);
@@ -256,12 +261,20 @@ describe('Controller fast paths against a full-build oracle', { concurrency: fal
           } else if (r < 0.9) {
             const name = pick(ROUTES).name;
             const path = `/${name}/${Math.floor(random() * 1000)}`;
+            const parent = parents.get(name)!;
+            const parentChanged =
+              JSON.stringify(parent) !== JSON.stringify(ROUTES.find((x) => x.name === name)!.parent);
+            parents.set(name, ROUTES.find((x) => x.name === name)!.parent);
             await step(
               inc,
               state,
               route(name, path, pick(['web', 'api'])),
               `step ${i}: edit ${name} ${path}`,
             );
+            const after = await counts(inc.metrics);
+            // Same parentRefs and hostnames, valid rules: the route fast path; else a full build.
+            assert.equal(delta(after, before, 'route'), parentChanged ? 0 : 1, `step ${i}: route fast path`);
+            assert.equal(delta(after, before, 'ok'), parentChanged ? 1 : 0, `step ${i}: full builds`);
           } else {
             const name = pick(ROUTES).name;
             const parent = pick([
@@ -269,10 +282,16 @@ describe('Controller fast paths against a full-build oracle', { concurrency: fal
               parentRef('edge', { sectionName: 'https-b' }),
               parentRef('edge', { sectionName: 'http' }),
             ]);
+            const same = JSON.stringify(parents.get(name)) === JSON.stringify(parent);
+            parents.set(name, parent);
             await step(inc, state, route(name, `/${name}`, 'web', parent), `step ${i}: reparent ${name}`);
             const after = await counts(inc.metrics);
-            if (delta(after, before, 'ok') + delta(after, before, 'route') > 0)
-              assert.equal(delta(after, before, 'route'), 0, `step ${i}: parentRefs change is a full build`);
+            if (same)
+              assert.equal(delta(after, before, 'ok'), 0, `step ${i}: same parentRefs, no full build`);
+            else {
+              assert.equal(delta(after, before, 'route'), 0, `step ${i}: parentRefs change is no fast path`);
+              assert.equal(delta(after, before, 'ok'), 1, `step ${i}: parentRefs change is a full build`);
+            }
           }
         }
       } finally {
@@ -303,6 +322,54 @@ describe('Controller fast paths against a full-build oracle', { concurrency: fal
       assert.deepEqual(changed, ['default/a-cert', 'default/shared-cert']);
       for (const [n, e] of snap.types[TypeUrl.Listener].entries)
         assert.equal(e.version, listenersBefore.get(n)?.version, `listener ${n} unchanged`);
+    } finally {
+      inc.controller.stop();
+    }
+  });
+
+  test('route edits that change hostnames, parentRefs or validity fall back to a full build', async () => {
+    const objects = world();
+    const state = new Map(objects.map((o) => [keyOf(o), o]));
+    const inc = await run(objects);
+    try {
+      const cases: [string, KubeObject][] = [
+        [
+          'hostnames',
+          httpRoute('r-a', rules('/x', 'web'), {
+            parentRefs: [parentRef('edge')],
+            hostnames: ['b.example.com'],
+          }),
+        ],
+        ['parentRefs', route('r-b', '/y', 'web', parentRef('edge', { sectionName: 'https-b' }))],
+        [
+          'no valid rule',
+          httpRoute(
+            'r-all',
+            [{ filters: [{ type: 'Bogus' } as never], backendRefs: [backendRef('web', 80)] }],
+            {
+              parentRefs: [parentRef('edge')],
+            },
+          ),
+        ],
+        ['valid again', route('r-all', '/z')],
+      ];
+      for (const [what, o] of cases) {
+        const before = await counts(inc.metrics);
+        await step(inc, state, o, what);
+        const after = await counts(inc.metrics);
+        assert.equal(delta(after, before, 'route'), 0, `${what}: no fast path`);
+        assert.equal(delta(after, before, 'ok'), 1, `${what}: full build`);
+      }
+      // And a plain edit afterwards takes the fast path again, for GRPCRoutes too.
+      const before = await counts(inc.metrics);
+      await step(inc, state, route('r-all', '/w', 'api'), 'plain edit');
+      const grpc = grpcRoute('g', [{ backendRefs: [backendRef('web', 80)] }], {
+        parentRefs: [parentRef('edge')],
+        generation: 2,
+      });
+      await step(inc, state, grpc, 'GRPCRoute edit');
+      assert.equal(delta(await counts(inc.metrics), before, 'route'), 2);
+      assert.equal(delta(await counts(inc.metrics), before, 'ok'), 0);
     } finally {
       inc.controller.stop();
     }

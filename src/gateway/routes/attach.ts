@@ -199,41 +199,13 @@ export function attachRoutes(
   const attachedByListener = new Map<string, Map<string, AttachedRoute>>();
   const statuses: ObjectStatus[] = [];
   for (const route of routes) {
-    const refs = (route.object.spec as { parentRefs?: ParentReference[] } | undefined)?.parentRefs;
-    const entries: RouteParentStatus[] = [];
-    const validRules = route.ruleCount === 0 || route.ruleProblems.length < route.ruleCount;
-    for (const ref of Array.isArray(refs) ? refs : []) {
-      const target = targetOf(parents, ref, route.id.namespace);
-      if (!target) continue;
-      let outcome = evaluateParentRef(view, route, ref, target);
-      if (outcome.accepted && !validRules) {
-        const first = route.ruleProblems[0];
-        outcome = { accepted: false, reason: first.reason, message: allRulesMessage(route), listeners: [] };
-      }
-      for (const { listener, hostnames } of outcome.listeners) {
-        let m = attachedByListener.get(listener.qualifiedName);
-        if (!m) attachedByListener.set(listener.qualifiedName, (m = new Map()));
-        const prev = m.get(route.id.key);
-        if (prev) prev.hostnames = [...new Set([...prev.hostnames, ...hostnames])].sort();
-        else m.set(route.id.key, { route, hostnames });
-      }
-      entries.push({
-        parentRef: { ...ref },
-        controllerName: opts.controllerName,
-        conditions: routeConditions(route, outcome, opts),
-      });
+    const one = attachRoute(view, opts, parents, route);
+    for (const [qn, hostnames] of one.listeners) {
+      let m = attachedByListener.get(qn);
+      if (!m) attachedByListener.set(qn, (m = new Map()));
+      m.set(route.id.key, { route, hostnames });
     }
-    if (entries.length === 0) continue;
-    statuses.push({
-      apiVersion: GATEWAY_API_VERSION,
-      kind: route.id.kind,
-      metadata: {
-        namespace: route.id.namespace,
-        name: route.id.name,
-        generation: route.object.metadata.generation,
-      },
-      status: { parents: entries },
-    });
+    if (one.status) statuses.push(one.status);
   }
   const attached = new Map<string, AttachedRoute[]>();
   const counts = new Map<string, number>();
@@ -242,6 +214,64 @@ export function attachRoutes(
     counts.set(qn, m.size);
   }
   return { attached, counts, statuses };
+}
+
+/** Where one route attaches and its status; what attachRoutes computes for each route. */
+export interface RouteAttachment {
+  /** Listener qualifiedName → the route's hostnames on it (merged over its parentRefs). */
+  listeners: Map<string, string[]>;
+  /** Undefined when no parentRef names a parent Convoy owns. */
+  status: ObjectStatus | undefined;
+}
+
+/** True when the route has a valid rule (or no rules): otherwise it attaches nowhere. */
+export function hasValidRules(route: CompiledRoute): boolean {
+  return route.ruleCount === 0 || route.ruleProblems.length < route.ruleCount;
+}
+
+/** Attaches one route: independent of every other route. */
+export function attachRoute(
+  view: StoreView,
+  opts: BuildOptions,
+  parents: Map<string, ParentTarget>,
+  route: CompiledRoute,
+): RouteAttachment {
+  const refs = (route.object.spec as { parentRefs?: ParentReference[] } | undefined)?.parentRefs;
+  const entries: RouteParentStatus[] = [];
+  const listeners = new Map<string, string[]>();
+  const validRules = hasValidRules(route);
+  for (const ref of Array.isArray(refs) ? refs : []) {
+    const target = targetOf(parents, ref, route.id.namespace);
+    if (!target) continue;
+    let outcome = evaluateParentRef(view, route, ref, target);
+    if (outcome.accepted && !validRules) {
+      const first = route.ruleProblems[0];
+      outcome = { accepted: false, reason: first.reason, message: allRulesMessage(route), listeners: [] };
+    }
+    for (const { listener, hostnames } of outcome.listeners) {
+      const prev = listeners.get(listener.qualifiedName);
+      listeners.set(listener.qualifiedName, prev ? [...new Set([...prev, ...hostnames])].sort() : hostnames);
+    }
+    entries.push({
+      parentRef: { ...ref },
+      controllerName: opts.controllerName,
+      conditions: routeConditions(route, outcome, opts),
+    });
+  }
+  if (entries.length === 0) return { listeners, status: undefined };
+  return {
+    listeners,
+    status: {
+      apiVersion: GATEWAY_API_VERSION,
+      kind: route.id.kind,
+      metadata: {
+        namespace: route.id.namespace,
+        name: route.id.name,
+        generation: route.object.metadata.generation,
+      },
+      status: { parents: entries },
+    },
+  };
 }
 
 function allRulesMessage(route: CompiledRoute): string {
