@@ -238,8 +238,9 @@ export class Controller {
    * Route fast path: existing HTTPRoutes/GRPCRoutes were edited and nothing else changed since
    * the last full build but certificate contents and endpoints (both kept current in lastFleets).
    * `updateRoutes` (gateway/build.ts) checks that the edits cannot change attachment, listeners or
-   * any other object's status, and rebuilds the affected fleets with the same fleet assembly as a
-   * full build. The fleets' SecretModels are taken from lastFleets: a route edit does not change
+   * any other object's status, and recomputes the route configurations of the listeners those
+   * routes are attached to in the last FleetModels (or rebuilds the affected fleets with the same
+   * fleet assembly as a full build when it cannot show the clusters stay the same). The fleets' SecretModels are taken from lastFleets: a route edit does not change
    * which certificates a fleet serves, and the certificate fast path keeps their contents there
    * (the state's resolved listeners still hold the ones of the last full build). Statuses are
    * those of the last build with the edited routes' replaced. Returns false (nothing published)
@@ -256,7 +257,9 @@ export class Controller {
         if (!current) return false;
         edits.push({ previous, current });
       }
-      const result = updateRoutes(this.opts.store, this.buildOptions(), this.state, edits);
+      const result = updateRoutes(this.opts.store, this.buildOptions(), this.state, edits, (f) =>
+        this.lastFleets.get(f),
+      );
       if (!result || result.fleets.some((f) => !this.lastFleets.has(f.fleet))) return false;
       const fleets = result.fleets.map((built) => {
         const previous = this.lastFleets.get(built.fleet)!;

@@ -134,6 +134,7 @@ export function updateRoutes(
   opts: BuildOptions,
   state: BuildState,
   edits: RouteEdit[],
+  previousFleet: (fleet: string) => FleetModel | undefined = () => undefined,
 ): { fleets: FleetModel[]; statuses: ObjectStatus[]; state: BuildState } | undefined {
   const routes = new Map(state.routes);
   const attached = new Map(state.attachment.attached);
@@ -145,7 +146,8 @@ export function updateRoutes(
   const listenerGateway = new Map<string, ResolvedGateway>();
   for (const t of state.parents.values())
     for (const l of t.listeners) listenerGateway.set(l.qualifiedName, t.gateway);
-  const affected = new Set<ResolvedGateway>();
+  const affected = new Map<ResolvedGateway, Set<string>>();
+  const replaced = new Map<CompiledRoute, CompiledRoute>();
   for (const { previous, current } of edits) {
     const kind = current.kind;
     if ((kind !== 'HTTPRoute' && kind !== 'GRPCRoute') || previous.kind !== kind) return undefined;
@@ -173,14 +175,120 @@ export function updateRoutes(
       const copy = list.slice();
       copy[i] = { route: next, hostnames };
       attached.set(qn, copy);
-      affected.add(gw);
+      const set = affected.get(gw) ?? new Set<string>();
+      set.add(qn);
+      affected.set(gw, set);
     }
     routes.set(id.key, next);
+    replaced.set(old, next);
     statuses[at] = now.status;
   }
   const attachment: AttachmentResult = { ...state.attachment, attached };
-  const fleets = [...affected].map((gw) => buildFleet(view, gw, attachment));
+  const fleets = [...affected].map(([gw, listeners]) => {
+    const previous = previousFleet(gw.fleet);
+    const patched = previous && patchFleet(view, gw, attachment, previous, listeners, replaced);
+    return patched || buildFleet(view, gw, attachment);
+  });
   return { fleets, statuses, state: { ...state, routes, attachment, statuses } };
+}
+
+/**
+ * `previous` (this Gateway's last FleetModel, as buildFleet or this function made it) with the
+ * route configurations of the given listeners recomputed exactly as buildFleet computes them (same
+ * groups, claims and virtual-host memo), every other port and chain kept as is. Only valid when
+ * the listeners and attachment of every other listener are those `previous` was built from, and the
+ * routes attached to `listeners` changed only as `replaced` (old → new CompiledRoute) says.
+ * Clusters are kept when they provably cannot differ from buildFleet's: each recomputed route
+ * configuration names the same clusters and uses the same routes (modulo `replaced`) as before, and
+ * every replaced route has the same ClusterRefs; otherwise (or when anything is not where it
+ * should be) returns undefined and the caller runs buildFleet.
+ */
+function patchFleet(
+  view: StoreView,
+  gw: ResolvedGateway,
+  attachment: AttachmentResult,
+  previous: FleetModel,
+  listeners: Set<string>,
+  replaced: Map<CompiledRoute, CompiledRoute>,
+): FleetModel | undefined {
+  if (!gw.accepted) return undefined;
+  for (const [old, next] of replaced) if (!deepEqual(old.clusters, next.clusters)) return undefined;
+  const byPort = new Map<number, ResolvedListener[]>();
+  for (const l of gw.listeners) {
+    if (!l.ready) continue;
+    const list = byPort.get(l.port);
+    if (list) list.push(l);
+    else byPort.set(l.port, [l]);
+  }
+  const memo = new VirtualHostMemo(view, gw.fleet, true);
+  const ports = previous.ports.slice();
+  const portIndex = new Map(ports.map((p, i) => [p.port, i]));
+  /** Recomputed route configurations: memo key → the virtual hosts `previous` serves there. */
+  const recomputed = new Map<string, VirtualHostModel[]>();
+  const claimsByPort = new Map<number, ListenerClaims>();
+  const httpDone = new Set<number>();
+  for (const qn of listeners) {
+    const l = gw.listeners.find((x) => x.qualifiedName === qn);
+    if (!l || !l.ready) continue; // Not served: no route configuration of its own.
+    const group = byPort.get(l.port)!;
+    const first = group[0];
+    const at = portIndex.get(l.port);
+    if (at === undefined) return undefined;
+    const port = ports[at];
+    if (first.protocol === 'HTTP') {
+      if (l.protocol !== 'HTTP' || httpDone.has(l.port)) continue;
+      httpDone.add(l.port);
+      const http = group.filter((x) => x.protocol === 'HTTP');
+      const routes: ListenerRoutes[] = http.map((x) => ({
+        listener: x,
+        routes: routesOf(attachment, x, HTTP_KINDS),
+      }));
+      if (!port.http) return undefined;
+      const entry = memo.virtualHosts(routes, new ListenerClaims(http), l.port, 'http');
+      recomputed.set(VirtualHostMemo.key(routes, l.port, 'http'), port.http.virtualHosts);
+      ports[at] = { ...port, http: { ...port.http, virtualHosts: entry.virtualHosts } };
+    } else if (first.protocol === 'HTTPS' || first.protocol === 'TLS') {
+      if (l.protocol !== 'HTTPS') continue;
+      let claims = claimsByPort.get(l.port);
+      if (!claims) {
+        claims = new ListenerClaims(group.filter((x) => x.protocol === 'HTTPS' || x.protocol === 'TLS'));
+        claimsByPort.set(l.port, claims);
+      }
+      const routes: ListenerRoutes[] = [{ listener: l, routes: routesOf(attachment, l, HTTP_KINDS) }];
+      const entry = memo.virtualHosts(routes, claims, l.port, 'https');
+      const i = port.filterChains.findIndex((c) => c.name === l.qualifiedName);
+      const served = i < 0 ? undefined : port.filterChains[i].virtualHosts;
+      if (!served || recomputed.has(VirtualHostMemo.key(routes, l.port, 'https'))) return undefined;
+      recomputed.set(VirtualHostMemo.key(routes, l.port, 'https'), served);
+      const filterChains = port.filterChains.slice();
+      filterChains[i] = { ...filterChains[i], virtualHosts: entry.virtualHosts };
+      ports[at] = { ...port, filterChains };
+    }
+  }
+  for (const [key, served] of recomputed) {
+    // The memo entry of the last build must be the one `previous` was assembled from.
+    const before = memo.previousEntry(key);
+    const after = memo.nextEntry(key);
+    if (!before || !after || !deepEqual(before.virtualHosts, served)) return undefined;
+    if (!sameSet(clusterNamesOf(before.virtualHosts), clusterNamesOf(after.virtualHosts))) return undefined;
+    if (
+      !sameSet(
+        before.used.map((r) => replaced.get(r) ?? r),
+        after.used,
+      )
+    )
+      return undefined;
+  }
+  memo.commit();
+  return { ...previous, ports };
+}
+
+function sameSet<T>(a: readonly T[], b: readonly T[]): boolean {
+  const sa = new Set(a);
+  const sb = new Set(b);
+  if (sa.size !== sb.size) return false;
+  for (const x of sa) if (!sb.has(x)) return false;
+  return true;
 }
 
 function sameAttachment(a: Map<string, string[]>, b: Map<string, string[]>): boolean {
@@ -339,13 +447,25 @@ const virtualHostMemos = new WeakMap<StoreView, Map<string, Map<string, VirtualH
  */
 class VirtualHostMemo {
   private readonly previous: Map<string, VirtualHostEntry>;
-  private readonly next = new Map<string, VirtualHostEntry>();
+  private readonly next: Map<string, VirtualHostEntry>;
 
+  /** `carry`: keep every previous entry (a partial rebuild that only recomputes some). */
   constructor(
     private readonly view: StoreView,
     private readonly fleet: string,
+    carry = false,
   ) {
     this.previous = virtualHostMemos.get(view)?.get(fleet) ?? new Map();
+    this.next = carry ? new Map(this.previous) : new Map();
+  }
+
+  static key(group: ListenerRoutes[], port: number, scheme: 'http' | 'https'): string {
+    return `${scheme}:${port}:${group.map((g) => g.listener.qualifiedName).join('\n')}`;
+  }
+
+  /** The entry of the last build (before this one) for a route configuration. */
+  previousEntry(key: string): VirtualHostEntry | undefined {
+    return this.previous.get(key);
   }
 
   virtualHosts(
@@ -355,7 +475,7 @@ class VirtualHostMemo {
     scheme: 'http' | 'https',
   ): VirtualHostEntry {
     const isolated = isolateHostnames(group, claims);
-    const key = `${scheme}:${port}:${group.map((g) => g.listener.qualifiedName).join('\n')}`;
+    const key = VirtualHostMemo.key(group, port, scheme);
     const prev = this.previous.get(key);
     let entry = prev && prev.port === port && sameIsolation(prev.isolated, isolated) ? prev : undefined;
     if (!entry) {
@@ -364,6 +484,11 @@ class VirtualHostMemo {
     }
     this.next.set(key, entry);
     return entry;
+  }
+
+  /** The entry computed (or carried) in this build for a route configuration. */
+  nextEntry(key: string): VirtualHostEntry | undefined {
+    return this.next.get(key);
   }
 
   commit(): void {

@@ -110,6 +110,8 @@ function world(): KubeObject[] {
     ...SECRETS.map((s) => secret(s, 0)),
     ...backendService('web', 80, ['10.0.0.1']),
     ...backendService('api', 80, ['10.0.0.2']),
+    // Only ever named by an edit: its cluster comes and goes with that route.
+    ...backendService('solo', 80, ['10.0.0.3']),
     ...ROUTES.map((r) => route(r.name, `/${r.name}`)),
     grpcRoute('g', [{ backendRefs: [backendRef('api', 80)] }], { parentRefs: [parentRef('edge')] }),
   ];
@@ -268,7 +270,7 @@ describe('Controller fast paths against a full-build oracle', { concurrency: fal
             await step(
               inc,
               state,
-              route(name, path, pick(['web', 'api'])),
+              route(name, path, pick(['web', 'api', 'solo'])),
               `step ${i}: edit ${name} ${path}`,
             );
             const after = await counts(inc.metrics);
