@@ -260,18 +260,20 @@ export class Controller {
       const result = updateRoutes(this.opts.store, this.buildOptions(), this.state, edits, (f) =>
         this.lastFleets.get(f),
       );
-      if (!result || result.fleets.some((f) => !this.lastFleets.has(f.fleet))) return false;
-      const fleets = result.fleets.map((built) => {
-        const previous = this.lastFleets.get(built.fleet)!;
-        return reuseUnchanged(previous, { ...built, secrets: previous.secrets });
+      if (!result || result.fleets.some((f) => !this.lastFleets.has(f.model.fleet))) return false;
+      const fleets = result.fleets.map(({ model, patched }) => {
+        // A patched model already shares every untouched node (and its secrets) with lastFleets.
+        if (patched) return model;
+        const previous = this.lastFleets.get(model.fleet)!;
+        return reuseUnchanged(previous, { ...model, secrets: previous.secrets });
       });
       this.state = result.state;
       for (const fleet of fleets) {
         this.lastFleets.set(fleet.fleet, fleet);
         this.publishFleet(fleet);
       }
-      // backendRefs may have changed: Services they name become relevant.
-      this.references = this.referenceIndex();
+      // backendRefs may have changed: Services they name become relevant (see addRoute).
+      for (const { current } of edits) this.references?.addRoute(current);
       statuses = result.statuses;
       this.opts.metrics.builds.inc({ result: 'route' });
       this.opts.metrics.buildDuration.observe(Number(process.hrtime.bigint() - started) / 1e9);

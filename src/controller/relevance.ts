@@ -26,20 +26,27 @@ export class ReferenceIndex {
       }
     }
     for (const kind of ['HTTPRoute', 'GRPCRoute', 'TLSRoute']) {
-      for (const route of view.list(kind)) {
-        const ns = objectNamespace(route);
-        for (const rule of rulesOf(route)) {
-          for (const ref of rule.backendRefs ?? []) index.addService(ns, ref);
-          for (const f of rule.filters ?? [])
-            if (f.requestMirror?.backendRef) index.addService(ns, f.requestMirror.backendRef);
-          for (const b of rule.backendRefs ?? []) {
-            for (const f of b.filters ?? [])
-              if (f.requestMirror?.backendRef) index.addService(ns, f.requestMirror.backendRef);
-          }
-        }
-      }
+      for (const route of view.list(kind)) index.addRoute(route);
     }
     return index;
+  }
+
+  /**
+   * Adds the Services a route refers to. Used after a route fast path: the index may then also
+   * hold Services only the route's old version named, which costs at most an unneeded build until
+   * the next full build recomputes the index; it never misses a referenced Service.
+   */
+  addRoute(route: KubeObject): void {
+    const ns = objectNamespace(route);
+    for (const rule of rulesOf(route)) {
+      for (const ref of rule.backendRefs ?? []) this.addService(ns, ref);
+      for (const f of rule.filters ?? [])
+        if (f.requestMirror?.backendRef) this.addService(ns, f.requestMirror.backendRef);
+      for (const b of rule.backendRefs ?? []) {
+        for (const f of b.filters ?? [])
+          if (f.requestMirror?.backendRef) this.addService(ns, f.requestMirror.backendRef);
+      }
+    }
   }
 
   private addService(routeNamespace: string, ref: ObjectRef): void {

@@ -78,6 +78,14 @@ export interface BuildState {
   /** Every status of the build, in the build's order. */
   statuses: ObjectStatus[];
   policy: BackendPolicy;
+  /** Position in `statuses` by `kind/namespace/name` (route updates replace statuses in place). */
+  statusIndex: Map<string, number>;
+  /** The Gateway each listener (qualifiedName) belongs to. */
+  listenerGateway: Map<string, ResolvedGateway>;
+}
+
+function statusKey(s: ObjectStatus): string {
+  return `${s.kind}/${s.metadata.namespace ?? ''}/${s.metadata.name}`;
 }
 
 export function buildGateways(
@@ -100,15 +108,30 @@ export function buildGateways(
     ...gatewayAndListenerSetStatuses(gateways, view, opts),
     ...routeStatuses,
   ];
+  const parents = indexParents(gateways);
+  const listenerGateway = new Map<string, ResolvedGateway>();
+  for (const t of parents.values())
+    for (const l of t.listeners) listenerGateway.set(l.qualifiedName, t.gateway);
   const state: BuildState = {
     gateways,
-    parents: indexParents(gateways),
+    parents,
     routes: new Map(routes.map((r) => [r.id.key, r])),
     attachment,
     statuses,
     policy,
+    statusIndex: new Map(statuses.map((s, i) => [statusKey(s), i])),
+    listenerGateway,
   };
   return { fleets, statuses, state };
+}
+
+/**
+ * A fleet after route edits: `patched` when it is `previousFleet` with only the recomputed
+ * route configurations replaced (every other node keeps its identity), else a fresh buildFleet.
+ */
+export interface RouteUpdatedFleet {
+  model: FleetModel;
+  patched: boolean;
 }
 
 /** A route object as the last build saw it, and as it is now. */
@@ -135,17 +158,11 @@ export function updateRoutes(
   state: BuildState,
   edits: RouteEdit[],
   previousFleet: (fleet: string) => FleetModel | undefined = () => undefined,
-): { fleets: FleetModel[]; statuses: ObjectStatus[]; state: BuildState } | undefined {
+): { fleets: RouteUpdatedFleet[]; statuses: ObjectStatus[]; state: BuildState } | undefined {
   const routes = new Map(state.routes);
   const attached = new Map(state.attachment.attached);
-  const statusIndex = new Map<string, number>();
-  state.statuses.forEach((s, i) =>
-    statusIndex.set(`${s.kind}/${s.metadata.namespace ?? ''}/${s.metadata.name}`, i),
-  );
+  const { statusIndex, listenerGateway } = state;
   const statuses = [...state.statuses];
-  const listenerGateway = new Map<string, ResolvedGateway>();
-  for (const t of state.parents.values())
-    for (const l of t.listeners) listenerGateway.set(l.qualifiedName, t.gateway);
   const affected = new Map<ResolvedGateway, Set<string>>();
   const replaced = new Map<CompiledRoute, CompiledRoute>();
   for (const { previous, current } of edits) {
@@ -187,7 +204,9 @@ export function updateRoutes(
   const fleets = [...affected].map(([gw, listeners]) => {
     const previous = previousFleet(gw.fleet);
     const patched = previous && patchFleet(view, gw, attachment, previous, listeners, replaced);
-    return patched || buildFleet(view, gw, attachment);
+    return patched
+      ? { model: patched, patched: true }
+      : { model: buildFleet(view, gw, attachment), patched: false };
   });
   return { fleets, statuses, state: { ...state, routes, attachment, statuses } };
 }

@@ -260,7 +260,7 @@ describe('Controller fast paths against a full-build oracle', { concurrency: fal
             if (!wasBad)
               assert.equal(delta(after, before, 'ok'), 1, `step ${i}: invalid certificate rebuilds`);
             assert.equal(delta(after, before, 'secrets'), 0, `step ${i}: no fast path`);
-          } else if (r < 0.9) {
+          } else if (r < 0.82) {
             const name = pick(ROUTES).name;
             const path = `/${name}/${Math.floor(random() * 1000)}`;
             const parent = parents.get(name)!;
@@ -277,6 +277,12 @@ describe('Controller fast paths against a full-build oracle', { concurrency: fal
             // Same parentRefs and hostnames, valid rules: the route fast path; else a full build.
             assert.equal(delta(after, before, 'route'), parentChanged ? 0 : 1, `step ${i}: route fast path`);
             assert.equal(delta(after, before, 'ok'), parentChanged ? 1 : 0, `step ${i}: full builds`);
+          } else if (r < 0.9) {
+            // Endpoints, including of a Service only an earlier route fast path made relevant.
+            const svc = pick(['web', 'api', 'solo']);
+            const address = `10.1.0.${Math.floor(random() * 250)}`;
+            const [, slice] = backendService(svc, 80, [address]);
+            await step(inc, state, slice, `step ${i}: ${svc} endpoints`);
           } else {
             const name = pick(ROUTES).name;
             const parent = pick([
