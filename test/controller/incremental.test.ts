@@ -227,7 +227,7 @@ function delta(after: Record<string, number>, before: Record<string, number>, k:
 }
 
 describe('Controller fast paths against a full-build oracle', { concurrency: false }, () => {
-  for (const seed of [1, 2, 3]) {
+  for (const seed of [1, 2, 3, 4, 5]) {
     test(`seeded sequence ${seed}: rotations, invalid certificates and route edits`, async () => {
       const objects = world();
       const state = new Map(objects.map((o) => [keyOf(o), o]));
@@ -238,7 +238,7 @@ describe('Controller fast paths against a full-build oracle', { concurrency: fal
       const bad = new Set<string>();
       const parents = new Map(ROUTES.map((r) => [r.name, r.parent]));
       try {
-        for (let i = 0; i < 14; i++) {
+        for (let i = 0; i < 20; i++) {
           const before = await counts(inc.metrics);
           const r = random();
           if (r < 0.45) {
