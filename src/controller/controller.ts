@@ -5,7 +5,13 @@ import { Debouncer } from '../store/debounce';
 import { objectNamespace, type KubeObject } from '../store/objects';
 import type { ObjectStatus, StatusSink } from '../status/types';
 import { mergeStatus, sameBuiltStatus } from '../status/merge';
-import { buildGateways, updateRoutes, type BuildState, type RouteEdit } from '../gateway/build';
+import {
+  addListenerSet,
+  buildGateways,
+  updateRoutes,
+  type BuildState,
+  type RouteEdit,
+} from '../gateway/build';
 import { translateFleet, type TranslateOptions } from '../envoy/translate';
 import type { XdsCache } from '../xds/cache';
 import type { FleetModel, SecretModel } from '../dag/model';
@@ -72,7 +78,9 @@ export class Controller {
         const impact = changeImpact(change, this.references);
         if (impact === 'none') return;
         if (impact === 'full') this.pending.full = true;
-        else if (impact === 'secret' || impact === 'route') {
+        else if (impact === 'added') {
+          if (change.type === 'put') this.pending.added.set(change.key, change.object);
+        } else if (impact === 'secret' || impact === 'route') {
           // Keep the object the last build saw (the first `previous` since then).
           const pending = impact === 'secret' ? this.pending.secrets : this.pending.routes;
           if (change.type === 'put' && change.previous && !pending.has(change.key))
@@ -121,7 +129,11 @@ export class Controller {
         const work = this.pending;
         this.pending = emptyWork(false);
         if (work.full || !this.firstBuildDone) await this.fullBuild();
-        else if (work.secrets.size > 0 && !this.refreshSecrets(work.secrets)) {
+        else if (work.added.size > 0) {
+          // Only creations (and nothing else but unreferenced objects) may take the fast path.
+          const only = work.secrets.size === 0 && work.routes.size === 0 && work.endpointServices.size === 0;
+          if (!only || !(await this.refreshAdded(work.added))) await this.fullBuild();
+        } else if (work.secrets.size > 0 && !this.refreshSecrets(work.secrets)) {
           // Some certificate became (or was) invalid: listener conditions and chains change.
           await this.fullBuild();
         } else if (work.routes.size > 0 && !(await this.refreshRoutes(work.routes))) {
@@ -135,7 +147,8 @@ export class Controller {
         this.pending.full ||
         this.pending.endpointServices.size > 0 ||
         this.pending.secrets.size > 0 ||
-        this.pending.routes.size > 0
+        this.pending.routes.size > 0 ||
+        this.pending.added.size > 0
       );
     } finally {
       this.building = false;
@@ -287,6 +300,53 @@ export class Controller {
   }
 
   /**
+   * ListenerSet fast path: since the last full build, exactly one ListenerSet was created, maybe
+   * with HTTPRoutes/GRPCRoutes that name only it (and Secrets no build referred to, which a build
+   * reads from the store anyway). `addListenerSet` (gateway/build.ts) checks that this can only
+   * change the set's, its Gateway's and the new routes' statuses and add the set's own filter
+   * chains, secrets and clusters to its Gateway's last FleetModel; otherwise it returns undefined
+   * and this returns false (nothing published) for a full build. The reference index learns the
+   * set's Secrets and the routes' Services, so their later changes are not missed.
+   */
+  private async refreshAdded(added: Map<string, KubeObject>): Promise<boolean> {
+    if (this.lastBuildFailed || !this.state) return false;
+    const started = process.hrtime.bigint();
+    let statuses: ObjectStatus[];
+    try {
+      const current: KubeObject[] = [];
+      for (const o of added.values()) {
+        const now = this.opts.store.get(o.kind, objectNamespace(o), o.metadata.name);
+        // Not there any more: a deletion, which pending.full already asks a full build for.
+        if (!now) return false;
+        current.push(now);
+      }
+      const sets = current.filter((o) => o.kind === 'ListenerSet');
+      if (sets.length !== 1) return false;
+      const routes = current.filter((o) => o.kind !== 'ListenerSet');
+      const result = addListenerSet(this.opts.store, this.buildOptions(), this.state, sets[0], routes, (f) =>
+        this.lastFleets.get(f),
+      );
+      if (!result) return false;
+      this.state = result.state;
+      if (result.fleet) {
+        this.lastFleets.set(result.fleet.fleet, result.fleet);
+        this.publishFleet(result.fleet);
+      }
+      this.references?.addListenerOwner(sets[0]);
+      for (const r of routes) this.references?.addRoute(r);
+      statuses = result.statuses;
+      this.opts.metrics.builds.inc({ result: 'listenerset' });
+      this.opts.metrics.buildDuration.observe(Number(process.hrtime.bigint() - started) / 1e9);
+    } catch (err) {
+      this.log.warn({ err }, 'ListenerSet fast path failed; falling back to a full build');
+      return false;
+    }
+    await new Promise((r) => setImmediate(r));
+    this.publishStatusesSafely(statuses);
+    return true;
+  }
+
+  /**
    * Certificate fast path: only the content of Secrets that listeners refer to changed. A
    * Secret's only influence on a build is through `secretToModel` (tls.ts): whether it is a valid
    * key pair (listener ResolvedRefs/Programmed, and whether the listener's chains exist at all)
@@ -392,8 +452,10 @@ interface PendingWork {
   secrets: Map<string, KubeObject>;
   /** HTTPRoutes/GRPCRoutes updated in place: store key → the object as the last build saw it. */
   routes: Map<string, KubeObject>;
+  /** ListenerSets and HTTPRoutes/GRPCRoutes created: store key → the object created. */
+  added: Map<string, KubeObject>;
 }
 
 function emptyWork(full: boolean): PendingWork {
-  return { full, endpointServices: new Set(), secrets: new Map(), routes: new Map() };
+  return { full, endpointServices: new Set(), secrets: new Map(), routes: new Map(), added: new Map() };
 }

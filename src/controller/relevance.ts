@@ -16,19 +16,20 @@ export class ReferenceIndex {
     const index = new ReferenceIndex();
     for (const key of extraServices) index.services.add(key);
     for (const kind of ['Gateway', 'ListenerSet']) {
-      for (const owner of view.list(kind)) {
-        const ns = objectNamespace(owner);
-        for (const l of listenersOf(owner)) {
-          for (const ref of l.tls?.certificateRefs ?? []) {
-            index.secrets.add(`${ref.namespace ?? ns}/${ref.name}`);
-          }
-        }
-      }
+      for (const owner of view.list(kind)) index.addListenerOwner(owner);
     }
     for (const kind of ['HTTPRoute', 'GRPCRoute', 'TLSRoute']) {
       for (const route of view.list(kind)) index.addRoute(route);
     }
     return index;
+  }
+
+  /** Adds the Secrets a Gateway's or ListenerSet's listeners refer to. */
+  addListenerOwner(owner: KubeObject): void {
+    const ns = objectNamespace(owner);
+    for (const l of listenersOf(owner)) {
+      for (const ref of l.tls?.certificateRefs ?? []) this.secrets.add(`${ref.namespace ?? ns}/${ref.name}`);
+    }
   }
 
   /**
@@ -64,14 +65,16 @@ export class ReferenceIndex {
   }
 }
 
-export type ChangeImpact = 'none' | 'endpoints' | 'secret' | 'route' | 'full';
+export type ChangeImpact = 'none' | 'endpoints' | 'secret' | 'route' | 'added' | 'full';
 
 /**
  * Classifies one store change: irrelevant (no build), endpoints only (fast path: clusters'
  * load assignments, no listener or route rebuild), an update of a referenced Secret that already
  * existed (candidate for the certificate fast path, which re-validates and falls back to a full
  * build when validity changed), an update of an existing HTTPRoute/GRPCRoute (candidate for the
- * route fast path, which checks its own preconditions and otherwise falls back), or a full build.
+ * route fast path, which checks its own preconditions and otherwise falls back), a creation of a
+ * ListenerSet or HTTPRoute/GRPCRoute (candidate for the ListenerSet fast path, which needs exactly
+ * one new ListenerSet and falls back otherwise), or a full build.
  */
 export function changeImpact(change: StoreChange, index: ReferenceIndex | undefined): ChangeImpact {
   if (!index) return 'full';
@@ -93,7 +96,11 @@ export function changeImpact(change: StoreChange, index: ReferenceIndex | undefi
         : 'none';
     case 'HTTPRoute':
     case 'GRPCRoute':
+      if (change.type === 'put' && !change.previous) return 'added';
       return change.type === 'put' && change.previous ? 'route' : 'full';
+    case 'ListenerSet':
+      // A creation: candidate for the ListenerSet fast path (which falls back when it must).
+      return change.type === 'put' && !change.previous ? 'added' : 'full';
     default:
       return 'full';
   }

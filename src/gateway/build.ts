@@ -20,10 +20,17 @@ import { objectNamespace } from '../store/objects';
 import type { ParentReference } from './api';
 import { GATEWAY_API_VERSION } from './api';
 import { gatewayClassStatuses } from './gatewayclass';
-import { gatewayAndListenerSetStatuses, resolveGateways } from './listeners';
+import {
+  gatewayAndListenerSetStatuses,
+  gatewayStatus,
+  resolveAddedListenerSet,
+  resolveGateways,
+} from './listeners';
+import { listenerSetParent, listenerSetStatus, listenerSetVerdict } from './listenersets';
+import { acceptedGatewayClasses } from './gatewayclass';
 import type { BackendPolicy, ClusterRef } from './backends';
 import { buildClusters } from './backends';
-import { attachRoute, attachRoutes, hasValidRules, indexParents, targetOf } from './routes/attach';
+import { attachRoute, attachRoutes, hasValidRules, indexParents, parentKey, targetOf } from './routes/attach';
 import type { AttachmentResult, ParentTarget } from './routes/attach';
 import { compileGRPCRoute, compileHTTPRoute } from './routes/compile';
 import { compileMemoized } from './routes/memo';
@@ -31,7 +38,13 @@ import { compileTLSRoute } from './routes/tls';
 import { compareRouteIds, cmp, routeIdentity } from './routes/identity';
 import { deepEqual } from '../dag/reuse';
 import type { AttachedRoute, CompiledRoute, RouteKind } from './routes/types';
-import { CATCH_ALL, ListenerClaims, isolateHostnames, virtualHostsOf } from './routes/vhosts';
+import {
+  CATCH_ALL,
+  ListenerClaims,
+  coveringHostnames,
+  isolateHostnames,
+  virtualHostsOf,
+} from './routes/vhosts';
 import type { ListenerRoutes } from './routes/vhosts';
 
 const COMPILERS: Record<
@@ -209,6 +222,206 @@ export function updateRoutes(
       : { model: buildFleet(view, gw, attachment), patched: false };
   });
   return { fleets, statuses, state: { ...state, routes, attachment, statuses } };
+}
+
+/**
+ * Adds a ListenerSet created since the state's build (with new HTTPRoutes/GRPCRoutes whose
+ * parentRefs all name it; new Secrets are read from the view) when that cannot change anything but
+ * its own status, its Gateway's status (attachedListenerSets), the new routes' statuses and its
+ * own filter chains: its Gateway is accepted and owned, it sorts strictly last in precedence (newer
+ * creationTimestamp than every other set of that Gateway), no other route names it, its listeners
+ * give no existing listener a new condition (resolveAddedListenerSet), and each of its ready
+ * listeners is HTTPS with an exact hostname on a port the fleet already serves by SNI, where no
+ * ready listener has no hostname or one that covers it (so no other chain's hostname isolation
+ * changes). Returns the patched FleetModel (undefined when nothing is served differently), every
+ * status (the new ones appended), and the new state; or undefined when a full build is needed.
+ */
+export function addListenerSet(
+  view: StoreView,
+  opts: BuildOptions,
+  state: BuildState,
+  ls: KubeObject,
+  added: KubeObject[],
+  previousFleet: (fleet: string) => FleetModel | undefined,
+): { fleet: FleetModel | undefined; statuses: ObjectStatus[]; state: BuildState } | undefined {
+  if (ls.kind !== 'ListenerSet' || ls.metadata.deletionTimestamp) return undefined;
+  const parent = listenerSetParent(ls);
+  if (!parent) return undefined;
+  const at = state.gateways.findIndex((g) => g.fleet === `${parent.namespace}/${parent.name}`);
+  if (at < 0) return undefined;
+  const g = state.gateways[at];
+  const lsNs = objectNamespace(ls);
+  const setKey = parentKey('ListenerSet', lsNs, ls.metadata.name);
+  if (state.parents.has(setKey)) return undefined;
+  const created = Date.parse(ls.metadata.creationTimestamp ?? '');
+  if (Number.isNaN(created)) return undefined;
+  for (const s of g.listenerSets) {
+    const t = Date.parse(s.object.metadata.creationTimestamp ?? '');
+    if (Number.isNaN(t) || t >= created) return undefined;
+  }
+  const resolved = resolveAddedListenerSet(view, opts, g, ls);
+  if (!resolved) return undefined;
+  const { set, allowed } = resolved;
+  const gw: ResolvedGateway = {
+    ...g,
+    listeners: allowed ? [...g.listeners, ...set.listeners] : g.listeners,
+    listenerSets: [...g.listenerSets, set],
+  };
+  const target: ParentTarget = {
+    kind: 'ListenerSet',
+    namespace: lsNs,
+    name: ls.metadata.name,
+    gateway: gw,
+    listeners: set.listeners,
+    accepted: set.accepted,
+  };
+  const only = new Map([[setKey, target]]);
+  // The new routes name only the new set; no other route may name it.
+  const addedKeys = new Set<string>();
+  const compiled: CompiledRoute[] = [];
+  for (const obj of added) {
+    const kind = obj.kind;
+    if ((kind !== 'HTTPRoute' && kind !== 'GRPCRoute') || obj.metadata.deletionTimestamp) return undefined;
+    const refs = (obj.spec as { parentRefs?: ParentReference[] } | undefined)?.parentRefs;
+    const ns = objectNamespace(obj);
+    if (!Array.isArray(refs) || refs.length === 0) return undefined;
+    for (const r of refs) if (targetOf(only, r, ns) !== target) return undefined;
+    const id = routeIdentity(kind, obj);
+    if (state.routes.has(id.key) || addedKeys.has(`${kind}/${ns}/${obj.metadata.name}`)) return undefined;
+    addedKeys.add(`${kind}/${ns}/${obj.metadata.name}`);
+    compiled.push(compileMemoized(COMPILERS[kind], view, obj, state.policy));
+  }
+  for (const kind of Object.keys(COMPILERS) as RouteKind[]) {
+    for (const obj of view.list(kind)) {
+      const ns = objectNamespace(obj);
+      if (addedKeys.has(`${kind}/${ns}/${obj.metadata.name}`)) continue;
+      const refs = (obj.spec as { parentRefs?: ParentReference[] } | undefined)?.parentRefs;
+      if (Array.isArray(refs) && refs.some((r) => targetOf(only, r, ns))) return undefined;
+    }
+  }
+  compiled.sort((a, b) => compareRouteIds(a.id, b.id));
+  const parents = new Map<string, ParentTarget>();
+  for (const [k, t] of state.parents) parents.set(k, t.gateway === g ? { ...t, gateway: gw } : t);
+  parents.set(setKey, target);
+  const attached = new Map(state.attachment.attached);
+  const counts = new Map(state.attachment.counts);
+  const routes = new Map(state.routes);
+  const newStatuses: ObjectStatus[] = [];
+  const byListener = new Map<string, AttachedRoute[]>();
+  for (const route of compiled) {
+    const one = attachRoute(view, opts, parents, route);
+    if (!one.status) return undefined;
+    for (const [qn, hostnames] of one.listeners) {
+      if (!set.listeners.some((l) => l.qualifiedName === qn)) return undefined;
+      const list = byListener.get(qn) ?? [];
+      list.push({ route, hostnames });
+      byListener.set(qn, list);
+    }
+    routes.set(route.id.key, route);
+    newStatuses.push(one.status);
+  }
+  for (const [qn, list] of byListener) {
+    attached.set(qn, list);
+    counts.set(qn, list.length);
+  }
+  for (const l of set.listeners) l.attachedRoutes = byListener.get(l.qualifiedName)?.length ?? 0;
+
+  // The fleet: a chain per ready listener of the set.
+  let fleet: FleetModel | undefined;
+  const ready = set.listeners.filter((l) => l.ready);
+  const attachment: AttachmentResult = { ...state.attachment, attached, counts };
+  if (ready.length > 0) {
+    const previous = previousFleet(gw.fleet);
+    if (!previous) return undefined;
+    const ports = previous.ports.slice();
+    const memo = new VirtualHostMemo(view, gw.fleet, true);
+    const secrets = new Map(previous.secrets.map((s) => [s.name, s]));
+    const clusters = new Map(previous.clusters.map((c) => [c.name, c]));
+    const newRefs: ClusterRef[] = [];
+    for (const l of ready) {
+      const host = l.hostname?.toLowerCase();
+      if (l.protocol !== 'HTTPS' || l.tlsMode !== 'Terminate' || !host || host.startsWith('*'))
+        return undefined;
+      const i = ports.findIndex((p) => p.port === l.port);
+      if (i < 0 || ports[i].http) return undefined;
+      const sni = gw.listeners.filter(
+        (x) => x.ready && x.port === l.port && (x.protocol === 'HTTPS' || x.protocol === 'TLS'),
+      );
+      const covering = new Set(coveringHostnames(host));
+      for (const x of gw.listeners) {
+        if (!x.ready || x.port !== l.port || x === l) continue;
+        if (!x.hostname || covering.has(x.hostname.toLowerCase())) return undefined;
+      }
+      const group: ListenerRoutes[] = [{ listener: l, routes: routesOf(attachment, l, HTTP_KINDS) }];
+      const entry = memo.virtualHosts(group, new ListenerClaims(sni), l.port, 'https');
+      for (const c of l.certificates) if (!secrets.has(c.name)) secrets.set(c.name, c);
+      const chain: FilterChainModel = {
+        name: l.qualifiedName,
+        serverNames: [host],
+        mode: 'Terminate',
+        protocol: 'HTTPS',
+        secretNames: l.certificates.map((c) => c.name),
+        routeConfigName: `https-${l.port}/${host}`,
+        virtualHosts: entry.virtualHosts,
+      };
+      if (ports[i].filterChains.some((c) => c.name === chain.name)) return undefined;
+      const filterChains = [...ports[i].filterChains, chain].sort((a, b) => cmp(a.name, b.name));
+      ports[i] = { ...ports[i], filterChains };
+      const names = new Set(clusterNamesOf(entry.virtualHosts));
+      for (const route of entry.used) {
+        for (const ref of route.clusters) {
+          if (!names.has(ref.name)) continue;
+          const existing = clusters.get(ref.name);
+          if (!existing) newRefs.push(ref);
+          // The same cluster is unchanged only when this route asks for the same protocol.
+          else if (existing.protocol !== ref.protocol || existing.externalName !== ref.externalName)
+            return undefined;
+        }
+      }
+    }
+    // A full build also takes the refs of every other used route naming a new cluster (a rule
+    // shadowed elsewhere can name one without it being served): any differing one → full build.
+    const firstRef = new Map<string, ClusterRef>();
+    for (const ref of newRefs) if (!firstRef.has(ref.name)) firstRef.set(ref.name, ref);
+    for (const route of firstRef.size > 0 ? state.routes.values() : []) {
+      for (const c of route.clusters) {
+        const ref = firstRef.get(c.name);
+        if (ref && !deepEqual(ref, c)) return undefined;
+      }
+    }
+    for (const c of buildClusters(view, newRefs, `${gw.fleet}#added`)) clusters.set(c.name, c);
+    memo.commit();
+    fleet = {
+      ...previous,
+      ports,
+      clusters: [...clusters.values()].sort((a, b) => cmp(a.name, b.name)),
+      secrets: [...secrets.values()].sort((a, b) => cmp(a.name, b.name)),
+    };
+  }
+
+  // Statuses: the Gateway's is replaced, the set's and the routes' are appended.
+  const statuses = [...state.statuses];
+  const statusIndex = new Map(state.statusIndex);
+  const gwStatus = gatewayStatus(gw, view, opts, acceptedGatewayClasses(view, opts));
+  const gwAt = statusIndex.get(statusKey(gwStatus));
+  if (gwAt === undefined) return undefined;
+  statuses[gwAt] = gwStatus;
+  const setStatus = listenerSetStatus(set, listenerSetVerdict(set, allowed, gw.accepted), opts);
+  for (const s of [setStatus, ...newStatuses]) {
+    if (statusIndex.has(statusKey(s))) return undefined;
+    statusIndex.set(statusKey(s), statuses.length);
+    statuses.push(s);
+  }
+  const listenerGateway = new Map<string, ResolvedGateway>();
+  for (const [qn, x] of state.listenerGateway) listenerGateway.set(qn, x === g ? gw : x);
+  for (const l of set.listeners) listenerGateway.set(l.qualifiedName, gw);
+  const gateways = state.gateways.slice();
+  gateways[at] = gw;
+  return {
+    fleet,
+    statuses,
+    state: { ...state, gateways, parents, routes, attachment, statuses, statusIndex, listenerGateway },
+  };
 }
 
 /**

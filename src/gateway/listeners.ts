@@ -642,6 +642,71 @@ function resolveGateway(
   return { object: gw, fleet: `${ns}/${gw.metadata.name}`, accepted, listeners, listenerSets };
 }
 
+/**
+ * What resolveGateway would give for `ls`, a ListenerSet that sorts last in precedence among the
+ * sets of the accepted Gateway `g` (g as resolved without it): its ResolvedListenerSet, and whether
+ * g admits it. Its listeners are checked against the claims detectConflicts would hold when it
+ * reaches them (every listener of the Gateway's own, and the non-conflicted ones of admitted sets,
+ * which are exactly g.listeners), so existing outcomes cannot change. Returns undefined when the
+ * Gateway is not accepted or when adding the set would give an existing listener an
+ * OverlappingTLSConfig condition it did not have: a full build is needed then.
+ */
+export function resolveAddedListenerSet(
+  view: StoreView,
+  opts: BuildOptions,
+  g: ResolvedGateway,
+  ls: KubeObject,
+): { set: ResolvedListenerSet; allowed: boolean } | undefined {
+  if (!g.accepted) return undefined;
+  const lsNs = objectNamespace(ls);
+  const owner: ListenerOwner = { kind: 'ListenerSet', namespace: lsNs, name: ls.metadata.name };
+  const specs = listenerSetSpec(ls)?.listeners ?? [];
+  const gen = ls.metadata.generation;
+  const allowed = listenerSetAllowed(view, g.object, lsNs);
+  if (!allowed) {
+    const listeners = specs.map((spec) => notAllowedListener(opts, owner, spec, gen));
+    return { allowed, set: { object: ls, accepted: false, listeners } };
+  }
+  const ports = new Set(specs.map((s) => s.port));
+  const claims = new Map<number, PortClaims>();
+  const claim = (c: ConflictInput) => {
+    let pc = claims.get(c.port);
+    if (!pc) {
+      pc = new PortClaims();
+      claims.set(c.port, pc);
+    }
+    pc.add(c);
+  };
+  const existing: ResolvedListener[] = [];
+  for (const l of g.listeners) {
+    if (!ports.has(l.port)) continue;
+    existing.push(l);
+    const conflicted = l.conditions.some((c) => c.type === ConditionType.Conflicted && c.status === 'True');
+    if (l.owner.kind !== 'Gateway' && conflicted) continue;
+    claim({ port: l.port, protocol: l.protocol, hostname: l.hostname, tlsMode: l.tlsMode });
+  }
+  const listeners: ResolvedListener[] = [];
+  for (const spec of specs) {
+    const input: ConflictInput = {
+      port: spec.port,
+      protocol: spec.protocol,
+      hostname: spec.hostname,
+      tlsMode: tlsModeOf(spec),
+    };
+    const conflict = claims.get(spec.port)?.conflict(input);
+    if (!conflict) claim(input);
+    listeners.push(validateListener(view, opts, { owner, spec, generation: gen, conflict }));
+  }
+  // Overlap marking over copies: an existing listener newly marked would change its status.
+  const copies = existing.map((l) => ({ ...l }));
+  markOverlappingTLS([...copies, ...listeners], opts);
+  for (let i = 0; i < copies.length; i++) {
+    if (copies[i].conditions === existing[i].conditions) continue;
+    if (!existing[i].conditions.some((c) => c.type === ConditionType.OverlappingTLSConfig)) return undefined;
+  }
+  return { allowed, set: { object: ls, accepted: listeners.some((l) => l.ready), listeners } };
+}
+
 export function resolveGateways(view: StoreView, opts: BuildOptions): ResolvedGateway[] {
   const setsByParent = listenerSetsByParent(view);
   const acceptedClasses = acceptedGatewayClasses(view, opts);
@@ -685,7 +750,7 @@ export function dataPlaneAddresses(view: StoreView, opts: BuildOptions): Gateway
   }));
 }
 
-function gatewayStatus(
+export function gatewayStatus(
   g: ResolvedGateway,
   view: StoreView,
   opts: BuildOptions,

@@ -211,6 +211,86 @@ async function step(
   }
 }
 
+/** Applies several changes at once (one build), then compares with a fresh full build. */
+async function stepMany(
+  inc: Running,
+  state: Map<string, KubeObject>,
+  objects: KubeObject[],
+  what: string,
+): Promise<void> {
+  for (const o of objects) {
+    state.set(keyOf(o), o);
+    inc.store.put(o);
+  }
+  await inc.controller.settle();
+  const oracle = await run([...state.values()]);
+  try {
+    assert.deepEqual(resources(inc.cache), resources(oracle.cache), `${what}: resources`);
+    assert.deepEqual(statuses(inc), statuses(oracle), `${what}: statuses`);
+  } finally {
+    oracle.controller.stop();
+  }
+}
+
+type Addition = 'ok' | 'no-route' | 'not-allowed' | 'conflict' | 'bad-cert' | 'grpc';
+type Fallback = 'wildcard' | 'older' | 'same-time' | 'new-port' | 'also-gateway' | 'no-hostname';
+
+/** Seconds after DEFAULT_CREATED: every added ListenerSet is newer than the last one. */
+let addedCount = 0;
+
+/**
+ * A new ListenerSet `add-<n>` on `edge` with its Secret and (unless 'no-route') a route naming
+ * only it. Every Addition takes the ListenerSet fast path; every Fallback needs a full build.
+ */
+function addition(how: Addition | Fallback): { objects: KubeObject[]; set: string; route?: KubeObject } {
+  const n = ++addedCount;
+  const name = `add-${n}`;
+  const ns = how === 'not-allowed' ? 'other' : 'default';
+  const host =
+    how === 'conflict'
+      ? 'a.example.com'
+      : how === 'wildcard'
+        ? '*.example.com'
+        : how === 'no-hostname'
+          ? undefined
+          : `n${n}.example.com`;
+  const created =
+    how === 'older'
+      ? '2025-12-31T00:00:00Z'
+      : how === 'same-time'
+        ? '2026-01-01T00:00:00Z'
+        : new Date(Date.parse('2026-01-02T00:00:00Z') + n * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+  // Overlapping hostnames go to 9443 (c.example.com), so later additions on 8443 stay fast;
+  // a new port is new every time (once served, the next addition there could be fast).
+  const port = how === 'new-port' ? 10000 + n : how === 'wildcard' || how === 'no-hostname' ? 9443 : 8443;
+  const certName = `${name}-cert`;
+  const cert =
+    how === 'bad-cert'
+      ? { ...badSecret(certName), metadata: { name: certName, namespace: ns } }
+      : tlsSecret(certName, [host && !host.startsWith('*') ? host : `x${n}.example.com`], { namespace: ns });
+  const set = listenerSet(
+    name,
+    { name: 'edge', namespace: 'default' },
+    [httpsListener('l', port, host, certName)],
+    { namespace: ns, created },
+  );
+  const lsRef = parentRef(name, { group: 'gateway.networking.k8s.io', kind: 'ListenerSet' });
+  const refs = how === 'also-gateway' ? [lsRef, parentRef('edge', { namespace: 'default' })] : [lsRef];
+  const route =
+    how === 'no-route'
+      ? undefined
+      : how === 'grpc'
+        ? grpcRoute(`r-${name}`, [{ backendRefs: [backendRef('api', 80)] }], {
+            parentRefs: refs,
+            namespace: ns,
+          })
+        : httpRoute(`r-${name}`, rules(`/${name}`, n % 2 ? 'solo' : 'web'), {
+            parentRefs: refs,
+            namespace: ns,
+          });
+  return { objects: [cert, set, ...(route ? [route] : [])], set: name, route };
+}
+
 function rng(seed: number): () => number {
   let s = seed >>> 0;
   return () => {
@@ -228,7 +308,7 @@ function delta(after: Record<string, number>, before: Record<string, number>, k:
 
 describe('Controller fast paths against a full-build oracle', { concurrency: false }, () => {
   for (const seed of [1, 2, 3, 4, 5]) {
-    test(`seeded sequence ${seed}: rotations, invalid certificates and route edits`, async () => {
+    test(`seeded sequence ${seed}: rotations, invalid certificates, route edits, ListenerSets added`, async () => {
       const objects = world();
       const state = new Map(objects.map((o) => [keyOf(o), o]));
       const inc = await run(objects);
@@ -237,9 +317,45 @@ describe('Controller fast paths against a full-build oracle', { concurrency: fal
       const variant = new Map(SECRETS.map((s) => [s, 0]));
       const bad = new Set<string>();
       const parents = new Map(ROUTES.map((r) => [r.name, r.parent]));
+      const addedRoutes: KubeObject[] = [];
+      const overlapping = new Set<string>();
       try {
         for (let i = 0; i < 20; i++) {
           const before = await counts(inc.metrics);
+          if (random() < 0.25) {
+            // A ListenerSet added (with its Secret and maybe a route), or an edit of such a route.
+            const fallback = random() < 0.3;
+            if (!fallback && addedRoutes.length > 0 && random() < 0.3) {
+              const old = pick(addedRoutes);
+              const edited = { ...old, metadata: { ...old.metadata, generation: ++generation } };
+              edited.spec = { ...(old.spec as object), rules: rules(`/e${i}`, pick(['web', 'api', 'solo'])) };
+              if (old.kind === 'GRPCRoute') edited.spec = { ...(old.spec as object) };
+              await step(inc, state, edited, `step ${i}: edit added ${old.metadata.name}`);
+              const after = await counts(inc.metrics);
+              assert.equal(delta(after, before, 'route'), 1, `step ${i}: added route edit fast path`);
+              assert.equal(delta(after, before, 'ok'), 0, `step ${i}: no full build`);
+              continue;
+            }
+            let how = fallback
+              ? pick<Fallback>(['wildcard', 'older', 'same-time', 'new-port', 'also-gateway', 'no-hostname'])
+              : pick<Addition>(['ok', 'ok', 'no-route', 'not-allowed', 'conflict', 'bad-cert', 'grpc']);
+            // A second identical overlapping listener would be Conflicted (not ready): a fast path.
+            if (how === 'wildcard' || how === 'no-hostname') {
+              if (overlapping.has(how)) how = 'older';
+              overlapping.add(how);
+            }
+            const add = addition(how);
+            await stepMany(inc, state, add.objects, `step ${i}: add ListenerSet ${add.set} (${how})`);
+            const after = await counts(inc.metrics);
+            assert.equal(
+              delta(after, before, 'listenerset'),
+              fallback ? 0 : 1,
+              `step ${i}: ${how} fast path`,
+            );
+            assert.equal(delta(after, before, 'ok'), fallback ? 1 : 0, `step ${i}: ${how} full builds`);
+            if (add.route && how !== 'grpc') addedRoutes.push(add.route);
+            continue;
+          }
           const r = random();
           if (r < 0.45) {
             const name = pick(SECRETS);
@@ -378,6 +494,51 @@ describe('Controller fast paths against a full-build oracle', { concurrency: fal
       await step(inc, state, grpc, 'GRPCRoute edit');
       assert.equal(delta(await counts(inc.metrics), before, 'route'), 2);
       assert.equal(delta(await counts(inc.metrics), before, 'ok'), 0);
+    } finally {
+      inc.controller.stop();
+    }
+  });
+
+  test('ListenerSet additions take the fast path, or fall back when they could change more', async () => {
+    const objects = world();
+    const state = new Map(objects.map((o) => [keyOf(o), o]));
+    const inc = await run(objects);
+    try {
+      const cases: [Addition | Fallback, boolean][] = [
+        ['ok', true],
+        ['no-route', true],
+        ['not-allowed', true],
+        ['conflict', true],
+        ['bad-cert', true],
+        ['grpc', true],
+        ['wildcard', false],
+        ['older', false],
+        ['same-time', false],
+        ['new-port', false],
+        ['also-gateway', false],
+        ['no-hostname', false],
+        ['ok', true],
+      ];
+      for (const [how, fast] of cases) {
+        const before = await counts(inc.metrics);
+        const add = addition(how);
+        await stepMany(inc, state, add.objects, `add ${add.set} (${how})`);
+        const after = await counts(inc.metrics);
+        assert.equal(delta(after, before, 'listenerset'), fast ? 1 : 0, `${how}: fast path`);
+        assert.equal(delta(after, before, 'ok'), fast ? 0 : 1, `${how}: full build`);
+      }
+      // A route created alone, naming an existing ListenerSet, is a full build.
+      const before = await counts(inc.metrics);
+      const lone = httpRoute('r-lone', rules('/lone', 'web'), {
+        parentRefs: [parentRef('tenant', { group: 'gateway.networking.k8s.io', kind: 'ListenerSet' })],
+      });
+      await step(inc, state, lone, 'route created alone');
+      assert.equal(delta(await counts(inc.metrics), before, 'ok'), 1);
+      // The Secret of a fast-pathed set is referenced: its rotation takes the certificate fast path.
+      const before2 = await counts(inc.metrics);
+      const host = `n${addedCount}.example.com`;
+      await step(inc, state, tlsSecret(`add-${addedCount}-cert`, [host, `v1.${host}`]), 'rotate added');
+      assert.equal(delta(await counts(inc.metrics), before2, 'secrets'), 1);
     } finally {
       inc.controller.stop();
     }
