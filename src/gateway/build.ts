@@ -79,7 +79,8 @@ export function compileRoutes(
 
 /**
  * What a full build knew, kept so that a route edit can be applied without a full build
- * (updateRoutes). Nothing in it is mutated afterwards; updates produce a new state.
+ * (updateRoutes). updateRoutes produces a new state; addListenerSet updates it in place once its
+ * checks passed (the caller holds only the latest state, and a failure is a full build).
  */
 export interface BuildState {
   gateways: ResolvedGateway[];
@@ -95,6 +96,28 @@ export interface BuildState {
   statusIndex: Map<string, number>;
   /** The Gateway each listener (qualifiedName) belongs to. */
   listenerGateway: Map<string, ResolvedGateway>;
+  /**
+   * `namespace/name` of every parentRef of every route in the view, whatever its kind (a superset
+   * of the ListenerSets routes name: addListenerSet falls back when a new set's key is in it).
+   */
+  namedParents: Set<string>;
+}
+
+function namedParentsOf(view: StoreView): Set<string> {
+  const out = new Set<string>();
+  for (const kind of Object.keys(COMPILERS) as RouteKind[]) {
+    for (const obj of view.list(kind)) addNamedParents(out, obj);
+  }
+  return out;
+}
+
+function addNamedParents(out: Set<string>, route: KubeObject): void {
+  const refs = (route.spec as { parentRefs?: ParentReference[] } | undefined)?.parentRefs;
+  if (!Array.isArray(refs)) return;
+  const ns = objectNamespace(route);
+  for (const r of refs) {
+    if (r && typeof r === 'object' && typeof r.name === 'string') out.add(`${r.namespace || ns}/${r.name}`);
+  }
 }
 
 function statusKey(s: ObjectStatus): string {
@@ -134,6 +157,7 @@ export function buildGateways(
     policy,
     statusIndex: new Map(statuses.map((s, i) => [statusKey(s), i])),
     listenerGateway,
+    namedParents: namedParentsOf(view),
   };
   return { fleets, statuses, state };
 }
@@ -262,6 +286,7 @@ export function addListenerSet(
   const resolved = resolveAddedListenerSet(view, opts, g, ls);
   if (!resolved) return undefined;
   const { set, allowed } = resolved;
+  // g as a full build would resolve it now; g itself is only updated once nothing can fail.
   const gw: ResolvedGateway = {
     ...g,
     listeners: allowed ? [...g.listeners, ...set.listeners] : g.listeners,
@@ -271,7 +296,7 @@ export function addListenerSet(
     kind: 'ListenerSet',
     namespace: lsNs,
     name: ls.metadata.name,
-    gateway: gw,
+    gateway: g,
     listeners: set.listeners,
     accepted: set.accepted,
   };
@@ -291,25 +316,15 @@ export function addListenerSet(
     addedKeys.add(`${kind}/${ns}/${obj.metadata.name}`);
     compiled.push(compileMemoized(COMPILERS[kind], view, obj, state.policy));
   }
-  for (const kind of Object.keys(COMPILERS) as RouteKind[]) {
-    for (const obj of view.list(kind)) {
-      const ns = objectNamespace(obj);
-      if (addedKeys.has(`${kind}/${ns}/${obj.metadata.name}`)) continue;
-      const refs = (obj.spec as { parentRefs?: ParentReference[] } | undefined)?.parentRefs;
-      if (Array.isArray(refs) && refs.some((r) => targetOf(only, r, ns))) return undefined;
-    }
-  }
+  // Routes other than the new ones have the parentRefs of the state's build (route edits that
+  // change them are full builds), so namedParents tells whether one of them names the new set.
+  if (state.namedParents.has(`${lsNs}/${ls.metadata.name}`)) return undefined;
   compiled.sort((a, b) => compareRouteIds(a.id, b.id));
-  const parents = new Map<string, ParentTarget>();
-  for (const [k, t] of state.parents) parents.set(k, t.gateway === g ? { ...t, gateway: gw } : t);
-  parents.set(setKey, target);
-  const attached = new Map(state.attachment.attached);
-  const counts = new Map(state.attachment.counts);
-  const routes = new Map(state.routes);
+  // Every parentRef of the new routes names the new set, so `only` gives what the full index does.
   const newStatuses: ObjectStatus[] = [];
   const byListener = new Map<string, AttachedRoute[]>();
   for (const route of compiled) {
-    const one = attachRoute(view, opts, parents, route);
+    const one = attachRoute(view, opts, only, route);
     if (!one.status) return undefined;
     for (const [qn, hostnames] of one.listeners) {
       if (!set.listeners.some((l) => l.qualifiedName === qn)) return undefined;
@@ -317,26 +332,31 @@ export function addListenerSet(
       list.push({ route, hostnames });
       byListener.set(qn, list);
     }
-    routes.set(route.id.key, route);
     newStatuses.push(one.status);
   }
-  for (const [qn, list] of byListener) {
-    attached.set(qn, list);
-    counts.set(qn, list.length);
-  }
   for (const l of set.listeners) l.attachedRoutes = byListener.get(l.qualifiedName)?.length ?? 0;
+
+  // Statuses: the Gateway's is replaced, the set's and the routes' are appended.
+  const gwStatus = gatewayStatus(gw, view, opts, acceptedGatewayClasses(view, opts));
+  const gwAt = state.statusIndex.get(statusKey(gwStatus));
+  if (gwAt === undefined) return undefined;
+  const setStatus = listenerSetStatus(set, listenerSetVerdict(set, allowed, gw.accepted), opts);
+  const appended = [setStatus, ...newStatuses];
+  const appendedKeys = new Set(appended.map(statusKey));
+  if (appendedKeys.size !== appended.length) return undefined;
+  for (const k of appendedKeys) if (state.statusIndex.has(k)) return undefined;
 
   // The fleet: a chain per ready listener of the set.
   let fleet: FleetModel | undefined;
   const ready = set.listeners.filter((l) => l.ready);
-  const attachment: AttachmentResult = { ...state.attachment, attached, counts };
   if (ready.length > 0) {
     const previous = previousFleet(gw.fleet);
     if (!previous) return undefined;
     const ports = previous.ports.slice();
     const memo = new VirtualHostMemo(view, gw.fleet, true);
-    const secrets = new Map(previous.secrets.map((s) => [s.name, s]));
-    const clusters = new Map(previous.clusters.map((c) => [c.name, c]));
+    let secrets = previous.secrets;
+    let clusters = previous.clusters;
+    const clusterByName = new Map(clusters.map((c) => [c.name, c]));
     const newRefs: ClusterRef[] = [];
     for (const l of ready) {
       const host = l.hostname?.toLowerCase();
@@ -344,17 +364,19 @@ export function addListenerSet(
         return undefined;
       const i = ports.findIndex((p) => p.port === l.port);
       if (i < 0 || ports[i].http) return undefined;
-      const sni = gw.listeners.filter(
-        (x) => x.ready && x.port === l.port && (x.protocol === 'HTTPS' || x.protocol === 'TLS'),
-      );
       const covering = new Set(coveringHostnames(host));
       for (const x of gw.listeners) {
         if (!x.ready || x.port !== l.port || x === l) continue;
         if (!x.hostname || covering.has(x.hostname.toLowerCase())) return undefined;
       }
-      const group: ListenerRoutes[] = [{ listener: l, routes: routesOf(attachment, l, HTTP_KINDS) }];
-      const entry = memo.virtualHosts(group, new ListenerClaims(sni), l.port, 'https');
-      for (const c of l.certificates) if (!secrets.has(c.name)) secrets.set(c.name, c);
+      const routes = byListener.get(l.qualifiedName) ?? [];
+      // No ready sibling covers `host` (checked above), so for the route hostnames `host` itself
+      // claims of all siblings (buildFleet's) and of `l` alone give the same isolation.
+      if (routes.some((a) => a.hostnames.some((h) => h !== host))) return undefined;
+      const group: ListenerRoutes[] = [{ listener: l, routes }];
+      const entry = memo.virtualHosts(group, new ListenerClaims([l]), l.port, 'https');
+      for (const c of l.certificates)
+        if (!secrets.some((x) => x.name === c.name)) secrets = sortedWith(secrets, c);
       const chain: FilterChainModel = {
         name: l.qualifiedName,
         serverNames: [host],
@@ -365,13 +387,12 @@ export function addListenerSet(
         virtualHosts: entry.virtualHosts,
       };
       if (ports[i].filterChains.some((c) => c.name === chain.name)) return undefined;
-      const filterChains = [...ports[i].filterChains, chain].sort((a, b) => cmp(a.name, b.name));
-      ports[i] = { ...ports[i], filterChains };
+      ports[i] = { ...ports[i], filterChains: sortedWith(ports[i].filterChains, chain) };
       const names = new Set(clusterNamesOf(entry.virtualHosts));
       for (const route of entry.used) {
         for (const ref of route.clusters) {
           if (!names.has(ref.name)) continue;
-          const existing = clusters.get(ref.name);
+          const existing = clusterByName.get(ref.name);
           if (!existing) newRefs.push(ref);
           // The same cluster is unchanged only when this route asks for the same protocol.
           else if (existing.protocol !== ref.protocol || existing.externalName !== ref.externalName)
@@ -389,39 +410,40 @@ export function addListenerSet(
         if (ref && !deepEqual(ref, c)) return undefined;
       }
     }
-    for (const c of buildClusters(view, newRefs, `${gw.fleet}#added`)) clusters.set(c.name, c);
+    for (const c of buildClusters(view, newRefs, `${gw.fleet}#added`)) clusters = sortedWith(clusters, c);
     memo.commit();
-    fleet = {
-      ...previous,
-      ports,
-      clusters: [...clusters.values()].sort((a, b) => cmp(a.name, b.name)),
-      secrets: [...secrets.values()].sort((a, b) => cmp(a.name, b.name)),
-    };
+    fleet = { ...previous, ports, clusters, secrets };
   }
 
-  // Statuses: the Gateway's is replaced, the set's and the routes' are appended.
-  const statuses = [...state.statuses];
-  const statusIndex = new Map(state.statusIndex);
-  const gwStatus = gatewayStatus(gw, view, opts, acceptedGatewayClasses(view, opts));
-  const gwAt = statusIndex.get(statusKey(gwStatus));
-  if (gwAt === undefined) return undefined;
-  statuses[gwAt] = gwStatus;
-  const setStatus = listenerSetStatus(set, listenerSetVerdict(set, allowed, gw.accepted), opts);
-  for (const s of [setStatus, ...newStatuses]) {
-    if (statusIndex.has(statusKey(s))) return undefined;
-    statusIndex.set(statusKey(s), statuses.length);
-    statuses.push(s);
+  // Nothing can fail any more: update the state in place (the caller replaces its last state by it).
+  g.listeners = gw.listeners;
+  g.listenerSets = gw.listenerSets;
+  state.parents.set(setKey, target);
+  for (const [qn, list] of byListener) {
+    state.attachment.attached.set(qn, list);
+    state.attachment.counts.set(qn, list.length);
   }
-  const listenerGateway = new Map<string, ResolvedGateway>();
-  for (const [qn, x] of state.listenerGateway) listenerGateway.set(qn, x === g ? gw : x);
-  for (const l of set.listeners) listenerGateway.set(l.qualifiedName, gw);
-  const gateways = state.gateways.slice();
-  gateways[at] = gw;
-  return {
-    fleet,
-    statuses,
-    state: { ...state, gateways, parents, routes, attachment, statuses, statusIndex, listenerGateway },
-  };
+  for (const route of compiled) state.routes.set(route.id.key, route);
+  state.statuses[gwAt] = gwStatus;
+  for (const s of appended) {
+    state.statusIndex.set(statusKey(s), state.statuses.length);
+    state.statuses.push(s);
+  }
+  for (const l of set.listeners) state.listenerGateway.set(l.qualifiedName, g);
+  for (const obj of added) addNamedParents(state.namedParents, obj);
+  return { fleet, statuses: state.statuses, state };
+}
+
+/** `sorted` (by name) with `item` inserted at its place: a new array. */
+function sortedWith<T extends { name: string }>(sorted: readonly T[], item: T): T[] {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (cmp(sorted[mid].name, item.name) < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  return [...sorted.slice(0, lo), item, ...sorted.slice(lo)];
 }
 
 /**

@@ -534,7 +534,20 @@ describe('Controller fast paths against a full-build oracle', { concurrency: fal
       });
       await step(inc, state, lone, 'route created alone');
       assert.equal(delta(await counts(inc.metrics), before, 'ok'), 1);
+      // A route created earlier naming a set that did not exist yet: adding that set is a full build.
+      const early = httpRoute('r-early', rules('/early', 'web'), {
+        parentRefs: [
+          parentRef(`add-${addedCount + 1}`, { group: 'gateway.networking.k8s.io', kind: 'ListenerSet' }),
+        ],
+      });
+      await step(inc, state, early, 'route naming a future set');
+      const before3 = await counts(inc.metrics);
+      const named = addition('ok');
+      await stepMany(inc, state, named.objects, 'add a set an existing route names');
+      assert.equal(delta(await counts(inc.metrics), before3, 'listenerset'), 0);
+      assert.equal(delta(await counts(inc.metrics), before3, 'ok'), 1);
       // The Secret of a fast-pathed set is referenced: its rotation takes the certificate fast path.
+      await stepMany(inc, state, addition('ok').objects, 'one more addition');
       const before2 = await counts(inc.metrics);
       const host = `n${addedCount}.example.com`;
       await step(inc, state, tlsSecret(`add-${addedCount}-cert`, [host, `v1.${host}`]), 'rotate added');
