@@ -120,35 +120,27 @@ function closer(server: http.Server | https.Server): () => Promise<void> {
 }
 
 /** A plain HTTP/1.1 echo backend on 127.0.0.1 and a free port. */
-export async function startEchoBackend(name: string, host = '127.0.0.1'): Promise<Backend> {
-  const counter: Counter = { n: 0, active: 0, sleepers: new Set() };
-  const server = http.createServer(handler(name, counter, false));
-  const port = await listen(server, host);
-  return {
-    name,
-    port,
-    host,
-    get requests() {
-      return counter.n;
-    },
-    get active() {
-      return counter.active;
-    },
-    release() {
-      for (const wake of [...counter.sleepers]) wake();
-    },
-    close: closer(server),
-  };
+export function startEchoBackend(name: string, host = '127.0.0.1'): Promise<Backend> {
+  return serveEcho(name, host, (h) => http.createServer(h));
 }
 
 /** An HTTPS echo backend (for TLS passthrough): it terminates TLS itself with the given cert. */
-export async function startTlsEchoBackend(
+export function startTlsEchoBackend(
   name: string,
   creds: { cert: string | Buffer; key: string | Buffer },
   host = '127.0.0.1',
 ): Promise<Backend> {
+  return serveEcho(name, host, (h) => https.createServer({ cert: creds.cert, key: creds.key }, h), true);
+}
+
+async function serveEcho(
+  name: string,
+  host: string,
+  create: (h: ReturnType<typeof handler>) => http.Server | https.Server,
+  tlsInfo = false,
+): Promise<Backend> {
   const counter: Counter = { n: 0, active: 0, sleepers: new Set() };
-  const server = https.createServer({ cert: creds.cert, key: creds.key }, handler(name, counter, true));
+  const server = create(handler(name, counter, tlsInfo));
   const port = await listen(server, host);
   return {
     name,

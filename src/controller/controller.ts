@@ -19,7 +19,7 @@ import type { BuildOptions } from '../gateway/resolved';
 import { reuseUnchanged } from '../dag/reuse';
 import { refreshClusterEndpoints } from '../gateway/backends';
 import { secretToModel } from '../gateway/tls';
-import { ReferenceIndex, changeImpact } from './relevance';
+import { ReferenceIndex, changeImpact, endpointSliceService } from './relevance';
 
 export interface ControllerOptions {
   store: ObjectStore;
@@ -48,7 +48,7 @@ export interface ControllerOptions {
  */
 export class Controller {
   private readonly debouncer: Debouncer;
-  private readonly statusByKey = new Map<string, ObjectStatus>();
+  private statusByKey = new Map<string, ObjectStatus>();
   /** Statuses as the last build produced them, before merging. */
   private builtStatusByKey = new Map<string, ObjectStatus>();
   private unsubscribe: (() => void)[] = [];
@@ -87,8 +87,8 @@ export class Controller {
             pending.set(change.key, change.previous);
         } else {
           for (const o of [change.type === 'put' ? change.object : undefined, change.previous]) {
-            const label = o?.metadata.labels?.['kubernetes.io/service-name'];
-            if (o && label) this.pending.endpointServices.add(`${objectNamespace(o)}/${label}`);
+            const service = o && endpointSliceService(o);
+            if (service) this.pending.endpointServices.add(service);
           }
         }
         if (store.isSynced()) this.debouncer.trigger();
@@ -142,14 +142,7 @@ export class Controller {
         } else if (work.endpointServices.size > 0) this.refreshEndpoints(work.endpointServices);
         // Yield so a burst of store events queued meanwhile can land before the next pass.
         await new Promise((r) => setImmediate(r));
-      } while (
-        this.rebuildRequested ||
-        this.pending.full ||
-        this.pending.endpointServices.size > 0 ||
-        this.pending.secrets.size > 0 ||
-        this.pending.routes.size > 0 ||
-        this.pending.added.size > 0
-      );
+      } while (this.rebuildRequested || hasWork(this.pending));
     } finally {
       this.building = false;
     }
@@ -157,15 +150,15 @@ export class Controller {
 
   private async fullBuild(): Promise<void> {
     const statuses = this.buildOnce();
-    if (statuses) {
-      // Statuses are merged and handed to the sinks one event-loop turn later: the new
-      // snapshot's pushes start first, and no single turn holds the whole build.
-      await new Promise((r) => setImmediate(r));
-      this.publishStatusesSafely(statuses);
-    }
+    if (statuses) await this.publishStatusesNextTurn(statuses);
   }
 
-  private publishStatusesSafely(statuses: ObjectStatus[]): void {
+  /**
+   * Statuses are merged and handed to the sinks one event-loop turn after the snapshot: the new
+   * snapshot's pushes start first, and no single turn holds the whole build.
+   */
+  private async publishStatusesNextTurn(statuses: ObjectStatus[]): Promise<void> {
+    await new Promise((r) => setImmediate(r));
     try {
       this.publishStatuses(statuses);
     } catch (err) {
@@ -204,9 +197,7 @@ export class Controller {
       this.log.error({ err }, 'build failed; last good configuration stays in service');
       return undefined;
     } finally {
-      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-      metrics.buildDuration.observe(seconds);
-      this.log.debug({ seconds, revision }, 'build finished');
+      this.log.debug({ seconds: this.observeBuild(started), revision }, 'build finished');
     }
   }
 
@@ -233,8 +224,15 @@ export class Controller {
       this.opts.metrics.builds.inc({ result: 'error' });
       this.log.error({ err }, 'endpoint refresh failed; last good configuration stays in service');
     } finally {
-      this.opts.metrics.buildDuration.observe(Number(process.hrtime.bigint() - started) / 1e9);
+      this.observeBuild(started);
     }
+  }
+
+  /** Records a build's (or fast path's) duration since `started`; returns it in seconds. */
+  private observeBuild(started: bigint): number {
+    const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+    this.opts.metrics.buildDuration.observe(seconds);
+    return seconds;
   }
 
   private buildOptions(): BuildOptions {
@@ -289,13 +287,12 @@ export class Controller {
       for (const { current } of edits) this.references?.addRoute(current);
       statuses = result.statuses;
       this.opts.metrics.builds.inc({ result: 'route' });
-      this.opts.metrics.buildDuration.observe(Number(process.hrtime.bigint() - started) / 1e9);
+      this.observeBuild(started);
     } catch (err) {
       this.log.warn({ err }, 'route fast path failed; falling back to a full build');
       return false;
     }
-    await new Promise((r) => setImmediate(r));
-    this.publishStatusesSafely(statuses);
+    await this.publishStatusesNextTurn(statuses);
     return true;
   }
 
@@ -336,13 +333,12 @@ export class Controller {
       for (const r of routes) this.references?.addRoute(r);
       statuses = result.statuses;
       this.opts.metrics.builds.inc({ result: 'listenerset' });
-      this.opts.metrics.buildDuration.observe(Number(process.hrtime.bigint() - started) / 1e9);
+      this.observeBuild(started);
     } catch (err) {
       this.log.warn({ err }, 'ListenerSet fast path failed; falling back to a full build');
       return false;
     }
-    await new Promise((r) => setImmediate(r));
-    this.publishStatusesSafely(statuses);
+    await this.publishStatusesNextTurn(statuses);
     return true;
   }
 
@@ -381,7 +377,7 @@ export class Controller {
         this.publishFleet(next);
       }
       this.opts.metrics.builds.inc({ result: 'secrets' });
-      this.opts.metrics.buildDuration.observe(Number(process.hrtime.bigint() - started) / 1e9);
+      this.observeBuild(started);
       return true;
     } catch (err) {
       this.log.warn({ err }, 'certificate fast path failed; falling back to a full build');
@@ -429,8 +425,7 @@ export class Controller {
       next.set(key, merged);
       built.set(key, s);
     }
-    this.statusByKey.clear();
-    for (const [k, v] of next) this.statusByKey.set(k, v);
+    this.statusByKey = next;
     this.builtStatusByKey = built;
     const merged = [...next.values()];
     for (const sink of this.opts.statusSinks) {
@@ -454,6 +449,10 @@ interface PendingWork {
   routes: Map<string, KubeObject>;
   /** ListenerSets and HTTPRoutes/GRPCRoutes created: store key → the object created. */
   added: Map<string, KubeObject>;
+}
+
+function hasWork(w: PendingWork): boolean {
+  return w.full || w.endpointServices.size + w.secrets.size + w.routes.size + w.added.size > 0;
 }
 
 function emptyWork(full: boolean): PendingWork {
