@@ -11,9 +11,12 @@
  */
 import { fork } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { writeHeapSnapshot } from 'node:v8';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { PerformanceObserver, constants as perfConstants, monitorEventLoopDelay } from 'node:perf_hooks';
+import { Session } from 'node:inspector';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import type { IntervalHistogram } from 'node:perf_hooks';
 import { AdsServer } from '../src/xds/server';
 import { TypeUrl } from '../src/xds/resources';
@@ -46,13 +49,19 @@ export class ClientPool {
 
   private constructor(private readonly procs: Proc[]) {}
 
-  static async start(count: number): Promise<ClientPool> {
+  /**
+   * `nice`: scheduling priority of the client processes (os.setPriority). On this 2-core machine
+   * the simulated fleet competes with the control plane for the same cores, which a deployed
+   * fleet (Envoys on other machines) does not; a positive value gives the server the CPU first.
+   */
+  static async start(count: number, nice = 0): Promise<ClientPool> {
     const procs: Proc[] = [];
     for (let i = 0; i < count; i++) {
       const child = fork(path.join(__dirname, 'client.js'), [], {
         stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
         execArgv: ['--max-old-space-size=4096'],
       });
+      if (nice !== 0 && child.pid !== undefined) os.setPriority(child.pid, nice);
       const proc: Proc = { child, inbox: [], wake: [] };
       child.on('message', (m: FromClient) => {
         proc.inbox.push(m);
@@ -235,6 +244,8 @@ async function fanoutOne(
   whole.enable();
   // The histogram only records from its second tick on: let it tick before the change.
   await sleep(50);
+  const gc = watchGc();
+  const profiler = ctx.args.profileChanges ? await startProfile() : undefined;
   const doneP = pool.waitDone(arm, 120_000);
   const snapshots: string[] = [];
   const off = server.cache.onChange((c) => {
@@ -246,6 +257,8 @@ async function fanoutOne(
   const done = await doneP;
   whole.disable();
   push.disable();
+  const gcPauses = gc.stop();
+  if (profiler) await profiler.stop(path.join(ctx.args.profileChanges!, `${variant}-${kind}.cpuprofile`));
   await waitIdle(server);
   await sleep(ctx.large ? 500 : 200); // let any trailing responses arrive before counting bytes
   const collected = await pool.collect(arm);
@@ -287,7 +300,59 @@ async function fanoutOne(
     listenerBytes: listener?.bytes.length,
     filterChains: server.world.size.listenerSets + countAdded(server),
     eventLoopDelayMaxMs: { wholeChange: round(eldWhole, 1), pushOnly: round(eldPush, 1) },
+    gcPauses,
     clientRssBytes: collected.rss,
+  };
+}
+
+const GC_KINDS: Record<number, string> = {
+  [perfConstants.NODE_PERFORMANCE_GC_MINOR]: 'minor',
+  [perfConstants.NODE_PERFORMANCE_GC_MAJOR]: 'major',
+  [perfConstants.NODE_PERFORMANCE_GC_INCREMENTAL]: 'incremental',
+  [perfConstants.NODE_PERFORMANCE_GC_WEAKCB]: 'weakcb',
+};
+
+/** Garbage-collection pauses while a change is pushed: count, total and longest, per kind. */
+function watchGc(): { stop(): Record<string, { count: number; totalMs: number; maxMs: number }> } {
+  const byKind: Record<string, { count: number; totalMs: number; maxMs: number }> = {};
+  const obs = new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) {
+      const detail = (e as unknown as { detail?: { kind?: number } }).detail;
+      const kind = GC_KINDS[detail?.kind ?? -1] ?? 'other';
+      const k = (byKind[kind] ??= { count: 0, totalMs: 0, maxMs: 0 });
+      k.count++;
+      k.totalMs = round(k.totalMs + e.duration, 1);
+      k.maxMs = round(Math.max(k.maxMs, e.duration), 1);
+    }
+  });
+  obs.observe({ entryTypes: ['gc'] });
+  return {
+    stop() {
+      obs.disconnect();
+      return byKind;
+    },
+  };
+}
+
+/** An in-process CPU profile (node:inspector), for --profile-changes. */
+async function startProfile(): Promise<{ stop(file: string): Promise<void> }> {
+  const session = new Session();
+  session.connect();
+  const post = (method: string, params?: object): Promise<unknown> =>
+    new Promise((resolve, reject) =>
+      session.post(method, params ?? {}, (err, res) => (err ? reject(err) : resolve(res))),
+    );
+  await post('Profiler.enable');
+  await post('Profiler.setSamplingInterval', { interval: 200 });
+  await post('Profiler.start');
+  return {
+    async stop(file: string) {
+      const { profile } = (await post('Profiler.stop')) as { profile: object };
+      session.disconnect();
+      mkdirSync(path.dirname(file), { recursive: true });
+      writeFileSync(file, JSON.stringify(profile));
+      console.error(`  profile: ${file}`);
+    },
   };
 }
 
@@ -472,7 +537,7 @@ export async function runNetworkMeasurements(
   try {
     if (['c', 'd', 'e'].some((m) => args.only.has(m))) {
       for (const variant of args.variants) {
-        const pool = await ClientPool.start(args.procs);
+        const pool = await ClientPool.start(args.procs, args.clientNice);
         try {
           await fleetMeasurements(ctx, pool, variant, details);
           await pool.closeClients();
@@ -497,7 +562,7 @@ export async function runNetworkMeasurements(
       }
     }
     if (args.only.has('f')) {
-      const pool = await ClientPool.start(args.procs);
+      const pool = await ClientPool.start(args.procs, args.clientNice);
       try {
         await storm(ctx, pool, details);
         await pool.closeClients();

@@ -95,6 +95,10 @@ export interface BenchArgs {
   write: boolean;
   /** Write a heap snapshot (bench/.cache) once the clients of each variant are synced. */
   heapSnapshot: boolean;
+  /** Directory for a CPU profile of each fan-out change (store change → all ACKed), if set. */
+  profileChanges?: string;
+  /** Scheduling priority of the simulated Envoys' processes (0 = same as the server). */
+  clientNice: number;
 }
 
 function parseArgs(argv: string[]): BenchArgs {
@@ -126,6 +130,8 @@ function parseArgs(argv: string[]): BenchArgs {
     // --smoke (CI): prove the suite runs; nothing is written.
     write: !argv.includes('--no-write') && !argv.includes('--smoke'),
     heapSnapshot: argv.includes('--heap-snapshot'),
+    profileChanges: get('profile-changes'),
+    clientNice: Number(get('client-nice') ?? 0),
   };
 }
 

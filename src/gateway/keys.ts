@@ -13,65 +13,8 @@
  */
 import { createECDH, createPrivateKey } from 'node:crypto';
 import type { JsonWebKey, KeyObject } from 'node:crypto';
-
-interface Tlv {
-  tag: number;
-  start: number;
-  end: number;
-}
-
-/** Reads one DER TLV at `pos`; undefined if malformed. */
-function readTlv(buf: Buffer, pos: number, limit = buf.length): Tlv | undefined {
-  if (pos + 2 > limit) return undefined;
-  const tag = buf[pos];
-  let len = buf[pos + 1];
-  let p = pos + 2;
-  if (len & 0x80) {
-    const n = len & 0x7f;
-    if (n === 0 || n > 4 || p + n > limit) return undefined;
-    len = 0;
-    for (let i = 0; i < n; i++) len = len * 256 + buf[p++];
-  }
-  if (p + len > limit) return undefined;
-  return { tag, start: p, end: p + len };
-}
-
-/** The TLVs directly inside a constructed TLV. */
-function children(buf: Buffer, t: Tlv): Tlv[] | undefined {
-  const out: Tlv[] = [];
-  let p = t.start;
-  while (p < t.end) {
-    const c = readTlv(buf, p, t.end);
-    if (!c) return undefined;
-    out.push(c);
-    p = c.end;
-  }
-  return out;
-}
-
-function oidOf(buf: Buffer, t: Tlv): string | undefined {
-  if (t.tag !== 0x06 || t.end <= t.start) return undefined;
-  const parts: number[] = [];
-  const first = buf[t.start];
-  parts.push(Math.floor(first / 40), first % 40);
-  let v = 0;
-  for (let i = t.start + 1; i < t.end; i++) {
-    v = v * 128 + (buf[i] & 0x7f);
-    if ((buf[i] & 0x80) === 0) {
-      parts.push(v);
-      v = 0;
-    }
-  }
-  return parts.join('.');
-}
-
-/** An unsigned big-endian INTEGER's bytes without leading zeros. */
-function uint(buf: Buffer, t: Tlv): Buffer | undefined {
-  if (t.tag !== 0x02 || t.end <= t.start || buf[t.start] & 0x80) return undefined;
-  let s = t.start;
-  while (s < t.end - 1 && buf[s] === 0) s++;
-  return buf.subarray(s, t.end);
-}
+import { children, oidOf, readTlv, uint } from './der';
+import type { Tlv } from './der';
 
 const b64u = (b: Buffer): string => b.toString('base64url');
 
@@ -80,7 +23,7 @@ function padTo(b: Buffer, size: number): Buffer | undefined {
   return b.length === size ? b : Buffer.concat([Buffer.alloc(size - b.length), b]);
 }
 
-const CURVES: Record<string, { crv: string; ecdh: string; size: number }> = {
+const CURVES: Record<string, { crv: 'P-256' | 'P-384' | 'P-521'; ecdh: string; size: number }> = {
   '1.2.840.10045.3.1.7': { crv: 'P-256', ecdh: 'prime256v1', size: 32 },
   '1.3.132.0.34': { crv: 'P-384', ecdh: 'secp384r1', size: 48 },
   '1.3.132.0.35': { crv: 'P-521', ecdh: 'secp521r1', size: 66 },
@@ -88,8 +31,30 @@ const CURVES: Record<string, { crv: string; ecdh: string; size: number }> = {
 const OID_EC_PUBLIC_KEY = '1.2.840.10045.2.1';
 const OID_RSA = '1.2.840.113549.1.1.1';
 
-/** ECPrivateKey (SEC1) → JWK; `curveOid` from the PKCS#8 wrapper when the key omits it. */
-function ecJwk(buf: Buffer, key: Tlv, curveOid: string | undefined): JsonWebKey | undefined {
+/** The fields of an unencrypted EC or two-prime RSA private key, as read from its DER. */
+export type ParsedPrivateKey =
+  | {
+      kind: 'ec';
+      curve: 'P-256' | 'P-384' | 'P-521';
+      /** The private scalar, left-padded to the curve size. */
+      d: Buffer;
+      /** Uncompressed public point (0x04 || x || y): the stored one, else computed from d. */
+      publicPoint: Buffer;
+    }
+  | {
+      kind: 'rsa';
+      n: Buffer;
+      e: Buffer;
+      d: Buffer;
+      p: Buffer;
+      q: Buffer;
+      dp: Buffer;
+      dq: Buffer;
+      qi: Buffer;
+    };
+
+/** ECPrivateKey (SEC1); `curveOid` from the PKCS#8 wrapper when the key omits it. */
+function parseEcKey(buf: Buffer, key: Tlv, curveOid: string | undefined): ParsedPrivateKey | undefined {
   const f = key.tag === 0x30 ? children(buf, key) : undefined;
   if (!f || f.length < 2 || f[1].tag !== 0x04) return undefined;
   let oid = curveOid;
@@ -113,22 +78,31 @@ function ecJwk(buf: Buffer, key: Tlv, curveOid: string | undefined): JsonWebKey 
     pub = ecdh.getPublicKey();
   }
   if (pub.length !== 1 + 2 * curve.size || pub[0] !== 0x04) return undefined;
-  return {
-    kty: 'EC',
-    crv: curve.crv,
-    d: b64u(d),
-    x: b64u(pub.subarray(1, 1 + curve.size)),
-    y: b64u(pub.subarray(1 + curve.size)),
-  };
+  return { kind: 'ec', curve: curve.crv, d, publicPoint: pub };
 }
 
-/** RSAPrivateKey (PKCS#1, two primes) → JWK. */
-function rsaJwk(buf: Buffer, key: Tlv): JsonWebKey | undefined {
+/** RSAPrivateKey (PKCS#1, two primes). */
+function parseRsaKey(buf: Buffer, key: Tlv): ParsedPrivateKey | undefined {
   const f = key.tag === 0x30 ? children(buf, key) : undefined;
   if (!f || f.length !== 9) return undefined;
   const ints = f.map((t) => uint(buf, t));
   if (ints.some((i) => i === undefined) || ints[0]!.length !== 1 || ints[0]![0] !== 0) return undefined;
   const [, n, e, d, p, q, dp, dq, qi] = ints as Buffer[];
+  return { kind: 'rsa', n, e, d, p, q, dp, dq, qi };
+}
+
+function toJwk(key: ParsedPrivateKey): JsonWebKey {
+  if (key.kind === 'ec') {
+    const size = (key.publicPoint.length - 1) / 2;
+    return {
+      kty: 'EC',
+      crv: key.curve,
+      d: b64u(key.d),
+      x: b64u(key.publicPoint.subarray(1, 1 + size)),
+      y: b64u(key.publicPoint.subarray(1 + size)),
+    };
+  }
+  const { n, e, d, p, q, dp, dq, qi } = key;
   return {
     kty: 'RSA',
     n: b64u(n),
@@ -153,8 +127,8 @@ function pemBody(pem: string, label: string): Buffer | undefined {
   return Buffer.from(body.replace(/\s+/g, ''), 'base64');
 }
 
-/** The JWK of an unencrypted PEM private key of a supported form, or undefined. */
-export function jwkFromPem(pem: string): JsonWebKey | undefined {
+/** An unencrypted PEM private key of a supported form, read with the DER reader; or undefined. */
+export function parsePrivateKeyPem(pem: string): ParsedPrivateKey | undefined {
   let der = pemBody(pem, 'PRIVATE KEY');
   if (der) {
     const top = readTlv(der, 0);
@@ -164,22 +138,29 @@ export function jwkFromPem(pem: string): JsonWebKey | undefined {
     const algOid = alg?.[0] ? oidOf(der, alg[0]) : undefined;
     const inner = readTlv(der, f[2].start, f[2].end);
     if (!inner || inner.end !== f[2].end) return undefined;
-    if (algOid === OID_EC_PUBLIC_KEY) return ecJwk(der, inner, alg?.[1] ? oidOf(der, alg[1]) : undefined);
-    if (algOid === OID_RSA) return rsaJwk(der, inner);
+    if (algOid === OID_EC_PUBLIC_KEY)
+      return parseEcKey(der, inner, alg?.[1] ? oidOf(der, alg[1]) : undefined);
+    if (algOid === OID_RSA) return parseRsaKey(der, inner);
     return undefined;
   }
   der = pemBody(pem, 'EC PRIVATE KEY');
   if (der) {
     const top = readTlv(der, 0);
-    return top && top.end === der.length ? ecJwk(der, top, undefined) : undefined;
+    return top && top.end === der.length ? parseEcKey(der, top, undefined) : undefined;
   }
   der = pemBody(pem, 'RSA PRIVATE KEY');
   if (der) {
     if (/Proc-Type:/.test(pem)) return undefined; // legacy encrypted PEM
     const top = readTlv(der, 0);
-    return top && top.end === der.length ? rsaJwk(der, top) : undefined;
+    return top && top.end === der.length ? parseRsaKey(der, top) : undefined;
   }
   return undefined;
+}
+
+/** The JWK of an unencrypted PEM private key of a supported form, or undefined. */
+export function jwkFromPem(pem: string): JsonWebKey | undefined {
+  const key = parsePrivateKeyPem(pem);
+  return key && toJwk(key);
 }
 
 /** `createPrivateKey(pem)`, faster for common unencrypted EC and RSA keys (see the file comment). */

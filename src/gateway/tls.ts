@@ -6,6 +6,7 @@
  */
 import { X509Certificate, createPrivateKey } from 'node:crypto';
 import { loadPrivateKey } from './keys';
+import { keyMatchesCertificate } from './key-match';
 import type { SecretModel } from '../dag/model';
 import type { KubeObject } from '../store/objects';
 import type { ListenerOwner, StoreView } from './resolved';
@@ -63,6 +64,9 @@ export function validateKeyPair(certPem: string, keyPem: string): string | undef
     if (!signed)
       return `tls.crt: certificate ${i + 1} is not issued by certificate ${i + 2} (chain out of order)`;
   }
+  // The same comparison checkPrivateKey makes, without building a KeyObject (key-match.ts);
+  // anything it cannot show to match goes to OpenSSL below.
+  if (keyMatchesCertificate(keyPem, certs[0].raw)) return undefined;
   let key;
   try {
     // Same result as createPrivateKey(keyPem), several times faster for common keys (keys.ts).
