@@ -1,7 +1,7 @@
 import type { Logger } from '../observability/logger';
 import type { ConvoyMetrics } from '../observability/metrics';
 import { encodeMessage } from '../envoy/protos';
-import { checkConsistency } from './consistency';
+import { ConsistencyChecker } from './consistency';
 import { encodeListener } from './listener-bytes';
 import type { EnvoyResources } from './resources';
 import { PUSH_ORDER, TypeUrl, messageNameOf } from './resources';
@@ -46,6 +46,8 @@ export class XdsCache {
   private readonly interned = new Map<string, Interned>();
   /** Per fleet: the resource lists of the last accepted setFleet (identity fast path). */
   private readonly inputs = new Map<string, EnvoyResources>();
+  /** Per fleet: the consistency check, which re-checks only what changed since the last snapshot. */
+  private readonly checkers = new Map<string, ConsistencyChecker>();
 
   constructor(opts: { logger: Logger; metrics: ConvoyMetrics }) {
     this.logger = opts.logger;
@@ -58,7 +60,12 @@ export class XdsCache {
    * resource names per type URL (types without changes are omitted).
    */
   setFleet(fleet: string, resources: EnvoyResources): SetFleetResult {
-    const check = checkConsistency(resources, { memoize: true });
+    let checker = this.checkers.get(fleet);
+    if (!checker) {
+      checker = new ConsistencyChecker();
+      this.checkers.set(fleet, checker);
+    }
+    const check = checker.check(resources);
     const errors = check.errors;
     const prev = this.snapshots.get(fleet);
     const types = {} as Record<TypeUrl, TypeSnapshot>;
@@ -92,8 +99,11 @@ export class XdsCache {
         if (prevType) for (const name of prevType.entries.keys()) if (!entries.has(name)) rm.push(name);
         if (ch.length) changed.set(type, ch);
         if (rm.length) removed.set(type, rm);
-        types[type] =
-          prevType && ch.length === 0 && rm.length === 0 ? prevType : new TypeSnapshot(type, entries);
+        types[type] = !prevType
+          ? new TypeSnapshot(type, entries)
+          : ch.length === 0 && rm.length === 0
+            ? prevType
+            : TypeSnapshot.derive(prevType, entries, ch, rm);
       }
     }
 
@@ -114,6 +124,7 @@ export class XdsCache {
       for (const entry of next.entries.values()) this.acquire(type, entry);
       if (old) for (const entry of old.entries.values()) this.release(type, entry);
     }
+    check.accept();
     const snapshot: FleetSnapshot = { fleet, types, clusterEds: check.clusterEds };
     this.snapshots.set(fleet, snapshot);
     // Copies: a caller may reuse and modify its arrays between calls.
@@ -145,6 +156,7 @@ export class XdsCache {
     if (!prev) return;
     this.snapshots.delete(fleet);
     this.inputs.delete(fleet);
+    this.checkers.delete(fleet);
     const removed = new Map<TypeUrl, string[]>();
     for (const type of PUSH_ORDER) {
       const ts = prev.types[type];

@@ -196,6 +196,97 @@ function clusterNeeds(cluster: Obj, where: string, out: Need[]): void {
     tlsContextNeeds(`${where} transport socket match "${str(m.name)}"`, m.transport_socket, out);
 }
 
+type ListKey = keyof EnvoyResources;
+
+/** The lists of EnvoyResources in check order, with the field that names their resources. */
+const CHECKED_LISTS: readonly { key: ListKey; kind: string; nameField: string }[] = [
+  { key: 'listeners', kind: 'listener', nameField: 'name' },
+  { key: 'routes', kind: 'route configuration', nameField: 'name' },
+  { key: 'clusters', kind: 'cluster', nameField: 'name' },
+  { key: 'endpoints', kind: 'cluster load assignment', nameField: 'cluster_name' },
+  { key: 'secrets', kind: 'secret', nameField: 'name' },
+];
+
+type NameSets = Record<ListKey, ReadonlySet<string>>;
+
+/** The names of one list, reporting empty and duplicate ones. */
+function namesOf(kind: string, items: readonly object[], key: string, errors: string[]): Set<string> {
+  const set = new Set<string>();
+  items.forEach((item, i) => {
+    const name = str((item as Obj)[key]);
+    if (!name) errors.push(`${kind} #${i} has no ${key}`);
+    else if (set.has(name)) errors.push(`duplicate ${kind} "${name}"`);
+    else set.add(name);
+  });
+  return set;
+}
+
+/** Appends the errors of unmet needs. */
+function checkNeeds(needs: readonly Need[], names: NameSets, errors: string[]): void {
+  for (const n of needs) {
+    switch (n.kind) {
+      case 'error':
+        errors.push(n.where);
+        break;
+      case 'secret':
+        if (!names.secrets.has(n.name)) errors.push(`${n.where}: secret "${n.name}" not found`);
+        break;
+      case 'route':
+        if (!names.routes.has(n.name)) errors.push(`${n.where}: route configuration "${n.name}" not found`);
+        break;
+      case 'cluster':
+        if (!names.clusters.has(n.name)) errors.push(`${n.where}: cluster "${n.name}" not found`);
+        break;
+      case 'cla':
+        if (!names.endpoints.has(n.name))
+          errors.push(`${n.where}: cluster load assignment "${n.name}" not found`);
+        break;
+    }
+  }
+}
+
+/**
+ * The units whose needs are checked, in check order, with their needs: every filter chain of
+ * every listener, every route configuration, every cluster.
+ */
+function forEachUnit(
+  key: ListKey,
+  list: readonly object[],
+  memoNeeds: typeof memoizedNeeds,
+  visit: (unit: object, needs: () => Need[]) => void,
+): void {
+  if (key === 'listeners') {
+    for (const listener of list as Obj[]) {
+      const lWhere = `listener "${str(listener.name)}"`;
+      const chains = arr(listener.filter_chains);
+      if (isObj(listener.default_filter_chain)) chains.push(listener.default_filter_chain);
+      for (const chain of chains) visit(chain, () => memoNeeds(chain, lWhere, chainNeeds));
+    }
+  } else if (key === 'routes') {
+    for (const rc of list as Obj[]) {
+      visit(rc, () =>
+        memoNeeds(rc, `route configuration "${str(rc.name)}"`, (r, where, out) =>
+          routeConfigNeeds(where, r, out),
+        ),
+      );
+    }
+  } else if (key === 'clusters') {
+    for (const cluster of list as Obj[])
+      visit(cluster, () => memoNeeds(cluster, `cluster "${str(cluster.name)}"`, clusterNeeds));
+  }
+}
+
+function clusterEdsOf(clusters: readonly object[]): Map<string, string> {
+  const clusterEds = new Map<string, string>();
+  for (const cluster of clusters as Obj[]) {
+    if (cluster.type === 'EDS' || cluster.type === 3) {
+      const eds = isObj(cluster.eds_cluster_config) ? str(cluster.eds_cluster_config.service_name) : '';
+      clusterEds.set(str(cluster.name), eds || str(cluster.name));
+    }
+  }
+  return clusterEds;
+}
+
 /**
  * `memoize`: remember what each resource object references (by identity), for callers that never
  * mutate a resource after handing it in (the XdsCache); a rebuild then only re-checks names.
@@ -203,71 +294,101 @@ function clusterNeeds(cluster: Obj, where: string, out: Need[]): void {
 export function checkConsistency(res: EnvoyResources, opts: { memoize?: boolean } = {}): ConsistencyResult {
   const memoNeeds = opts.memoize ? memoizedNeeds : computeNeeds;
   const errors: string[] = [];
-  const clusterEds = new Map<string, string>();
-
-  const names = (kind: string, items: readonly object[], key: string): Set<string> => {
-    const set = new Set<string>();
-    items.forEach((item, i) => {
-      const name = str((item as Obj)[key]);
-      if (!name) errors.push(`${kind} #${i} has no ${key}`);
-      else if (set.has(name)) errors.push(`duplicate ${kind} "${name}"`);
-      else set.add(name);
-    });
-    return set;
-  };
-  names('listener', res.listeners, 'name');
-  const routeNames = names('route configuration', res.routes, 'name');
-  const clusterNames = names('cluster', res.clusters, 'name');
-  const claNames = names('cluster load assignment', res.endpoints, 'cluster_name');
-  const secretNames = names('secret', res.secrets, 'name');
-
-  // What each resource needs from the others is a pure function of the resource object.
-  const check = (needs: readonly Need[]): void => {
-    for (const n of needs) {
-      switch (n.kind) {
-        case 'error':
-          errors.push(n.where);
-          break;
-        case 'secret':
-          if (!secretNames.has(n.name)) errors.push(`${n.where}: secret "${n.name}" not found`);
-          break;
-        case 'route':
-          if (!routeNames.has(n.name)) errors.push(`${n.where}: route configuration "${n.name}" not found`);
-          break;
-        case 'cluster':
-          if (!clusterNames.has(n.name)) errors.push(`${n.where}: cluster "${n.name}" not found`);
-          break;
-        case 'cla':
-          if (!claNames.has(n.name)) errors.push(`${n.where}: cluster load assignment "${n.name}" not found`);
-          break;
-      }
-    }
-  };
-
-  for (const listener of res.listeners as unknown as Obj[]) {
-    const lWhere = `listener "${str(listener.name)}"`;
-    const chains = arr(listener.filter_chains);
-    if (isObj(listener.default_filter_chain)) chains.push(listener.default_filter_chain);
-    for (const chain of chains) check(memoNeeds(chain, lWhere, chainNeeds));
-  }
-
-  for (const rc of res.routes as unknown as Obj[]) {
-    check(
-      memoNeeds(rc, `route configuration "${str(rc.name)}"`, (r, where, out) =>
-        routeConfigNeeds(where, r, out),
-      ),
+  const names = {} as Record<ListKey, Set<string>>;
+  for (const { key, kind, nameField } of CHECKED_LISTS)
+    names[key] = namesOf(kind, res[key] as readonly object[], nameField, errors);
+  for (const key of ['listeners', 'routes', 'clusters'] as const)
+    forEachUnit(key, res[key] as readonly object[], memoNeeds, (_unit, needs) =>
+      checkNeeds(needs(), names, errors),
     );
-  }
+  return { errors, clusterEds: clusterEdsOf(res.clusters) };
+}
 
-  for (const cluster of res.clusters as unknown as Obj[]) {
-    const name = str(cluster.name);
-    const where = `cluster "${name}"`;
-    if (cluster.type === 'EDS' || cluster.type === 3) {
-      const eds = isObj(cluster.eds_cluster_config) ? str(cluster.eds_cluster_config.service_name) : '';
-      clusterEds.set(name, eds || name);
+/** What an accepted check knew: the lists, their names, and the units whose needs were met. */
+interface CheckedState {
+  lists: Record<ListKey, readonly object[]>;
+  names: NameSets;
+  units: Record<ListKey, ReadonlySet<object>>;
+  clusterEds: Map<string, string>;
+}
+
+/** The result of ConsistencyChecker.check: accept() once the snapshot it checked is in service. */
+export interface IncrementalResult extends ConsistencyResult {
+  accept(): void;
+}
+
+/**
+ * The consistency check of successive snapshots of one fleet (what XdsCache runs on every change),
+ * giving the same errors as checkConsistency while looking only at what changed.
+ *
+ * Resource objects are immutable once handed in (XdsCache's rule), so a unit (filter chain, route
+ * configuration, cluster) that was in the last accepted snapshot had all its references met then.
+ * They stay met as long as no name of any type disappeared, so then only units new since then are
+ * checked (with the others skipped, the errors come out in the same order as a full check's).
+ * Unchanged lists (the same objects in the same order) are not even walked. When a name did
+ * disappear, every unit is checked, as checkConsistency does.
+ */
+export class ConsistencyChecker {
+  private last: CheckedState | undefined;
+
+  check(res: EnvoyResources): IncrementalResult {
+    const last = this.last;
+    const errors: string[] = [];
+    const lists = {} as Record<ListKey, readonly object[]>;
+    const names = {} as Record<ListKey, ReadonlySet<string>>;
+    const unchanged = new Set<ListKey>();
+    let removed = !last;
+    for (const { key, kind, nameField } of CHECKED_LISTS) {
+      const list = res[key] as readonly object[];
+      lists[key] = list;
+      if (last && sameObjects(last.lists[key], list)) {
+        names[key] = last.names[key];
+        unchanged.add(key);
+        continue;
+      }
+      const set = namesOf(kind, list, nameField, errors);
+      names[key] = set;
+      if (last && !removed) for (const n of last.names[key]) if (!set.has(n)) removed = true;
     }
-    check(memoNeeds(cluster, where, clusterNeeds));
+    const units = {} as Record<ListKey, ReadonlySet<object>>;
+    for (const key of ['listeners', 'routes', 'clusters'] as const) {
+      if (!removed && unchanged.has(key)) {
+        units[key] = last!.units[key];
+        continue;
+      }
+      const seen = new Set<object>();
+      const known = removed ? undefined : last?.units[key];
+      forEachUnit(key, lists[key], memoizedNeeds, (unit, needs) => {
+        seen.add(unit);
+        if (!known?.has(unit)) checkNeeds(needs(), names, errors);
+      });
+      units[key] = seen;
+    }
+    const clusterEds = last && unchanged.has('clusters') ? last.clusterEds : clusterEdsOf(lists.clusters);
+    return {
+      errors,
+      clusterEds,
+      accept: () => {
+        if (errors.length === 0) this.last = { lists: copyLists(lists), names, units, clusterEds };
+      },
+    };
   }
 
-  return { errors, clusterEds };
+  /** Forgets what was checked (the fleet was removed). */
+  reset(): void {
+    this.last = undefined;
+  }
+}
+
+function sameObjects(a: readonly object[], b: readonly object[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/** Copies: a caller may reuse and modify its arrays between calls. */
+function copyLists(lists: Record<ListKey, readonly object[]>): Record<ListKey, readonly object[]> {
+  const out = {} as Record<ListKey, readonly object[]>;
+  for (const key of Object.keys(lists) as ListKey[]) out[key] = [...lists[key]];
+  return out;
 }
