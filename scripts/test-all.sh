@@ -10,6 +10,8 @@
 #   CONVOY_UNIT_TIMEOUT_S     wall-clock limit for the unit tests (default 900)
 #   CONVOY_E2E_TIMEOUT_S      wall-clock limit for the e2e tests (default 3000)
 set -uo pipefail
+# Tests check every encoded xDS message against its schema (off in production: src/envoy/protos.ts).
+export CONVOY_VERIFY_XDS=1
 cd "$(dirname "$0")/.."
 ROOT="$PWD"
 REPORTS="$ROOT/dist/.test-reports"

@@ -4,9 +4,7 @@
  * the leaf become SecretModels. Expiry is deliberately not checked (an expired certificate is
  * still served, as other implementations do, so a renewal race never takes a listener down).
  */
-import { X509Certificate, createPrivateKey } from 'node:crypto';
-import { loadPrivateKey } from './keys';
-import { keyMatchesCertificate } from './key-match';
+import { pemBlocks, validateKeyPair } from './keypair';
 import type { SecretModel } from '../dag/model';
 import type { KubeObject } from '../store/objects';
 import type { ListenerOwner, StoreView } from './resolved';
@@ -14,6 +12,8 @@ import type { SecretObjectReference } from './api';
 import { GATEWAY_API_GROUP, normalizeGroup } from './api';
 import { Reason } from './conditions';
 import { isReferenceAllowed } from './referencegrants';
+
+export { pemBlocks, validateKeyPair };
 
 export const SECRET_TYPE_TLS = 'kubernetes.io/tls';
 
@@ -24,77 +24,12 @@ export type CertificateProblem = {
 
 export type CertificateResult = { ok: true; secret: SecretModel } | ({ ok: false } & CertificateProblem);
 
-/** Splits a PEM bundle into its blocks of the given label (e.g. CERTIFICATE). */
-export function pemBlocks(pem: string, label: string): string[] {
-  const re = new RegExp(`-----BEGIN ${label}-----[\\s\\S]*?-----END ${label}-----`, 'g');
-  return pem.match(re) ?? [];
-}
-
 function decodeBase64(value: string | undefined): string | undefined {
   if (value === undefined) return undefined;
   // Buffer.from ignores invalid characters; reject strings that are clearly not base64.
   const compact = value.replace(/\s+/g, '');
   if (!/^[A-Za-z0-9+/]*={0,2}$/.test(compact)) return undefined;
   return Buffer.from(compact, 'base64').toString('utf8');
-}
-
-/**
- * Validates a PEM certificate chain and private key. Returns an error message, or undefined when
- * the pair is usable: every block parses, certs[i] is issued (and signed) by certs[i+1], and the
- * key matches the leaf.
- */
-export function validateKeyPair(certPem: string, keyPem: string): string | undefined {
-  const blocks = pemBlocks(certPem, 'CERTIFICATE');
-  if (blocks.length === 0) return 'tls.crt holds no PEM certificate';
-  const certs: X509Certificate[] = [];
-  for (let i = 0; i < blocks.length; i++) {
-    try {
-      certs.push(new X509Certificate(blocks[i]));
-    } catch {
-      return `tls.crt: certificate ${i + 1} does not parse`;
-    }
-  }
-  for (let i = 0; i + 1 < certs.length; i++) {
-    let signed: boolean;
-    try {
-      signed = certs[i].checkIssued(certs[i + 1]) && certs[i].verify(certs[i + 1].publicKey);
-    } catch {
-      signed = false;
-    }
-    if (!signed)
-      return `tls.crt: certificate ${i + 1} is not issued by certificate ${i + 2} (chain out of order)`;
-  }
-  // The same comparison checkPrivateKey makes, without building a KeyObject (key-match.ts);
-  // anything it cannot show to match goes to OpenSSL below.
-  if (keyMatchesCertificate(keyPem, certs[0].raw)) return undefined;
-  let key;
-  try {
-    // Same result as createPrivateKey(keyPem), several times faster for common keys (keys.ts).
-    key = loadPrivateKey(keyPem);
-  } catch {
-    return 'tls.key does not hold a valid private key';
-  }
-  let matches: boolean;
-  try {
-    matches = certs[0].checkPrivateKey(key);
-  } catch {
-    matches = false;
-  }
-  if (!matches) {
-    // Refusals are rare: confirm with OpenSSL's own decoding of the PEM.
-    try {
-      key = createPrivateKey(keyPem);
-    } catch {
-      return 'tls.key does not hold a valid private key';
-    }
-    try {
-      matches = certs[0].checkPrivateKey(key);
-    } catch {
-      matches = false;
-    }
-  }
-  if (!matches) return 'tls.key does not match the certificate';
-  return undefined;
 }
 
 /**
@@ -119,6 +54,16 @@ export function secretToModel(secret: KubeObject, namespace: string): Certificat
   return res;
 }
 
+/** The PEM key pair of a kubernetes.io/tls Secret, or what keeps it from being one. */
+function secretKeyPair(secret: KubeObject): { crt: string; key: string } | { problem: string } {
+  if (secret.type !== SECRET_TYPE_TLS) return { problem: `is not of type ${SECRET_TYPE_TLS}` };
+  const crt = decodeBase64(secret.data?.['tls.crt']);
+  const key = decodeBase64(secret.data?.['tls.key']);
+  if (!crt) return { problem: 'has no tls.crt' };
+  if (!key) return { problem: 'has no tls.key' };
+  return { crt, key };
+}
+
 function checkSecret(secret: KubeObject, namespace: string): CertificateResult {
   const name = `${namespace}/${secret.metadata.name}`;
   const bad = (message: string): CertificateResult => ({
@@ -126,14 +71,11 @@ function checkSecret(secret: KubeObject, namespace: string): CertificateResult {
     reason: Reason.InvalidCertificateRef,
     message: `Secret ${name} ${message}`,
   });
-  if (secret.type !== SECRET_TYPE_TLS) return bad(`is not of type ${SECRET_TYPE_TLS}`);
-  const crt = decodeBase64(secret.data?.['tls.crt']);
-  const key = decodeBase64(secret.data?.['tls.key']);
-  if (!crt) return bad('has no tls.crt');
-  if (!key) return bad('has no tls.key');
-  const problem = validateKeyPair(crt, key);
+  const pair = secretKeyPair(secret);
+  if ('problem' in pair) return bad(pair.problem);
+  const problem = validateKeyPair(pair.crt, pair.key);
   if (problem) return bad(`is invalid: ${problem}`);
-  return { ok: true, secret: { name, certificateChain: crt, privateKey: key } };
+  return { ok: true, secret: { name, certificateChain: pair.crt, privateKey: pair.key } };
 }
 
 /**

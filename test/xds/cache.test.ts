@@ -6,7 +6,7 @@ import { XdsCache } from '../../src/xds/cache';
 import { checkConsistency } from '../../src/xds/consistency';
 import { TypeUrl } from '../../src/xds/resources';
 import type { EnvoyResources } from '../../src/xds/resources';
-import { encodeMessage } from '../../src/envoy/protos';
+import { encodeMessage, setVerifyEncoding } from '../../src/envoy/protos';
 import { TypeSnapshot } from '../../src/xds/snapshot';
 import type { FleetChange } from '../../src/xds/snapshot';
 import { cla, edsCluster, fleetResources, httpListener, routeConfig, secret } from '../support/xds-fixtures';
@@ -253,7 +253,8 @@ describe('XdsCache', () => {
     assert.deepEqual(cache.fleets(), ['ns/gw']);
   });
 
-  test('a resource that cannot be encoded rejects the snapshot', () => {
+  test('a resource that cannot be encoded rejects the snapshot (schema verification on, as in tests)', () => {
+    setVerifyEncoding(true);
     const { cache } = newCache();
     const res = fleetResources();
     (res.secrets[0] as Record<string, unknown>).tls_certificate = {
@@ -262,6 +263,21 @@ describe('XdsCache', () => {
     const result = cache.setFleet('ns/gw', res);
     assert.equal(result.ok, false);
     assert.ok(!result.ok && /cannot be encoded/.test(result.errors[0]));
+  });
+
+  test('without schema verification (production), a message that cannot be built still rejects the snapshot', () => {
+    setVerifyEncoding(false);
+    try {
+      const { cache } = newCache();
+      const res = fleetResources();
+      // A nested message given as a scalar: protobufjs cannot build it at all.
+      (res.secrets[0] as Record<string, unknown>).tls_certificate = 42;
+      const result = cache.setFleet('ns/gw', res);
+      assert.equal(result.ok, false);
+      assert.ok(!result.ok && /cannot be encoded/.test(result.errors[0]));
+    } finally {
+      setVerifyEncoding(process.env.CONVOY_VERIFY_XDS === '1');
+    }
   });
 
   test('listeners are notified of changes, first snapshots and removals', () => {

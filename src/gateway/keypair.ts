@@ -1,0 +1,73 @@
+/**
+ * Key-pair validation: does a PEM certificate chain parse, is it in issuer order, and does the
+ * private key belong to the leaf. Its own module (node:crypto and the key readers only) so the
+ * certificate worker (certificate-pool.ts) loads nothing else.
+ */
+import { X509Certificate, createPrivateKey } from 'node:crypto';
+import { loadPrivateKey } from './keys';
+import { keyMatchesCertificate } from './key-match';
+
+/** Splits a PEM bundle into its blocks of the given label (e.g. CERTIFICATE). */
+export function pemBlocks(pem: string, label: string): string[] {
+  const re = new RegExp(`-----BEGIN ${label}-----[\\s\\S]*?-----END ${label}-----`, 'g');
+  return pem.match(re) ?? [];
+}
+
+/**
+ * Validates a PEM certificate chain and private key. Returns an error message, or undefined when
+ * the pair is usable: every block parses, certs[i] is issued (and signed) by certs[i+1], and the
+ * key matches the leaf.
+ */
+export function validateKeyPair(certPem: string, keyPem: string): string | undefined {
+  const blocks = pemBlocks(certPem, 'CERTIFICATE');
+  if (blocks.length === 0) return 'tls.crt holds no PEM certificate';
+  const certs: X509Certificate[] = [];
+  for (let i = 0; i < blocks.length; i++) {
+    try {
+      certs.push(new X509Certificate(blocks[i]));
+    } catch {
+      return `tls.crt: certificate ${i + 1} does not parse`;
+    }
+  }
+  for (let i = 0; i + 1 < certs.length; i++) {
+    let signed: boolean;
+    try {
+      signed = certs[i].checkIssued(certs[i + 1]) && certs[i].verify(certs[i + 1].publicKey);
+    } catch {
+      signed = false;
+    }
+    if (!signed)
+      return `tls.crt: certificate ${i + 1} is not issued by certificate ${i + 2} (chain out of order)`;
+  }
+  // The same comparison checkPrivateKey makes, without building a KeyObject (key-match.ts);
+  // anything it cannot show to match goes to OpenSSL below.
+  if (keyMatchesCertificate(keyPem, certs[0].raw)) return undefined;
+  let key;
+  try {
+    // Same result as createPrivateKey(keyPem), several times faster for common keys (keys.ts).
+    key = loadPrivateKey(keyPem);
+  } catch {
+    return 'tls.key does not hold a valid private key';
+  }
+  let matches: boolean;
+  try {
+    matches = certs[0].checkPrivateKey(key);
+  } catch {
+    matches = false;
+  }
+  if (!matches) {
+    // Refusals are rare: confirm with OpenSSL's own decoding of the PEM.
+    try {
+      key = createPrivateKey(keyPem);
+    } catch {
+      return 'tls.key does not hold a valid private key';
+    }
+    try {
+      matches = certs[0].checkPrivateKey(key);
+    } catch {
+      matches = false;
+    }
+  }
+  if (!matches) return 'tls.key does not match the certificate';
+  return undefined;
+}
