@@ -64,3 +64,8 @@ export async function until(cond: () => boolean, timeoutMs: number, what: string
 export function maxRss(): number {
   return process.resourceUsage().maxRSS * 1024;
 }
+
+/** Restricts every thread of process `pid` to the CPUs in `cpus` (taskset list syntax, e.g. "1"). */
+export function pinToCpus(pid: number, cpus: string): void {
+  execFileSync('taskset', ['-a', '-p', '-c', cpus, String(pid)], { stdio: 'ignore' });
+}

@@ -23,7 +23,7 @@ import { TypeUrl } from '../src/xds/resources';
 import { silentLogger } from '../src/observability/logger';
 import type { DoneResult, FromClient, SyncResult, ToClient } from './client';
 import type { Expectation, Variant } from './sim-envoy';
-import { fmtBytes, fmtMs, median, mib, nowMs, percentile, round, sleep } from './common';
+import { fmtBytes, fmtMs, median, mib, nowMs, percentile, pinToCpus, round, sleep } from './common';
 import type { BenchArgs, ChangeSpec, Results, Server } from './run';
 import { BIND_ADDRESS, CHANGE_KINDS, applyChange, nextChange, waitIdle } from './run';
 import { FLEET } from './world';
@@ -54,7 +54,7 @@ export class ClientPool {
    * the simulated fleet competes with the control plane for the same cores, which a deployed
    * fleet (Envoys on other machines) does not; a positive value gives the server the CPU first.
    */
-  static async start(count: number, nice = 0): Promise<ClientPool> {
+  static async start(count: number, nice = 0, cpus?: string): Promise<ClientPool> {
     const procs: Proc[] = [];
     for (let i = 0; i < count; i++) {
       const child = fork(path.join(__dirname, 'client.js'), [], {
@@ -62,6 +62,7 @@ export class ClientPool {
         execArgv: ['--max-old-space-size=4096'],
       });
       if (nice !== 0 && child.pid !== undefined) os.setPriority(child.pid, nice);
+      if (cpus && child.pid !== undefined) pinToCpus(child.pid, cpus);
       const proc: Proc = { child, inbox: [], wake: [] };
       child.on('message', (m: FromClient) => {
         proc.inbox.push(m);
@@ -537,7 +538,7 @@ export async function runNetworkMeasurements(
   try {
     if (['c', 'd', 'e'].some((m) => args.only.has(m))) {
       for (const variant of args.variants) {
-        const pool = await ClientPool.start(args.procs, args.clientNice);
+        const pool = await ClientPool.start(args.procs, args.clientNice, args.clientCpus);
         try {
           await fleetMeasurements(ctx, pool, variant, details);
           await pool.closeClients();
@@ -562,7 +563,7 @@ export async function runNetworkMeasurements(
       }
     }
     if (args.only.has('f')) {
-      const pool = await ClientPool.start(args.procs, args.clientNice);
+      const pool = await ClientPool.start(args.procs, args.clientNice, args.clientCpus);
       try {
         await storm(ctx, pool, details);
         await pool.closeClients();

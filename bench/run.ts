@@ -32,7 +32,7 @@ import type { KubeObject } from '../src/store/objects';
 import type { ObjectStatus } from '../src/status/types';
 import { CONTROLLER_NAME, FLEET, SIZES, World } from './world';
 import type { WorldSize } from './world';
-import { fmtBytes, fmtMs, gitShortRev, maxRss, median, nowMs, round } from './common';
+import { fmtBytes, fmtMs, gitShortRev, maxRss, median, nowMs, pinToCpus, round } from './common';
 import { repoRoot } from './pki';
 
 // ------------------------------------------------------------------------------------------------
@@ -99,6 +99,9 @@ export interface BenchArgs {
   profileChanges?: string;
   /** Scheduling priority of the simulated Envoys' processes (0 = same as the server). */
   clientNice: number;
+  /** CPUs (taskset list) for the simulated Envoys' processes and for this process, if set. */
+  clientCpus?: string;
+  serverCpus?: string;
 }
 
 function parseArgs(argv: string[]): BenchArgs {
@@ -132,6 +135,8 @@ function parseArgs(argv: string[]): BenchArgs {
     heapSnapshot: argv.includes('--heap-snapshot'),
     profileChanges: get('profile-changes'),
     clientNice: Number(get('client-nice') ?? 0),
+    clientCpus: get('client-cpus'),
+    serverCpus: get('server-cpus'),
   };
 }
 
@@ -445,6 +450,7 @@ export async function waitIdle(server: Server): Promise<void> {
 
 async function main(): Promise<void> {
   const args = parseArgs(process.argv.slice(2));
+  if (args.serverCpus) pinToCpus(process.pid, args.serverCpus);
   const root = repoRoot();
   const rev = gitShortRev(root);
   const results = new Results();
