@@ -513,7 +513,8 @@ async function main(): Promise<void> {
   if (args.write) {
     const dir = path.join(root, 'bench', 'results');
     fs.mkdirSync(dir, { recursive: true });
-    const file = path.join(dir, `${args.size.name}-${rev}.json`);
+    // The Node major is part of the name: the suite is run on Node 24 (shipped) and Node 20.
+    const file = path.join(dir, `${args.size.name}-${rev}-node${process.versions.node.split('.')[0]}.json`);
     fs.writeFileSync(file, JSON.stringify(out, null, 2) + '\n');
     console.error(`  results: ${path.relative(root, file)} (${round((Date.now() - started) / 1000)} s)`);
   }
