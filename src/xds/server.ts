@@ -4,6 +4,7 @@ import type { ConvoyMetrics } from '../observability/metrics';
 import { messageType } from '../envoy/protos';
 import type { XdsCache } from './cache';
 import { SendBudget } from './budget';
+import { releaseDecodedMessageBuffers } from './grpc-decoder-release';
 import { DeltaStream } from './delta';
 import type { FleetDebug, XdsDebugState } from './debug';
 import { PUSH_ORDER } from './resources';
@@ -100,6 +101,8 @@ export class AdsServer {
       attach: (s) => this.attach(s),
       detach: (s) => this.detach(s),
     };
+    // grpc-js would otherwise pin each call's last request buffers (grpc-decoder-release.ts).
+    releaseDecodedMessageBuffers(this.logger);
     this.server = new grpc.Server({
       // Envoy's HTTP/2 keepalive pings must be accepted, with or without active calls.
       'grpc.keepalive_permit_without_calls': 1,
