@@ -396,10 +396,11 @@ function reportFanout(ctx: Ctx, r: Record<string, unknown>): void {
     target = 'report';
     pass = true;
   }
+  const eld = r.eventLoopDelayMaxMs as { wholeChange: number; pushOnly: number };
   results.add({
     id: 'c',
     measurement: `fan-out ${r.variant} ×${r.clients}: ${r.label}`,
-    result: `p50 ${fmtMs(ack.p50)}, p99 ${fmtMs(ack.p99)}, max ${fmtMs(ack.max)} (snapshot ${fmtMs(r.snapshotMs as number)}); sent ${resText}${extra}`,
+    result: `p50 ${fmtMs(ack.p50)}, p99 ${fmtMs(ack.p99)}, max ${fmtMs(ack.max)} (snapshot ${fmtMs(r.snapshotMs as number)}); sent ${resText}${extra}; event-loop delay ≤ ${fmtMs(eld.pushOnly)} pushing, ${fmtMs(eld.wholeChange)} with the build`,
     target: large ? target : '',
     pass: large && target !== 'report' ? pass : undefined,
     value: ack.p99,

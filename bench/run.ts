@@ -34,6 +34,7 @@ import { CONTROLLER_NAME, FLEET, SIZES, World } from './world';
 import type { WorldSize } from './world';
 import { fmtBytes, fmtMs, gitShortRev, maxRss, median, nowMs, pinToCpus, round } from './common';
 import { repoRoot } from './pki';
+import { tuneGarbageCollection } from '../src/runtime/gc-tuning';
 
 // ------------------------------------------------------------------------------------------------
 // Results
@@ -451,6 +452,8 @@ export async function waitIdle(server: Server): Promise<void> {
 async function main(): Promise<void> {
   const args = parseArgs(process.argv.slice(2));
   if (args.serverCpus) pinToCpus(process.pid, args.serverCpus);
+  // As `convoy serve` does (src/runtime/gc-tuning.ts); --no-gc-tuning measures without it.
+  const gcTuned = !process.argv.includes('--no-gc-tuning') && tuneGarbageCollection();
   const root = repoRoot();
   const rev = gitShortRev(root);
   const results = new Results();
@@ -458,7 +461,7 @@ async function main(): Promise<void> {
   console.error(
     `convoy bench: size ${args.size.name} (N=${args.size.listenerSets} ListenerSets, R=${args.size.routes} routes, ` +
       `S=${args.size.services} services, E=${args.size.endpoints}), rev ${rev}, node ${process.version}, ` +
-      `${os.cpus().length} cpus`,
+      `${os.cpus().length} cpus, GC tuning ${gcTuned ? 'on' : 'off'}`,
   );
 
   const tw = nowMs();
@@ -504,6 +507,7 @@ async function main(): Promise<void> {
     rev,
     date: new Date().toISOString(),
     node: process.version,
+    gcTuning: gcTuned,
     platform: `${os.platform()} ${os.arch()}, ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, ${round(os.totalmem() / 2 ** 30, 1)} GiB`,
     args: { ...args, size: args.size.name, only: [...args.only] },
     durationSeconds: round((Date.now() - started) / 1000),

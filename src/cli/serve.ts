@@ -1,3 +1,4 @@
+import { tuneGarbageCollection } from '../runtime/gc-tuning';
 import * as fs from 'node:fs';
 import { parseArgs } from 'node:util';
 import { createLogger } from '../observability/logger';
@@ -74,6 +75,8 @@ export async function serveCommand(argv: string[]): Promise<void> {
     return;
   }
   const logger = createLogger({ level: values['log-level'] });
+  const gcTuned = tuneGarbageCollection();
+  logger.debug({ gcTuned, v8: process.versions.v8 }, 'V8 external-memory GC limit tuning');
   const metrics = new ConvoyMetrics({ processMetrics: true });
   const store = new ObjectStore();
   const cache = new XdsCache({ logger, metrics });

@@ -1,0 +1,24 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { GC_FLAG, supportsGcTuning, tuneGarbageCollection } from '../../src/runtime/gc-tuning';
+
+describe('GC tuning', () => {
+  test('the version rule matches what this runtime knows (run on Node 20 and Node 24)', () => {
+    const options = execFileSync(process.execPath, ['--v8-options'], {
+      encoding: 'utf8',
+      maxBuffer: 64 << 20,
+    });
+    assert.equal(options.includes(GC_FLAG.slice(2)), supportsGcTuning(), `V8 ${process.versions.v8}`);
+  });
+
+  test('versions', () => {
+    assert.equal(supportsGcTuning('11.3.244.8-node.33'), false);
+    assert.equal(supportsGcTuning('12.4.254.21-node.33'), false);
+    assert.equal(supportsGcTuning('13.6.233.17-node.37'), true);
+  });
+
+  test('applying it is accepted by V8 where supported', () => {
+    assert.equal(tuneGarbageCollection(), supportsGcTuning());
+  });
+});
