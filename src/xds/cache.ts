@@ -117,12 +117,22 @@ export class XdsCache {
     }
 
     // Commit: take references on the entries of new type snapshots, drop those of replaced ones.
+    // Only changed and removed names can differ in version (references count versions), so a
+    // type that changed a few of its thousands of entries costs a few map operations.
     for (const type of PUSH_ORDER) {
       const next = types[type];
       const old = prev?.types[type];
       if (next === old) continue;
-      for (const entry of next.entries.values()) this.acquire(type, entry);
-      if (old) for (const entry of old.entries.values()) this.release(type, entry);
+      if (!old) {
+        for (const entry of next.entries.values()) this.acquire(type, entry);
+        continue;
+      }
+      for (const name of changed.get(type) ?? []) {
+        this.acquire(type, next.entries.get(name)!);
+        const was = old.entries.get(name);
+        if (was) this.release(type, was);
+      }
+      for (const name of removed.get(type) ?? []) this.release(type, old.entries.get(name)!);
     }
     check.accept();
     const snapshot: FleetSnapshot = { fleet, types, clusterEds: check.clusterEds };
@@ -194,9 +204,10 @@ export class XdsCache {
   }
 
   private entryFor(type: TypeUrl, name: string, obj: object): CacheEntry {
+    // Encoded before (this object, unchanged): its entry has the same name, version and bytes as
+    // any interned one, so it serves as is.
     const known = this.encoded.get(obj);
-    if (known && known.name === name)
-      return this.interned.get(internKey(type, known.version))?.entry ?? known;
+    if (known && known.name === name) return known;
     // A Listener splices in the cached bytes of its unchanged filter chains (listener-bytes.ts).
     const bytes = type === TypeUrl.Listener ? encodeListener(obj) : encodeMessage(messageNameOf(type), obj);
     const version = contentHash(bytes);

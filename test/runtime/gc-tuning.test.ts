@@ -1,7 +1,12 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { GC_FLAG, supportsGcTuning, tuneGarbageCollection } from '../../src/runtime/gc-tuning';
+import {
+  GC_FLAG,
+  HEAP_GROWING_FLAG,
+  supportsGcTuning,
+  tuneGarbageCollection,
+} from '../../src/runtime/gc-tuning';
 
 describe('GC tuning', () => {
   test('the version rule matches what this runtime knows (run on Node 20 and Node 24)', () => {
@@ -10,6 +15,7 @@ describe('GC tuning', () => {
       maxBuffer: 64 << 20,
     });
     assert.equal(options.includes(GC_FLAG.slice(2)), supportsGcTuning(), `V8 ${process.versions.v8}`);
+    if (supportsGcTuning()) assert.ok(options.includes(HEAP_GROWING_FLAG.slice(2).split('=')[0]));
   });
 
   test('versions', () => {

@@ -330,3 +330,31 @@ describe('XdsCache', () => {
     assert.equal(cache.snapshot('ns/gw')!.types[TypeUrl.Listener].entries.size, 0);
   });
 });
+
+describe('XdsCache interning under random changes', () => {
+  test('live entries are exactly the distinct (type, version) pairs of the current snapshots', () => {
+    const { cache } = newCache();
+    let seed = 11;
+    const r = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
+    const pick = <T>(xs: T[]): T => xs[Math.floor(r() * xs.length)];
+    const clusterSets = [['a/b/1'], ['a/b/1', 'a/c/2'], ['a/c/2', 'a/d/3'], ['a/b/1', 'a/c/2', 'a/d/3']];
+    for (let step = 0; step < 200; step++) {
+      const fleet = pick(['ns/one', 'ns/two']);
+      if (r() < 0.1) cache.removeFleet(fleet);
+      else
+        cache.setFleet(
+          fleet,
+          fleetResources({
+            clusters: pick(clusterSets),
+            routePrefix: pick(['/', '/x', '/y']),
+            cert: pick(['A', 'B']),
+          }),
+        );
+      const distinct = new Set<string>();
+      for (const f of cache.fleets())
+        for (const [type, ts] of Object.entries(cache.snapshot(f)!.types))
+          for (const e of ts.entries.values()) distinct.add(`${type} ${e.version}`);
+      assert.equal(cache.stats().entries, distinct.size, `step ${step}`);
+    }
+  });
+});
