@@ -18,6 +18,10 @@ RUN npm run build \
 # Runtime stage: Node only, production dependencies, compiled JavaScript and the proto manifest.
 FROM node:24-bookworm-slim
 ENV NODE_ENV=production
+# glibc raises its mmap threshold after large Buffers are freed, then serves the next ones from
+# its heap and keeps that memory: a fixed threshold returns them to the OS (src/runtime/memory.ts;
+# 1,000 streams: RSS 907 → 671 MiB measured).
+ENV MALLOC_MMAP_THRESHOLD_=131072
 WORKDIR /app
 COPY --from=build /src/package.json /src/package-lock.json ./
 COPY --from=build /src/node_modules node_modules

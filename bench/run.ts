@@ -35,6 +35,8 @@ import type { WorldSize } from './world';
 import { fmtBytes, fmtMs, gitShortRev, maxRss, median, nowMs, pinToCpus, round } from './common';
 import { repoRoot } from './pki';
 import { tuneGarbageCollection } from '../src/runtime/gc-tuning';
+import { MALLOC_ENV, hasMallocEnv } from '../src/runtime/memory';
+import { spawnSync } from 'node:child_process';
 
 // ------------------------------------------------------------------------------------------------
 // Results
@@ -450,6 +452,16 @@ export async function waitIdle(server: Server): Promise<void> {
 // ------------------------------------------------------------------------------------------------
 
 async function main(): Promise<void> {
+  // Measure Convoy as deployed: the Dockerfile starts it with MALLOC_ENV, which glibc only reads
+  // at process start, so re-run this script with it (--no-malloc-tuning measures without).
+  if (!hasMallocEnv() && !process.argv.includes('--no-malloc-tuning')) {
+    const rerun = spawnSync(process.execPath, [...process.execArgv, ...process.argv.slice(1)], {
+      stdio: 'inherit',
+      env: { ...process.env, ...MALLOC_ENV },
+    });
+    process.exitCode = rerun.status ?? 1;
+    return;
+  }
   const args = parseArgs(process.argv.slice(2));
   if (args.serverCpus) pinToCpus(process.pid, args.serverCpus);
   // As `convoy serve` does (src/runtime/gc-tuning.ts); --no-gc-tuning measures without it.
@@ -461,7 +473,7 @@ async function main(): Promise<void> {
   console.error(
     `convoy bench: size ${args.size.name} (N=${args.size.listenerSets} ListenerSets, R=${args.size.routes} routes, ` +
       `S=${args.size.services} services, E=${args.size.endpoints}), rev ${rev}, node ${process.version}, ` +
-      `${os.cpus().length} cpus, GC tuning ${gcTuned ? 'on' : 'off'}`,
+      `${os.cpus().length} cpus, GC tuning ${gcTuned ? 'on' : 'off'}, malloc tuning ${hasMallocEnv() ? 'on' : 'off'}`,
   );
 
   const tw = nowMs();
@@ -508,6 +520,7 @@ async function main(): Promise<void> {
     date: new Date().toISOString(),
     node: process.version,
     gcTuning: gcTuned,
+    mallocTuning: hasMallocEnv(),
     platform: `${os.platform()} ${os.arch()}, ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, ${round(os.totalmem() / 2 ** 30, 1)} GiB`,
     args: { ...args, size: args.size.name, only: [...args.only] },
     durationSeconds: round((Date.now() - started) / 1000),
