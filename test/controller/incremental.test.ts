@@ -29,6 +29,7 @@ import {
   parentRef,
   tlsSecret,
 } from '../gateway/fixtures';
+import { rng } from '../support/rng';
 
 const SECRETS = ['a-cert', 'b-cert', 'shared-cert', 'ls-cert'];
 const HOSTS: Record<string, string> = {
@@ -289,17 +290,6 @@ function addition(how: Addition | Fallback): { objects: KubeObject[]; set: strin
             namespace: ns,
           });
   return { objects: [cert, set, ...(route ? [route] : [])], set: name, route };
-}
-
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 function delta(after: Record<string, number>, before: Record<string, number>, k: string): number {

@@ -22,18 +22,7 @@ import {
   tlsRoute,
   tlsSecret,
 } from './fixtures';
-
-/** Deterministic PRNG (mulberry32) so a failing permutation can be reproduced. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { rng } from '../support/rng';
 
 function shuffled<T>(items: T[], seed: number): T[] {
   const out = [...items];

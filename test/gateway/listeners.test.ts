@@ -27,6 +27,7 @@ import {
   summary,
   tlsSecret,
 } from './listeners-fixtures';
+import { rng } from '../support/rng';
 
 const OK = [
   'Accepted=True/Accepted',
@@ -859,16 +860,6 @@ describe('Gateway-level problems', () => {
 
 describe('indexed conflict and overlap detection agree with the pairwise definitions', () => {
   // Small deterministic PRNG (mulberry32) so failures reproduce.
-  function rng(seed: number): () => number {
-    let a = seed >>> 0;
-    return () => {
-      a = (a + 0x6d2b79f5) >>> 0;
-      let t = a;
-      t = Math.imul(t ^ (t >>> 15), t | 1);
-      t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-    };
-  }
   const pick = <T>(r: () => number, xs: readonly T[]): T => xs[Math.floor(r() * xs.length)];
   const HOSTS = [
     undefined,

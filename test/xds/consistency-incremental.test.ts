@@ -3,18 +3,7 @@ import assert from 'node:assert/strict';
 import { ConsistencyChecker, checkConsistency } from '../../src/xds/consistency';
 import type { EnvoyResources } from '../../src/xds/resources';
 import { cla, edsCluster, httpListener, routeConfig, secret } from '../support/xds-fixtures';
-
-/** A small deterministic PRNG (mulberry32), so a failure names a reproducible seed. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { rng } from '../support/rng';
 
 const NAMES = ['a', 'b', 'c', 'd', 'e'];
 

@@ -7,17 +7,7 @@ import assert from 'node:assert/strict';
 import { buildGateways } from '../../../src/gateway/build';
 import type { KubeObject } from '../../../src/store/objects';
 import { OPTS, backendService, gateway, gatewayClass, httpListener, storeOf, tlsListener } from '../fixtures';
-
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { rng } from '../../support/rng';
 
 const SCALARS: unknown[] = [null, undefined, 0, -1, 80, 1.5, '', 'x', '/', '*', 'Exact', 'GET', true, [], {}];
 
