@@ -460,7 +460,7 @@ async function fleetMeasurements(
   }
   if (!args.only.has('c') && !args.only.has('e')) return;
   const runs: Record<string, unknown>[] = [];
-  for (const kind of CHANGE_KINDS) {
+  for (const kind of ctx.args.changes ?? CHANGE_KINDS) {
     const r = await fanoutOne(ctx, pool, kind, variant);
     runs.push(r);
     if (args.only.has('c')) reportFanout(ctx, r);

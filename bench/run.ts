@@ -105,6 +105,8 @@ export interface BenchArgs {
   /** CPUs (taskset list) for the simulated Envoys' processes and for this process, if set. */
   clientCpus?: string;
   serverCpus?: string;
+  /** Fan-out (c) these change kinds in this order (a comma list; kinds may repeat), not all four once. */
+  changes?: ChangeSpec['kind'][];
 }
 
 function parseArgs(argv: string[]): BenchArgs {
@@ -140,6 +142,9 @@ function parseArgs(argv: string[]): BenchArgs {
     clientNice: Number(get('client-nice') ?? 0),
     clientCpus: get('client-cpus'),
     serverCpus: get('server-cpus'),
+    changes: get('changes')
+      ?.split(',')
+      .map((c) => c.trim() as ChangeSpec['kind']),
   };
 }
 

@@ -8,7 +8,7 @@ import type { Built, NodeInfo, TypeState } from './stream';
 import { decodeNames } from './request';
 import type { SotwRequest } from './request';
 import { AdsStream } from './stream';
-import { explicitNamesOf, internEncodedNames } from './names';
+import { diffNameSets, explicitNamesOf, internEncodedNames, starCount } from './names';
 
 /**
  * State-of-the-world ADS stream (StreamAggregatedResources).
@@ -59,6 +59,13 @@ export class SotwStream extends AdsStream {
   private sameSubscription(st: TypeState, names: readonly string[]): boolean {
     if (names.length === 0)
       return st.explicit.size === 0 && (st.isWildcard ? st.legacyAllowed : !st.legacyAllowed);
+    if (explicitNamesOf(names, st.wildcardCapable) === st.explicit) {
+      // The same shared set: every name but `*` is in it, which is what the loop below checks.
+      const star = st.wildcardCapable ? starCount(names) : 0;
+      return (
+        star <= 1 && st.wildcard === star > 0 && names.length - star === st.explicit.size && !st.legacyAllowed
+      );
+    }
     let star = 0;
     for (const n of names) {
       if (n === '*' && st.wildcardCapable) star++;
@@ -96,18 +103,16 @@ export class SotwStream extends AdsStream {
       st.markAll();
       return;
     }
-    for (const n of explicit) {
-      if (!st.explicit.has(n)) {
-        st.client.forget(n); // a (re)subscribed name is always answered
-        st.addPending(n);
-        changed = true;
-      }
+    // Streams moving between the same shared sets share the comparison (names.ts).
+    const { added, removed } = diffNameSets(st.explicit, explicit);
+    for (const n of added) {
+      st.client.forget(n); // a (re)subscribed name is always answered
+      st.addPending(n);
+      changed = true;
     }
-    for (const n of st.explicit) {
-      if (!explicit.has(n)) {
-        if (!st.isWildcard) st.client.forget(n);
-        changed = true;
-      }
+    for (const n of removed) {
+      if (!st.isWildcard) st.client.forget(n);
+      changed = true;
     }
     st.explicit = explicit;
     // A full-state type answers any subscription change: the response tells the client which of

@@ -1,6 +1,14 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { NO_NAMES, explicitNamesOf, internEncodedNames, withChanges } from '../../src/xds/names';
+import {
+  NO_NAMES,
+  diffNameSets,
+  explicitNamesOf,
+  internEncodedNames,
+  starCount,
+  withChanges,
+} from '../../src/xds/names';
+import type { NameSet } from '../../src/xds/names';
 import { lenField } from '../../src/xds/wire';
 import { decodeNames } from '../../src/xds/request';
 
@@ -33,5 +41,24 @@ describe('shared name sets', () => {
     assert.deepEqual([...explicitNamesOf(names, false)], ['a', '*']);
     assert.equal(explicitNamesOf(names, true), explicitNamesOf(names, true));
     assert.equal(explicitNamesOf([], true), NO_NAMES);
+  });
+});
+
+describe('diffNameSets and starCount', () => {
+  test('the difference of two sets, in each set order, computed once per pair', () => {
+    const a: NameSet = new Set(['x', 'y', 'z']);
+    const b: NameSet = new Set(['w', 'y', 'v', 'x']);
+    const d = diffNameSets(a, b);
+    assert.deepEqual(d, { added: ['w', 'v'], removed: ['z'] });
+    assert.equal(diffNameSets(a, b), d, 'memoized per pair');
+    assert.deepEqual(diffNameSets(b, a), { added: ['z'], removed: ['w', 'v'] });
+    assert.deepEqual(diffNameSets(a, a), { added: [], removed: [] });
+    assert.deepEqual(diffNameSets(NO_NAMES, a), { added: ['x', 'y', 'z'], removed: [] });
+  });
+
+  test('starCount counts the wildcard entries of a names array', () => {
+    assert.equal(starCount(Object.freeze(['a', '*', 'b'])), 1);
+    assert.equal(starCount(Object.freeze(['*', '*'])), 2);
+    assert.equal(starCount(Object.freeze([])), 0);
   });
 });
