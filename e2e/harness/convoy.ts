@@ -1,9 +1,8 @@
 import * as childProcess from 'node:child_process';
 import * as fs from 'node:fs';
-import * as http from 'node:http';
 import * as path from 'node:path';
 import { freePort } from './ports';
-import { sleep, tailFile, tempDir, waitFor } from './util';
+import { loopbackRequest, sleep, tailFile, tempDir, waitFor } from './util';
 
 /**
  * `convoy serve` as a child process: the compiled CLI next to this harness (dist-something/src/cli/main.js),
@@ -129,29 +128,7 @@ export class ConvoyProcess {
 
   /** GET a path on the admin server. */
   get(pathAndQuery: string, headers: Record<string, string> = {}): Promise<{ status: number; body: string }> {
-    return new Promise((resolve, reject) => {
-      const req = http.request(
-        {
-          host: '127.0.0.1',
-          port: this.adminPort,
-          path: pathAndQuery,
-          agent: false,
-          headers,
-          timeout: 10_000,
-        },
-        (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () =>
-            resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }),
-          );
-          res.on('error', reject);
-        },
-      );
-      req.on('timeout', () => req.destroy(new Error(`GET ${pathAndQuery} timed out`)));
-      req.on('error', reject);
-      req.end();
-    });
+    return loopbackRequest(this.adminPort, pathAndQuery, { headers });
   }
 
   /** GET a JSON endpoint; throws with the body on a non-200 answer. */

@@ -1,8 +1,7 @@
 import * as childProcess from 'node:child_process';
 import * as fs from 'node:fs';
-import * as http from 'node:http';
 import * as path from 'node:path';
-import { repoRoot, sleep, tailFile, tempDir, waitFor } from './util';
+import { loopbackRequest, repoRoot, sleep, tailFile, tempDir, waitFor } from './util';
 
 /**
  * A real Envoy process for e2e tests: started from a bootstrap file with a unique --base-id,
@@ -158,29 +157,7 @@ export class EnvoyProcess {
 
   /** GET (or POST) an admin path such as /ready, /stats?filter=..., /config_dump. */
   admin(pathAndQuery: string, method: 'GET' | 'POST' = 'GET'): Promise<AdminResponse> {
-    return new Promise((resolve, reject) => {
-      const req = http.request(
-        {
-          host: '127.0.0.1',
-          port: this.adminPort,
-          path: pathAndQuery,
-          method,
-          agent: false,
-          timeout: 10_000,
-        },
-        (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () =>
-            resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }),
-          );
-          res.on('error', reject);
-        },
-      );
-      req.on('timeout', () => req.destroy(new Error(`admin ${pathAndQuery} timed out`)));
-      req.on('error', reject);
-      req.end();
-    });
+    return loopbackRequest(this.adminPort, pathAndQuery, { method });
   }
 
   /** Server state from /ready: PRE_INITIALIZING, INITIALIZING, LIVE, DRAINING. */

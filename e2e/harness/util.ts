@@ -1,4 +1,5 @@
 import * as fs from 'node:fs';
+import * as http from 'node:http';
 import * as os from 'node:os';
 import * as path from 'node:path';
 
@@ -86,4 +87,36 @@ export function repoRoot(): string {
     }
   }
   throw new Error(`repository root not found above ${__dirname}`);
+}
+
+/** One HTTP request to a loopback admin server (Convoy's or Envoy's): status and body. */
+export function loopbackRequest(
+  port: number,
+  pathAndQuery: string,
+  opts: { method?: string; headers?: Record<string, string> } = {},
+): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      {
+        host: '127.0.0.1',
+        port,
+        path: pathAndQuery,
+        method: opts.method ?? 'GET',
+        agent: false,
+        headers: opts.headers,
+        timeout: 10_000,
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }),
+        );
+        res.on('error', reject);
+      },
+    );
+    req.on('timeout', () => req.destroy(new Error(`${opts.method ?? 'GET'} ${pathAndQuery} timed out`)));
+    req.on('error', reject);
+    req.end();
+  });
 }

@@ -1,7 +1,6 @@
 /**
  * Key-pair validation: does a PEM certificate chain parse, is it in issuer order, and does the
- * private key belong to the leaf. Its own module (node:crypto and the key readers only) so the
- * certificate worker (certificate-pool.ts) loads nothing else.
+ * private key belong to the leaf. Pure crypto on PEM strings; tls.ts resolves Secrets to them.
  */
 import { X509Certificate, createPrivateKey } from 'node:crypto';
 import { loadPrivateKey } from './keys';

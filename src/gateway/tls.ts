@@ -4,7 +4,7 @@
  * the leaf become SecretModels. Expiry is deliberately not checked (an expired certificate is
  * still served, as other implementations do, so a renewal race never takes a listener down).
  */
-import { pemBlocks, validateKeyPair } from './keypair';
+import { validateKeyPair } from './keypair';
 import type { SecretModel } from '../dag/model';
 import type { KubeObject } from '../store/objects';
 import type { ListenerOwner, StoreView } from './resolved';
@@ -12,8 +12,6 @@ import type { SecretObjectReference } from './api';
 import { GATEWAY_API_GROUP, normalizeGroup } from './api';
 import { Reason } from './conditions';
 import { isReferenceAllowed } from './referencegrants';
-
-export { pemBlocks, validateKeyPair };
 
 export const SECRET_TYPE_TLS = 'kubernetes.io/tls';
 
@@ -54,16 +52,6 @@ export function secretToModel(secret: KubeObject, namespace: string): Certificat
   return res;
 }
 
-/** The PEM key pair of a kubernetes.io/tls Secret, or what keeps it from being one. */
-function secretKeyPair(secret: KubeObject): { crt: string; key: string } | { problem: string } {
-  if (secret.type !== SECRET_TYPE_TLS) return { problem: `is not of type ${SECRET_TYPE_TLS}` };
-  const crt = decodeBase64(secret.data?.['tls.crt']);
-  const key = decodeBase64(secret.data?.['tls.key']);
-  if (!crt) return { problem: 'has no tls.crt' };
-  if (!key) return { problem: 'has no tls.key' };
-  return { crt, key };
-}
-
 function checkSecret(secret: KubeObject, namespace: string): CertificateResult {
   const name = `${namespace}/${secret.metadata.name}`;
   const bad = (message: string): CertificateResult => ({
@@ -71,11 +59,14 @@ function checkSecret(secret: KubeObject, namespace: string): CertificateResult {
     reason: Reason.InvalidCertificateRef,
     message: `Secret ${name} ${message}`,
   });
-  const pair = secretKeyPair(secret);
-  if ('problem' in pair) return bad(pair.problem);
-  const problem = validateKeyPair(pair.crt, pair.key);
+  if (secret.type !== SECRET_TYPE_TLS) return bad(`is not of type ${SECRET_TYPE_TLS}`);
+  const crt = decodeBase64(secret.data?.['tls.crt']);
+  const key = decodeBase64(secret.data?.['tls.key']);
+  if (!crt) return bad('has no tls.crt');
+  if (!key) return bad('has no tls.key');
+  const problem = validateKeyPair(crt, key);
   if (problem) return bad(`is invalid: ${problem}`);
-  return { ok: true, secret: { name, certificateChain: pair.crt, privateKey: pair.key } };
+  return { ok: true, secret: { name, certificateChain: crt, privateKey: key } };
 }
 
 /**

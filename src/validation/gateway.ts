@@ -464,6 +464,27 @@ const mustHavePort = rule<BackendRefLike>(
 
 const weight = () => int({ format: 'int32', minimum: 0, maximum: 1000000, default: 1 });
 
+/**
+ * A BackendObjectReference (group, kind, name, namespace, port; must have a port for a Service),
+ * with the route-specific fields each CRD adds: `filters` (HTTP/GRPC backendRefs) and `weight`.
+ */
+const backendRef = (extra: { filters?: SchemaNode; weight?: SchemaNode } = {}) =>
+  withRules(
+    obj(
+      {
+        ...(extra.filters && { filters: extra.filters }),
+        group: group(''),
+        kind: kind('Service'),
+        name: objectName(),
+        namespace: namespace(),
+        port: port(),
+        ...(extra.weight && { weight: extra.weight }),
+      },
+      { required: ['name'] },
+    ),
+    mustHavePort,
+  );
+
 const headerModifier = () =>
   obj({
     add: arr(
@@ -497,19 +518,7 @@ const requestMirror = () =>
   withRules(
     obj(
       {
-        backendRef: withRules(
-          obj(
-            {
-              group: group(''),
-              kind: kind('Service'),
-              name: objectName(),
-              namespace: namespace(),
-              port: port(),
-            },
-            { required: ['name'] },
-          ),
-          mustHavePort,
-        ),
+        backendRef: backendRef(),
         fraction: withRules(
           obj(
             {
@@ -793,24 +802,7 @@ const exactlyOne = <T>(xs: T[] | undefined, p: (x: T) => boolean) => (xs ?? []).
 
 const httpRule = obj(
   {
-    backendRefs: arr(
-      withRules(
-        obj(
-          {
-            filters: httpFilters(),
-            group: group(''),
-            kind: kind('Service'),
-            name: objectName(),
-            namespace: namespace(),
-            port: port(),
-            weight: weight(),
-          },
-          { required: ['name'] },
-        ),
-        mustHavePort,
-      ),
-      { maxItems: 16 },
-    ),
+    backendRefs: arr(backendRef({ filters: httpFilters(), weight: weight() }), { maxItems: 16 }),
     filters: httpFilters(),
     matches: arr(httpMatch, { maxItems: 64, default: [{ path: { type: 'PathPrefix', value: '/' } }] }),
     name: sectionName(),
@@ -950,24 +942,7 @@ const grpcMatch = obj({
 });
 
 const grpcRule = obj({
-  backendRefs: arr(
-    withRules(
-      obj(
-        {
-          filters: grpcFilters(),
-          group: group(''),
-          kind: kind('Service'),
-          name: objectName(),
-          namespace: namespace(),
-          port: port(),
-          weight: weight(),
-        },
-        { required: ['name'] },
-      ),
-      mustHavePort,
-    ),
-    { maxItems: 16 },
-  ),
+  backendRefs: arr(backendRef({ filters: grpcFilters(), weight: weight() }), { maxItems: 16 }),
   filters: grpcFilters(),
   matches: arr(grpcMatch, { maxItems: 64 }),
   name: sectionName(),
@@ -1010,23 +985,7 @@ export const tlsRouteSpec: ObjectNode = obj(
     rules: arr(
       obj(
         {
-          backendRefs: arr(
-            withRules(
-              obj(
-                {
-                  group: group(''),
-                  kind: kind('Service'),
-                  name: objectName(),
-                  namespace: namespace(),
-                  port: port(),
-                  weight: weight(),
-                },
-                { required: ['name'] },
-              ),
-              mustHavePort,
-            ),
-            { minItems: 1, maxItems: 16 },
-          ),
+          backendRefs: arr(backendRef({ weight: weight() }), { minItems: 1, maxItems: 16 }),
           name: sectionName(),
         },
         { required: ['backendRefs'] },

@@ -44,9 +44,10 @@ export class XdsCache {
   private readonly listeners = new Set<FleetListener>();
   private readonly encoded = new WeakMap<object, CacheEntry>();
   private readonly interned = new Map<string, Interned>();
-  /** Per fleet: the resource lists of the last accepted setFleet (identity fast path). */
-  private readonly inputs = new Map<string, EnvoyResources>();
-  /** Per fleet: the consistency check, which re-checks only what changed since the last snapshot. */
+  /**
+   * Per fleet: the consistency check, which re-checks only what changed since the last snapshot
+   * and tells which resource lists are the very same objects as then.
+   */
   private readonly checkers = new Map<string, ConsistencyChecker>();
 
   constructor(opts: { logger: Logger; metrics: ConvoyMetrics }) {
@@ -73,12 +74,11 @@ export class XdsCache {
     const removed = new Map<TypeUrl, string[]>();
 
     if (errors.length === 0) {
-      const lastInputs = this.inputs.get(fleet);
       for (const { type, key, nameField } of LISTS) {
         const list = resources[key] as readonly object[];
         const prevType = prev?.types[type];
         // The very same (memoized) objects as last time: nothing of this type changed.
-        if (prevType && sameObjects(lastInputs?.[key], list)) {
+        if (prevType && check.unchanged.has(key)) {
           types[type] = prevType;
           continue;
         }
@@ -137,14 +137,6 @@ export class XdsCache {
     check.accept();
     const snapshot: FleetSnapshot = { fleet, types, clusterEds: check.clusterEds };
     this.snapshots.set(fleet, snapshot);
-    // Copies: a caller may reuse and modify its arrays between calls.
-    this.inputs.set(fleet, {
-      listeners: [...resources.listeners],
-      routes: [...resources.routes],
-      clusters: [...resources.clusters],
-      endpoints: [...resources.endpoints],
-      secrets: [...resources.secrets],
-    });
 
     const result = {
       ok: true as const,
@@ -165,7 +157,6 @@ export class XdsCache {
     const prev = this.snapshots.get(fleet);
     if (!prev) return;
     this.snapshots.delete(fleet);
-    this.inputs.delete(fleet);
     this.checkers.delete(fleet);
     const removed = new Map<TypeUrl, string[]>();
     for (const type of PUSH_ORDER) {
@@ -238,12 +229,6 @@ export class XdsCache {
       }
     }
   }
-}
-
-function sameObjects(a: readonly object[] | undefined, b: readonly object[]): boolean {
-  if (!a || a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
 }
 
 /** The type is part of the key only to rule out cross-type collisions (the name is in the bytes). */

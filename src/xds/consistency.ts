@@ -196,7 +196,7 @@ function clusterNeeds(cluster: Obj, where: string, out: Need[]): void {
     tlsContextNeeds(`${where} transport socket match "${str(m.name)}"`, m.transport_socket, out);
 }
 
-type ListKey = keyof EnvoyResources;
+export type ListKey = keyof EnvoyResources;
 
 /** The lists of EnvoyResources in check order, with the field that names their resources. */
 const CHECKED_LISTS: readonly { key: ListKey; kind: string; nameField: string }[] = [
@@ -314,6 +314,8 @@ interface CheckedState {
 
 /** The result of ConsistencyChecker.check: accept() once the snapshot it checked is in service. */
 export interface IncrementalResult extends ConsistencyResult {
+  /** Lists made of the very same objects, in the same order, as at the last accepted check. */
+  unchanged: ReadonlySet<ListKey>;
   accept(): void;
 }
 
@@ -368,6 +370,7 @@ export class ConsistencyChecker {
     return {
       errors,
       clusterEds,
+      unchanged,
       accept: () => {
         if (errors.length === 0) this.last = { lists: copyLists(lists), names, units, clusterEds };
       },

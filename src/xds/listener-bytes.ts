@@ -11,7 +11,7 @@
  * in field-number order, so the chains (field 3) go right after the fields numbered below 3.
  */
 import { encodeMessage } from '../envoy/protos';
-import { lenHeader } from './wire';
+import { lenHeader, readVarint } from './wire';
 
 const LISTENER = 'envoy.config.listener.v3.Listener';
 const FILTER_CHAIN = 'envoy.config.listener.v3.FilterChain';
@@ -49,17 +49,6 @@ export function encodeListener(listener: object): Buffer {
   parts.push(base.subarray(split));
   size += base.length - split;
   return Buffer.concat(parts, size);
-}
-
-function readVarint(buf: Buffer, pos: number): [number, number] {
-  let value = 0;
-  let mul = 1;
-  for (;;) {
-    const b = buf[pos++];
-    value += (b & 0x7f) * mul;
-    if ((b & 0x80) === 0) return [value, pos];
-    mul *= 128;
-  }
 }
 
 /** Offset of the tag of the first top-level field numbered above `field` (or the end). */

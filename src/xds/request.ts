@@ -1,5 +1,6 @@
 import { messageType } from '../envoy/protos';
 import type { NodeInfo, StatusDetail } from './stream';
+import { readVarint } from './wire';
 
 /**
  * A decoded envoy.service.discovery.v3.DiscoveryRequest whose `resource_names` stay encoded.
@@ -22,18 +23,6 @@ export interface SotwRequest {
 }
 
 const EMPTY = Buffer.alloc(0);
-
-function readVarint(buf: Buffer, pos: number): [number, number] {
-  let result = 0;
-  let mul = 1;
-  for (;;) {
-    if (pos >= buf.length) throw new Error('DiscoveryRequest: truncated varint');
-    const b = buf[pos++];
-    result += (b & 0x7f) * mul;
-    if ((b & 0x80) === 0) return [result, pos];
-    mul *= 128;
-  }
-}
 
 export function decodeSotwRequest(buf: Buffer): SotwRequest {
   const req: SotwRequest = {

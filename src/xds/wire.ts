@@ -139,7 +139,8 @@ export interface WireField {
   end?: number;
 }
 
-function readVarint(buf: Uint8Array, pos: number): [number, number] {
+/** Reads a varint at `pos`: its value and the position after it. Throws when truncated. */
+export function readVarint(buf: Uint8Array, pos: number): [number, number] {
   let result = 0;
   let mul = 1;
   for (;;) {

@@ -1,12 +1,7 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  pemBlocks,
-  resolveCertificateRef,
-  resolveListenerCertificates,
-  secretToModel,
-  validateKeyPair,
-} from '../../src/gateway/tls';
+import { resolveCertificateRef, resolveListenerCertificates, secretToModel } from '../../src/gateway/tls';
+import { pemBlocks, validateKeyPair } from '../../src/gateway/keypair';
 import type { ListenerOwner } from '../../src/gateway/resolved';
 import type { SecretObjectReference } from '../../src/gateway/api';
 import type { KubeObject } from '../../src/store/objects';
