@@ -139,7 +139,7 @@ function rowsOf(obj: StatusObject): Row[] {
   }
   rows.push({ ...base, sub: '', conditions: conditionsOf(status.conditions) });
   if (Array.isArray(status.listeners)) {
-    // Gateways and ListenerSets: most debugging is per listener (ux-reliability.md A.1).
+    // Gateways and ListenerSets: most debugging is per listener (docs/operations.md §4).
     for (const l of status.listeners) {
       const lr = (l ?? {}) as Record<string, unknown>;
       const attached = typeof lr.attachedRoutes === 'number' ? `routes: ${lr.attachedRoutes}` : undefined;

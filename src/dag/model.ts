@@ -4,7 +4,7 @@
  * Everything in it has already been validated; invalid listeners, routes and backends are
  * either absent or expressed as an explicit action (e.g. a 500 for a rule with no valid backend).
  *
- * Names follow ../shared/docs/architecture.md: stable, owner-scoped, content-free.
+ * Names follow docs/architecture.md §5: stable, owner-scoped, content-free.
  * All arrays are in a deterministic order (the builder sorts them), so translation is a pure
  * function of this model and output is byte-identical for the same input.
  */

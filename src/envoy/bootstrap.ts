@@ -3,7 +3,7 @@ import * as os from 'node:os';
 import { stringify } from 'yaml';
 
 /**
- * Envoy bootstrap generation (xds.md §6). A pure function of its options: the same options give
+ * Envoy bootstrap generation (docs/xds.md §13). A pure function of its options: the same options give
  * byte-identical YAML, so a bootstrap can be regenerated and diffed safely.
  */
 
@@ -122,7 +122,7 @@ export function buildBootstrap(options: BootstrapOptions): Record<string, unknow
     if (!options.tls.caFile) throw new Error('tls.caFile is required');
   }
 
-  // Wait for the control plane instead of going LIVE with nothing after 15 s (xds.md §6;
+  // Wait for the control plane instead of going LIVE with nothing after 15 s (docs/xds.md §9;
   // Istio #49929: a gateway that is Ready with an empty config serves 404s).
   const adsSource = { ads: {}, resource_api_version: 'V3', initial_fetch_timeout: '0s' };
   const isIp = net.isIP(xds.host) !== 0;
@@ -146,7 +146,7 @@ export function buildBootstrap(options: BootstrapOptions): Record<string, unknow
     },
     upstream_connection_options: { tcp_keepalive: {} },
     // Several control-plane replicas behind one name: a reconnect may go to any of them, which
-    // is safe because versions are content hashes (architecture.md).
+    // is safe because versions are content hashes (docs/architecture.md §6).
     circuit_breakers: {
       thresholds: [{ max_connections: 100_000, max_pending_requests: 100_000, max_requests: 100_000 }],
     },

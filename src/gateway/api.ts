@@ -156,7 +156,7 @@ export interface ListenerStatus {
   conditions: Condition[];
 }
 
-/** ListenerSet.status.listeners[] (no port field, see gateway-api.md §1.5). */
+/** ListenerSet.status.listeners[] (no port field, see docs/gateway-api.md §5). */
 export type ListenerEntryStatus = ListenerStatus;
 
 export interface GatewayStatus {

@@ -1,5 +1,5 @@
 /**
- * Hostname matching between listeners and routes (Gateway API §3.1 of gateway-api.md).
+ * Hostname matching between listeners and routes (docs/gateway-api.md §11).
  * A wildcard `*.example.com` matches one or more labels in front of `example.com`, never
  * `example.com` itself. Comparison is case-insensitive; results are lower-case.
  */

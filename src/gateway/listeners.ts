@@ -3,7 +3,7 @@
  * admits, detect conflicts over the merged list, validate each listener (protocol, route kinds,
  * TLS), and produce Gateway and ListenerSet status.
  *
- * Conflict rules (gateway-api.md §1.3, §3.2; conformance wins over prose):
+ * Conflict rules (docs/gateway-api.md §5, §6; conformance wins over prose):
  *  - Conflicts are evaluated before protocol support, so an unsupported TCP listener sharing
  *    port 80 with HTTP reports ProtocolConflict, not UnsupportedProtocol.
  *  - Among a Gateway's own listeners no winner is picked: every indistinct listener is Conflicted.

@@ -8,7 +8,7 @@ import { renderXdsDebugText } from './debug';
 
 /**
  * Convoy's own HTTP surface: health, readiness, Prometheus metrics and read-only JSON debug
- * endpoints. Loopback by default (ux-reliability.md B.2): it reveals configuration. Paths are
+ * endpoints. Loopback by default (docs/security.md §3): it reveals configuration. Paths are
  * matched exactly; anything with dot segments or encoded slashes is refused, so no path trick
  * reaches an endpoint under another name.
  */

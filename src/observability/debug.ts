@@ -6,7 +6,7 @@ import { TypeUrl } from '../xds/resources';
  * each cell SYNCED / STALE / NOT SENT / NACKED with its age. Used by GET /debug/xds?format=text and
  * `convoy proxy-status`.
  *
- * The state rules are Istio's (ux-reliability.md A.1): NACKED if the latest answer for the type was
+ * The state rules are Istio's (docs/xds.md §14): NACKED if the latest answer for the type was
  * a NACK, NOT SENT if nothing was ever sent, SYNCED if the last sent response is acknowledged,
  * STALE otherwise. The normaliser accepts the server's own `state` when it reports one.
  */

@@ -3,7 +3,7 @@ import type { EnvoyResources } from './resources';
 import { messageNameOf } from './resources';
 
 /**
- * Cross-resource checks run before a fleet snapshot is accepted (xds.md §1.12 item 11):
+ * Cross-resource checks run before a fleet snapshot is accepted (docs/xds.md §8):
  * - no empty or duplicate names within a type;
  * - every HCM `rds.route_config_name` has a RouteConfiguration;
  * - every EDS cluster has a ClusterLoadAssignment;

@@ -19,7 +19,7 @@ export function messageNameOf(typeUrl: string): string {
   return typeUrl.slice(typeUrl.indexOf('/') + 1);
 }
 
-/** Push order within one stream: secrets first, then CDS, EDS, LDS, RDS (xds.md §1.6, §1.12.9). */
+/** Push order within one stream: secrets first, then CDS, EDS, LDS, RDS (docs/xds.md §7). */
 export const PUSH_ORDER: readonly TypeUrl[] = [
   TypeUrl.Secret,
   TypeUrl.Cluster,

@@ -69,7 +69,7 @@ const PUMP_BATCH = 128;
 
 /**
  * Aggregated Discovery Service (SotW and delta) over @grpc/grpc-js, serving each Envoy the
- * snapshot of the fleet named by its node (see xds.md §1.12).
+ * snapshot of the fleet named by its node (see docs/xds.md).
  */
 export class AdsServer {
   private readonly cache: XdsCache;

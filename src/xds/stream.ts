@@ -71,7 +71,7 @@ export interface NackInfo {
   time: number;
 }
 
-/** Per-stream, per-type protocol state (xds.md §1.12 item 1). */
+/** Per-stream, per-type protocol state (docs/xds.md §2). */
 export class TypeState {
   readonly served: boolean;
   readonly wildcardCapable: boolean;
@@ -352,7 +352,7 @@ export abstract class AdsStream implements BudgetWaiter {
 
   /**
    * A cluster changed (or is new) on this stream: its ClusterLoadAssignment must be sent again in
-   * the same push, even if unchanged, or Envoy keeps the updated cluster warming (xds.md §1.7).
+   * the same push, even if unchanged, or Envoy keeps the updated cluster warming (docs/xds.md §7).
    */
   protected resendClusterLoadAssignment(snap: FleetSnapshot, clusterName: string): void {
     const eds = this.types.get(TypeUrl.Endpoint);

@@ -9,7 +9,7 @@ import { EXAMPLE_CERT, EXAMPLE_KEY, TENANT_CERT, TENANT_KEY } from './certs';
 
 /**
  * Hand-built FleetModels covering the translator's features. Each is what the DAG builder would
- * produce: names per architecture.md, arrays sorted, every referenced cluster and secret present.
+ * produce: names per docs/architecture.md §5, arrays sorted, every referenced cluster and secret present.
  */
 
 const gateway = { namespace: 'infra', name: 'gw' };

@@ -49,7 +49,7 @@ export function typed<T extends object>(typeUrl: string, message: T): AnyExtensi
 /**
  * Enum values, as numbers. encodeMessage() (src/envoy/protos.ts) runs protobufjs verify(), which
  * accepts enum fields only as numbers, although the generated types also allow names. Every value
- * is checked against the loaded protos in test/envoy/enums.test.ts.
+ * is checked against the loaded protos in test/envoy/resources.test.ts.
  */
 export const Enum = {
   ApiVersion: { V3: 2 },

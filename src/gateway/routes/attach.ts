@@ -1,5 +1,5 @@
 /**
- * Route attachment (gateway-api.md §1.7, §3.5, §3.6): which listeners each parentRef of a route
+ * Route attachment (docs/gateway-api.md §10, §15): which listeners each parentRef of a route
  * reaches, the per-parentRef Accepted/ResolvedRefs conditions, and attachedRoutes counts.
  *
  * - A Gateway parentRef reaches only the Gateway's own listeners; a ListenerSet parentRef only that

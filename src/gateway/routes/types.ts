@@ -21,7 +21,7 @@ export interface RouteIdentity {
   created: string;
 }
 
-/** Precedence keys of one (rule, match) pair, per Gateway API §3.7 / GRPCRoute precedence. */
+/** Precedence keys of one (rule, match) pair, per docs/gateway-api.md §12. */
 export interface EntryPrecedence {
   /** 0 Exact, 1 RegularExpression, 2 PathPrefix. */
   pathRank: number;

@@ -4,7 +4,7 @@
  * creationTimestamp, generation, Secret stringData), validates every object like a v1.6.1
  * cluster would, and applies the difference to the store after each rescan.
  *
- * Reliability rules (docs/ux-reliability.md): bad input never crashes and never reaches Envoy.
+ * Reliability rules (docs/architecture.md §10): bad input never crashes and never reaches Envoy.
  * A file that stops parsing, or an object that stops validating, keeps its last good version in
  * the store; the problem is logged and reported by problems(). Only a file that is deleted, or an
  * object removed from a file that is otherwise clean, deletes objects.
