@@ -11,8 +11,9 @@ import { ObjectStore } from '../../src/store/store';
 import { silentLogger } from '../../src/observability/logger';
 import { buildGateways } from '../../src/gateway/build';
 import type { FleetModel, SecretModel } from '../../src/dag/model';
-import { EXAMPLE_CERT, EXAMPLE_KEY, TENANT_CERT, TENANT_KEY } from '../envoy/certs';
 import {
+  EXAMPLE_CERT,
+  EXAMPLE_KEY,
   EXPIRED_CERT,
   EXPIRED_KEY,
   INTERMEDIATE_CERT,
@@ -21,8 +22,10 @@ import {
   ROOT_CERT,
   SELF_CERT,
   SELF_KEY,
-} from './listeners-fixtures';
-import { repoRoot } from '../envoy/helpers';
+  TENANT_CERT,
+  TENANT_KEY,
+} from '../support/certs';
+import { repoRoot } from '../support/repo';
 
 /**
  * Golden tests for the gateway build: each test/gateway/golden/<case>.in.yaml holds Kubernetes
