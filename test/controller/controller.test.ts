@@ -19,7 +19,7 @@ import {
   backendRef,
   storeOf,
   tlsSecret,
-} from '../gateway/fixtures';
+} from '../support/objects';
 import type { ObjectStore } from '../../src/store/store';
 
 const FLEET = 'default/edge';
@@ -28,7 +28,7 @@ async function setup() {
   const store = storeOf(
     gatewayClass(),
     gateway('edge', [httpListener('http', 8080), httpsListener('https', 8443, 'a.example.com', 'a-cert')]),
-    tlsSecret('a-cert', ['a.example.com']),
+    tlsSecret('a-cert', { hostnames: ['a.example.com'] }),
     ...backendService('web', 80, ['10.0.0.1']),
     httpRoute('web', [{ backendRefs: [backendRef('web', 80)] }], { parentRefs: [parentRef('edge')] }),
   );
@@ -82,7 +82,7 @@ describe('Controller', { concurrency: false }, () => {
     const { store, metrics, controller } = await setup();
     const before = await buildCounts(metrics);
     await change(controller, store, () => {
-      store.put(tlsSecret('unrelated', ['x.example.com']));
+      store.put(tlsSecret('unrelated', { hostnames: ['x.example.com'] }));
       for (const o of backendService('unused', 80, ['10.0.0.9'])) store.put(o);
     });
     assert.deepEqual(await buildCounts(metrics), before);
@@ -119,7 +119,7 @@ describe('Controller', { concurrency: false }, () => {
     const secretsBefore = versions(cache, TypeUrl.Secret);
     const before = await buildCounts(metrics);
     await change(controller, store, () =>
-      store.put(tlsSecret('a-cert', ['a.example.com', 'www.a.example.com'])),
+      store.put(tlsSecret('a-cert', { hostnames: ['a.example.com', 'www.a.example.com'] })),
     );
     const afterRotation = await buildCounts(metrics);
     assert.equal(afterRotation.ok, before.ok, 'no full build');

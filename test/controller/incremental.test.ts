@@ -28,7 +28,7 @@ import {
   listenerSet,
   parentRef,
   tlsSecret,
-} from '../gateway/fixtures';
+} from '../support/objects';
 import { rng } from '../support/rng';
 
 const SECRETS = ['a-cert', 'b-cert', 'shared-cert', 'ls-cert'];
@@ -42,7 +42,7 @@ const HOSTS: Record<string, string> = {
 /** A certificate for the Secret; variants differ in an extra SAN, hence in bytes. */
 function secret(name: string, variant: number): KubeObject {
   const host = HOSTS[name];
-  return tlsSecret(name, variant === 0 ? [host] : [host, `v${variant}.${host}`]);
+  return tlsSecret(name, { hostnames: variant === 0 ? [host] : [host, `v${variant}.${host}`] });
 }
 
 function badSecret(name: string): KubeObject {
@@ -268,7 +268,10 @@ function addition(how: Addition | Fallback): { objects: KubeObject[]; set: strin
   const cert =
     how === 'bad-cert'
       ? { ...badSecret(certName), metadata: { name: certName, namespace: ns } }
-      : tlsSecret(certName, [host && !host.startsWith('*') ? host : `x${n}.example.com`], { namespace: ns });
+      : tlsSecret(certName, {
+          hostnames: [host && !host.startsWith('*') ? host : `x${n}.example.com`],
+          namespace: ns,
+        });
   const set = listenerSet(
     name,
     { name: 'edge', namespace: 'default' },
@@ -540,7 +543,12 @@ describe('Controller fast paths against a full-build oracle', { concurrency: fal
       await stepMany(inc, state, addition('ok').objects, 'one more addition');
       const before2 = await counts(inc.metrics);
       const host = `n${addedCount}.example.com`;
-      await step(inc, state, tlsSecret(`add-${addedCount}-cert`, [host, `v1.${host}`]), 'rotate added');
+      await step(
+        inc,
+        state,
+        tlsSecret(`add-${addedCount}-cert`, { hostnames: [host, `v1.${host}`] }),
+        'rotate added',
+      );
       assert.equal(delta(await counts(inc.metrics), before2, 'secrets'), 1);
     } finally {
       inc.controller.stop();

@@ -5,7 +5,7 @@ import type {
   SecretModel,
   VirtualHostModel,
 } from '../../src/dag/model';
-import { EXAMPLE_CERT, EXAMPLE_KEY, TENANT_CERT, TENANT_KEY } from './certs';
+import { EXAMPLE_CERT, EXAMPLE_KEY, TENANT_CERT, TENANT_KEY } from '../support/certs';
 
 /**
  * Hand-built FleetModels covering the translator's features. Each is what the DAG builder would

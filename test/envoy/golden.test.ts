@@ -6,7 +6,8 @@ import * as prettier from 'prettier';
 import { translateFleet } from '../../src/envoy/translate';
 import type { FleetModel } from '../../src/dag/model';
 import { GOLDEN_FLEETS } from './fixtures';
-import { KINDS, decodeAll, encodeAll, repoRoot } from './helpers';
+import { KINDS, decodeAll, encodeAll } from './helpers';
+import { repoRoot } from '../support/repo';
 
 /**
  * Golden tests: each fixture fleet → translate → encode → decode, compared with

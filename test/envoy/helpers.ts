@@ -5,14 +5,7 @@ import { spawnSync } from 'node:child_process';
 import { decodeMessage, encodeMessage } from '../../src/envoy/protos';
 import { TypeUrl, messageNameOf, type EnvoyResources } from '../../src/xds/resources';
 import { INVALID_BACKEND_CLUSTER } from '../../src/envoy/translate/routes';
-
-/** Repository root: the nearest directory above this file with a package.json (works from dist-*). */
-export function repoRoot(): string {
-  for (let dir = __dirname; dir !== path.dirname(dir); dir = path.dirname(dir)) {
-    if (fs.existsSync(path.join(dir, 'package.json'))) return dir;
-  }
-  throw new Error('package.json not found above ' + __dirname);
-}
+import { repoRoot } from '../support/repo';
 
 export const KIND_TYPE: Record<keyof EnvoyResources, string> = {
   listeners: messageNameOf(TypeUrl.Listener),

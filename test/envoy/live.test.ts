@@ -11,7 +11,7 @@ import type { FleetModel, RouteModel } from '../../src/dag/model';
 import { translateFleet } from '../../src/envoy/translate';
 import { encodeMessage } from '../../src/envoy/protos';
 import { requireEnvoy, staticBootstrap } from './helpers';
-import { EXAMPLE_CERT, EXAMPLE_KEY, TENANT_CERT, TENANT_KEY } from './certs';
+import { EXAMPLE_CERT, EXAMPLE_KEY, TENANT_CERT, TENANT_KEY } from '../support/certs';
 
 /**
  * The translation serving real traffic: Envoy runs the translated listeners (bound to 127.0.0.1,

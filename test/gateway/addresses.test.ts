@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildGateways } from '../../src/gateway/build';
-import { OPTS, gateway, gatewayClass, httpListener, service, storeOf } from './fixtures';
+import { OPTS, gateway, gatewayClass, httpListener, service, storeOf } from '../support/objects';
 import type { BuildOptions } from '../../src/gateway/resolved';
 
 function addressesOf(opts: BuildOptions, ...extra: Parameters<typeof storeOf>) {

@@ -21,7 +21,7 @@ import {
   tlsListener,
   tlsRoute,
   tlsSecret,
-} from './fixtures';
+} from '../support/objects';
 import { rng } from '../support/rng';
 
 function shuffled<T>(items: T[], seed: number): T[] {
@@ -62,12 +62,14 @@ export function scenario(): KubeObject[] {
         namespace: 'apps',
       },
     ),
-    tlsSecret('www-cert', ['www.example.com'], { namespace: 'infra' }),
+    tlsSecret('www-cert', { hostnames: ['www.example.com'], namespace: 'infra' }),
     referenceGrant(
       'apps-to-infra',
-      'infra',
-      [{ group: 'gateway.networking.k8s.io', kind: 'HTTPRoute', namespace: 'apps' }],
-      [{ group: '', kind: 'Service' }],
+      {
+        from: [{ group: 'gateway.networking.k8s.io', kind: 'HTTPRoute', namespace: 'apps' }],
+        to: [{ group: '', kind: 'Service' }],
+      },
+      { namespace: 'infra' },
     ),
     ...backendService('web', 80, ['10.0.0.3', '10.0.0.1', '10.0.0.2'], { namespace: 'apps' }),
     endpointSlice(

@@ -15,12 +15,12 @@ import {
   httpsListener,
   listenerSet,
   parentRef,
-  selfSignedCert,
   storeOf,
   tlsListener,
   tlsRoute,
   tlsSecret,
-} from './fixtures';
+} from '../support/objects';
+import { selfSignedCert } from '../support/certs';
 
 function fleetOf(objects: KubeObject[], name = 'gw'): FleetModel {
   const result = buildGateways(storeOf(gatewayClass(), ...objects), OPTS);
@@ -55,8 +55,8 @@ describe('HTTPS listeners', () => {
       httpsListener('api', 443, 'api.example.com', 'api-cert'),
       httpsListener('fallback', 443, undefined, 'www-cert'),
     ]),
-    tlsSecret('www-cert', ['www.example.com']),
-    tlsSecret('api-cert', ['api.example.com']),
+    tlsSecret('www-cert', { hostnames: ['www.example.com'] }),
+    tlsSecret('api-cert', { hostnames: ['api.example.com'] }),
     httpRoute('site', [{ backendRefs: [backendRef('web', 80)] }], {
       parentRefs: [parentRef('gw', { sectionName: 'www' })],
     }),
@@ -165,7 +165,7 @@ describe('TLS listeners', () => {
   test('route hostname equal to the listener hostname uses the listener chain; terminate carries secrets', () => {
     const fleet = fleetOf([
       gateway('gw', [tlsListener('tls', 8443, 'db.example.com', 'Terminate', 'db-cert')]),
-      tlsSecret('db-cert', ['db.example.com']),
+      tlsSecret('db-cert', { hostnames: ['db.example.com'] }),
       tlsRoute('db', ['db.example.com'], [{ backendRefs: [backendRef('db', 5432)] }]),
       ...db,
     ]);
@@ -199,7 +199,7 @@ describe('TLS listeners', () => {
         httpsListener('web', 443, 'www.example.com', 'www-cert'),
         tlsListener('pass', 443, 'db.example.com', 'Passthrough'),
       ]),
-      tlsSecret('www-cert', ['www.example.com']),
+      tlsSecret('www-cert', { hostnames: ['www.example.com'] }),
       tlsRoute('db', ['db.example.com'], [{ backendRefs: [backendRef('db', 5432)] }]),
       ...db,
     ]);

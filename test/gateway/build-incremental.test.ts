@@ -16,7 +16,7 @@ import {
   parentRef,
   storeOf,
   tlsSecret,
-} from './fixtures';
+} from '../support/objects';
 
 /**
  * Builds over one long-lived store reuse last build's work (compiled routes, virtual hosts). The
@@ -32,7 +32,7 @@ function world(path = '/'): KubeObject[] {
       httpListener('http', 80),
       ...hosts.map((h, i) => httpsListener(`l${i}`, 443, h, `cert-${i}`)),
     ]),
-    ...hosts.map((h, i) => tlsSecret(`cert-${i}`, [h])),
+    ...hosts.map((h, i) => tlsSecret(`cert-${i}`, { hostnames: [h] })),
     ...backendService('web', 80, ['10.0.0.1']),
     ...hosts.map((_h, i) =>
       httpRoute(

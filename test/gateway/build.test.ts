@@ -13,7 +13,7 @@ import {
   httpRoute,
   routeParents,
   storeOf,
-} from './fixtures';
+} from '../support/objects';
 
 describe('buildGateways: Gateway with an HTTP listener and an HTTPRoute', () => {
   const objects = [

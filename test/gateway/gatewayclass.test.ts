@@ -6,26 +6,26 @@ import {
   ownedGatewayClasses,
 } from '../../src/gateway/gatewayclass';
 import { SUPPORTED_FEATURES } from '../../src/gateway/features';
-import { CONTROLLER, NOW, OPTS, gatewayClass, store } from './listeners-fixtures';
+import { CONTROLLER, gatewayClass, NOW, OPTS, storeOf } from '../support/objects';
 
 describe('ownedGatewayClasses', () => {
   test('only classes with our controllerName', () => {
-    const view = store(gatewayClass('a'), gatewayClass('b', 'other.io/controller'), gatewayClass('c'));
+    const view = storeOf(gatewayClass('a'), gatewayClass('b', 'other.io/controller'), gatewayClass('c'));
     assert.deepEqual([...ownedGatewayClasses(view, OPTS)].sort(), ['a', 'c']);
   });
   test('a class being deleted is not owned', () => {
     const gc = gatewayClass('a');
     gc.metadata.deletionTimestamp = NOW;
-    assert.equal(ownedGatewayClasses(store(gc), OPTS).size, 0);
+    assert.equal(ownedGatewayClasses(storeOf(gc), OPTS).size, 0);
   });
 });
 
 describe('gatewayClassStatuses', () => {
   test('owned classes are Accepted with observedGeneration and sorted supportedFeatures', () => {
-    const view = store(
-      gatewayClass('z', CONTROLLER, 3),
+    const view = storeOf(
+      gatewayClass('z', CONTROLLER, { generation: 3 }),
       gatewayClass('x', 'other.io/c'),
-      gatewayClass('a', CONTROLLER, 1),
+      gatewayClass('a', CONTROLLER, { generation: 1 }),
     );
     const statuses = gatewayClassStatuses(view, OPTS);
     assert.deepEqual(
@@ -64,15 +64,15 @@ describe('gatewayClassStatuses', () => {
     assert.deepEqual(new Set(features), new Set(SUPPORTED_FEATURES));
   });
   test('no owned classes → no statuses', () => {
-    assert.deepEqual(gatewayClassStatuses(store(gatewayClass('x', 'other.io/c')), OPTS), []);
+    assert.deepEqual(gatewayClassStatuses(storeOf(gatewayClass('x', 'other.io/c')), OPTS), []);
   });
 });
 
 describe('GatewayClass parametersRef', () => {
   test('Convoy takes no parameters: Accepted=False/InvalidParameters', () => {
-    const gc = gatewayClass('p', CONTROLLER, 2);
+    const gc = gatewayClass('p', CONTROLLER, { generation: 2 });
     (gc.spec as Record<string, unknown>).parametersRef = { group: 'example.io', kind: 'Params', name: 'x' };
-    const [st] = gatewayClassStatuses(store(gc), OPTS);
+    const [st] = gatewayClassStatuses(storeOf(gc), OPTS);
     const [cond] = st.status.conditions as {
       type: string;
       status: string;
@@ -83,8 +83,8 @@ describe('GatewayClass parametersRef', () => {
       [cond.type, cond.status, cond.reason, cond.observedGeneration],
       ['Accepted', 'False', 'InvalidParameters', 2],
     );
-    assert.ok(ownedGatewayClasses(store(gc), OPTS).has('p'), 'still owned (status is ours to write)');
-    assert.equal(acceptedGatewayClasses(store(gc), OPTS).size, 0);
+    assert.ok(ownedGatewayClasses(storeOf(gc), OPTS).has('p'), 'still owned (status is ours to write)');
+    assert.equal(acceptedGatewayClasses(storeOf(gc), OPTS).size, 0);
   });
 });
 

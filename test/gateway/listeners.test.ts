@@ -14,19 +14,18 @@ import type { KubeObject } from '../../src/store/objects';
 import type { ResolvedListener } from '../../src/gateway/resolved';
 import { hostnameMatches } from '../../src/gateway/hostnames';
 import {
-  NOW,
-  OPTS,
-  SELF_CERT,
-  SELF_KEY,
+  condSummary,
   gateway,
   gatewayClass,
-  http,
-  https,
+  httpListener,
+  httpsListener,
+  NOW,
+  OPTS,
   referenceGrant,
-  store,
-  summary,
+  storeOf,
   tlsSecret,
-} from './listeners-fixtures';
+} from '../support/objects';
+import { SELF_CERT, SELF_KEY } from '../support/certs';
 import { rng } from '../support/rng';
 
 const OK = [
@@ -43,7 +42,7 @@ const conflicted = (reason: string, rr = 'ResolvedRefs=True/ResolvedRefs') => [
 ];
 
 function gatewayStatusOf(objects: KubeObject[], name = 'gw'): GatewayStatus {
-  const view = store(gatewayClass(), ...objects);
+  const view = storeOf(gatewayClass(), ...objects);
   const gws = resolveGateways(view, OPTS);
   const statuses = gatewayAndListenerSetStatuses(gws, view, OPTS);
   const st = statuses.find((s) => s.kind === 'Gateway' && s.metadata.name === name);
@@ -273,7 +272,7 @@ describe('Gateway listener validation (status table)', () => {
   }[] = [
     {
       name: 'single HTTP listener',
-      listeners: [http('web')],
+      listeners: [httpListener('web')],
       want: { web: OK },
       gateway: ['Accepted=True/Accepted', 'Programmed=True/Programmed'],
     },
@@ -292,7 +291,7 @@ describe('Gateway listener validation (status table)', () => {
     },
     {
       name: 'unsupported protocol next to a valid one → Accepted=True/ListenersNotValid',
-      listeners: [http('web'), { name: 'udp', port: 5353, protocol: 'UDP' }],
+      listeners: [httpListener('web'), { name: 'udp', port: 5353, protocol: 'UDP' }],
       want: {
         web: OK,
         udp: [
@@ -306,7 +305,7 @@ describe('Gateway listener validation (status table)', () => {
     },
     {
       name: 'TCP sharing port 80 reports ProtocolConflict, not UnsupportedProtocol',
-      listeners: [http('web'), { name: 'tcp', port: 80, protocol: 'TCP' }],
+      listeners: [httpListener('web'), { name: 'tcp', port: 80, protocol: 'TCP' }],
       want: { web: conflicted('ProtocolConflict'), tcp: conflicted('ProtocolConflict') },
       gateway: ['Accepted=False/ListenersNotValid', 'Programmed=False/Invalid'],
     },
@@ -338,14 +337,14 @@ describe('Gateway listener validation (status table)', () => {
     },
     {
       name: 'HTTPS with valid Secret',
-      listeners: [https('secure', 'web-cert')],
-      objects: [tlsSecret('infra', 'web-cert')],
+      listeners: [httpsListener('secure', 443, undefined, 'web-cert')],
+      objects: [tlsSecret('web-cert', { namespace: 'infra' })],
       want: { secure: OK },
       gateway: ['Accepted=True/Accepted', 'Programmed=True/Programmed'],
     },
     {
       name: 'HTTPS with missing Secret',
-      listeners: [https('secure', 'nope')],
+      listeners: [httpsListener('secure', 443, undefined, 'nope')],
       want: {
         secure: [
           'Accepted=True/Accepted',
@@ -358,8 +357,8 @@ describe('Gateway listener validation (status table)', () => {
     },
     {
       name: 'HTTPS with malformed Secret',
-      listeners: [https('secure', 'bad')],
-      objects: [tlsSecret('infra', 'bad', 'garbage', 'garbage')],
+      listeners: [httpsListener('secure', 443, undefined, 'bad')],
+      objects: [tlsSecret('bad', { namespace: 'infra', cert: 'garbage', key: 'garbage' })],
       want: {
         secure: [
           'Accepted=True/Accepted',
@@ -380,7 +379,7 @@ describe('Gateway listener validation (status table)', () => {
           tls: { certificateRefs: [{ name: 'web', namespace: 'certs' }] },
         },
       ],
-      objects: [tlsSecret('certs', 'web')],
+      objects: [tlsSecret('web', { namespace: 'certs' })],
       want: {
         secure: [
           'Accepted=True/Accepted',
@@ -402,11 +401,15 @@ describe('Gateway listener validation (status table)', () => {
         },
       ],
       objects: [
-        tlsSecret('certs', 'web'),
-        referenceGrant('certs', 'g', {
-          from: [{ group: G, kind: 'Gateway', namespace: 'infra' }],
-          to: [{ group: '', kind: 'Secret' }],
-        }),
+        tlsSecret('web', { namespace: 'certs' }),
+        referenceGrant(
+          'g',
+          {
+            from: [{ group: G, kind: 'Gateway', namespace: 'infra' }],
+            to: [{ group: '', kind: 'Secret' }],
+          },
+          { namespace: 'certs' },
+        ),
       ],
       want: { secure: OK },
       gateway: ['Accepted=True/Accepted', 'Programmed=True/Programmed'],
@@ -421,7 +424,7 @@ describe('Gateway listener validation (status table)', () => {
           tls: { certificateRefs: [{ name: 'web-cert' }, { name: 'missing' }] },
         },
       ],
-      objects: [tlsSecret('infra', 'web-cert')],
+      objects: [tlsSecret('web-cert', { namespace: 'infra' })],
       want: {
         secure: [
           'Accepted=True/Accepted',
@@ -490,7 +493,7 @@ describe('Gateway listener validation (status table)', () => {
           tls: { mode: 'Passthrough' },
         },
       ],
-      objects: [tlsSecret('infra', 'c')],
+      objects: [tlsSecret('c', { namespace: 'infra' })],
       want: {
         'tls-terminate': conflicted('ProtocolConflict'),
         'tls-passthrough': conflicted('ProtocolConflict'),
@@ -500,7 +503,7 @@ describe('Gateway listener validation (status table)', () => {
     {
       name: 'HTTPS and TLS passthrough on one port with different hostnames',
       listeners: [
-        https('https-terminate', 'c', 443, '*.example.com'),
+        httpsListener('https-terminate', 443, '*.example.com', 'c'),
         {
           name: 'tls-passthrough',
           port: 443,
@@ -509,7 +512,7 @@ describe('Gateway listener validation (status table)', () => {
           tls: { mode: 'Passthrough' },
         },
       ],
-      objects: [tlsSecret('infra', 'c')],
+      objects: [tlsSecret('c', { namespace: 'infra' })],
       want: { 'https-terminate': OK, 'tls-passthrough': OK },
       gateway: ['Accepted=True/Accepted', 'Programmed=True/Programmed'],
     },
@@ -523,10 +526,10 @@ describe('Gateway listener validation (status table)', () => {
           hostname: 'abc.example.com',
           tls: { mode: 'Passthrough' },
         },
-        https('conflicted-https', 'c', 8443),
+        httpsListener('conflicted-https', 8443, undefined, 'c'),
         { name: 'conflicted-tls', port: 8443, protocol: 'TLS', tls: { mode: 'Passthrough' } },
       ],
-      objects: [tlsSecret('infra', 'c')],
+      objects: [tlsSecret('c', { namespace: 'infra' })],
       want: {
         tls: OK,
         'conflicted-https': conflicted('ProtocolConflict'),
@@ -536,7 +539,7 @@ describe('Gateway listener validation (status table)', () => {
     },
     {
       name: 'invalid route kind only → ResolvedRefs=False/InvalidRouteKinds, not programmed',
-      listeners: [http('web', 80, undefined, { allowedRoutes: { kinds: [{ kind: 'FooRoute' }] } })],
+      listeners: [httpListener('web', 80, undefined, { allowedRoutes: { kinds: [{ kind: 'FooRoute' }] } })],
       want: {
         web: [
           'Accepted=True/Accepted',
@@ -550,7 +553,7 @@ describe('Gateway listener validation (status table)', () => {
     {
       name: 'valid and invalid route kinds → programmed with the valid ones',
       listeners: [
-        http('web', 80, undefined, {
+        httpListener('web', 80, undefined, {
           allowedRoutes: { kinds: [{ kind: 'HTTPRoute' }, { kind: 'FooRoute' }] },
         }),
       ],
@@ -567,33 +570,33 @@ describe('Gateway listener validation (status table)', () => {
     {
       name: 'duplicate hostnames within the Gateway: both conflicted, others fine',
       listeners: [
-        http('a', 80, 'x.example.com'),
-        http('b', 80, 'x.example.com'),
-        http('c', 80, 'y.example.com'),
+        httpListener('a', 80, 'x.example.com'),
+        httpListener('b', 80, 'x.example.com'),
+        httpListener('c', 80, 'y.example.com'),
       ],
       want: { a: conflicted('HostnameConflict'), b: conflicted('HostnameConflict'), c: OK },
       gateway: ['Accepted=True/ListenersNotValid', 'Programmed=True/Programmed'],
     },
     {
       name: 'port 8080 and port 80 coexist',
-      listeners: [http('a', 80), http('b', 8080)],
+      listeners: [httpListener('a', 80), httpListener('b', 8080)],
       want: { a: OK, b: OK },
       gateway: ['Accepted=True/Accepted', 'Programmed=True/Programmed'],
     },
   ];
   for (const c of cases) {
     test(c.name, () => {
-      const st = gatewayStatusOf([gateway('gw', c.listeners), ...(c.objects ?? [])]);
-      assert.deepEqual(summary(st.conditions), c.gateway, 'gateway conditions');
+      const st = gatewayStatusOf([gateway('gw', c.listeners, { namespace: 'infra' }), ...(c.objects ?? [])]);
+      assert.deepEqual(condSummary(st.conditions), c.gateway, 'gateway conditions');
       assert.deepEqual(
         st.listeners.map((l) => l.name),
         c.listeners.map((l) => l.name),
         'one status entry per spec listener, in spec order',
       );
       for (const l of st.listeners) {
-        assert.deepEqual(summary(l.conditions), c.want[l.name], `listener ${l.name}`);
+        assert.deepEqual(condSummary(l.conditions), c.want[l.name], `listener ${l.name}`);
         // Listeners that are not accepted support no route kind (conformance compares to []).
-        if (summary(l.conditions)[0].startsWith('Accepted=False'))
+        if (condSummary(l.conditions)[0].startsWith('Accepted=False'))
           assert.deepEqual(l.supportedKinds, [], l.name);
       }
     });
@@ -602,14 +605,14 @@ describe('Gateway listener validation (status table)', () => {
 
 describe('resolveGateways', () => {
   test('only Gateways of owned classes, sorted by namespace/name', () => {
-    const view = store(
+    const view = storeOf(
       gatewayClass(),
       gatewayClass('theirs', 'other.io/controller'),
-      gateway('b', [http('h')], {}, { namespace: 'x' }),
-      gateway('a', [http('h')], {}, { namespace: 'y' }),
-      gateway('a', [http('h')], {}, { namespace: 'x' }),
-      gateway('foreign', [http('h')], {}, { className: 'theirs' }),
-      gateway('orphan', [http('h')], {}, { className: 'missing' }),
+      gateway('b', [httpListener('h')], { namespace: 'x' }),
+      gateway('a', [httpListener('h')], { namespace: 'y' }),
+      gateway('a', [httpListener('h')], { namespace: 'x' }),
+      gateway('foreign', [httpListener('h')], { namespace: 'infra', className: 'theirs' }),
+      gateway('orphan', [httpListener('h')], { namespace: 'infra', className: 'missing' }),
     );
     const gws = resolveGateways(view, OPTS);
     assert.deepEqual(
@@ -624,21 +627,27 @@ describe('resolveGateways', () => {
   });
 
   test('deleting Gateways are skipped', () => {
-    const gw = gateway('gw', [http('h')]);
+    const gw = gateway('gw', [httpListener('h')], { namespace: 'infra' });
     gw.metadata.deletionTimestamp = NOW;
-    assert.deepEqual(resolveGateways(store(gatewayClass(), gw), OPTS), []);
+    assert.deepEqual(resolveGateways(storeOf(gatewayClass(), gw), OPTS), []);
   });
 
   test('resolved listener shape', () => {
-    const view = store(
+    const view = storeOf(
       gatewayClass(),
-      tlsSecret('infra', 'cert'),
-      gateway('gw', [
-        http('web', 80, 'www.example.com', {
-          allowedRoutes: { namespaces: { from: 'Selector', selector: { matchLabels: { team: 'a' } } } },
-        }),
-        https('secure', 'cert', 443, '*.example.com', { allowedRoutes: { namespaces: { from: 'All' } } }),
-      ]),
+      tlsSecret('cert', { namespace: 'infra' }),
+      gateway(
+        'gw',
+        [
+          httpListener('web', 80, 'www.example.com', {
+            allowedRoutes: { namespaces: { from: 'Selector', selector: { matchLabels: { team: 'a' } } } },
+          }),
+          httpsListener('secure', 443, '*.example.com', 'cert', {
+            allowedRoutes: { namespaces: { from: 'All' } },
+          }),
+        ],
+        { namespace: 'infra' },
+      ),
     );
     const [g] = resolveGateways(view, OPTS);
     assert.equal(g.accepted, true);
@@ -661,17 +670,24 @@ describe('resolveGateways', () => {
   });
 
   test('a listener that is not ready carries no certificates', () => {
-    const view = store(
+    const view = storeOf(
       gatewayClass(),
-      tlsSecret('infra', 'cert'),
-      gateway('gw', [https('a', 'cert', 443, 'x.example.com'), https('b', 'cert', 443, 'x.example.com')]),
+      tlsSecret('cert', { namespace: 'infra' }),
+      gateway(
+        'gw',
+        [httpsListener('a', 443, 'x.example.com', 'cert'), httpsListener('b', 443, 'x.example.com', 'cert')],
+        { namespace: 'infra' },
+      ),
     );
     const [g] = resolveGateways(view, OPTS);
     assert.ok(g.listeners.every((l) => !l.ready && l.certificates.length === 0));
   });
 
   test('conditions carry observedGeneration and now; statuses are Kubernetes-shaped', () => {
-    const view = store(gatewayClass(), gateway('gw', [http('web')], {}, { generation: 7 }));
+    const view = storeOf(
+      gatewayClass(),
+      gateway('gw', [httpListener('web')], { namespace: 'infra', generation: 7 }),
+    );
     const gws = resolveGateways(view, OPTS);
     gws[0].listeners[0].attachedRoutes = 3;
     const [st] = gatewayAndListenerSetStatuses(gws, view, OPTS);
@@ -695,12 +711,15 @@ describe('resolveGateways', () => {
 
   test('spec.addresses are echoed with a type', () => {
     const st = gatewayStatusOf([
-      gateway('gw', [http('web')], {
-        addresses: [
-          { value: '10.0.0.1' },
-          { type: 'Hostname', value: 'lb.example.com' },
-          { type: 'IPAddress' },
-        ],
+      gateway('gw', [httpListener('web')], {
+        namespace: 'infra',
+        spec: {
+          addresses: [
+            { value: '10.0.0.1' },
+            { type: 'Hostname', value: 'lb.example.com' },
+            { type: 'IPAddress' },
+          ],
+        },
       }),
     ]);
     assert.deepEqual(st.addresses, [
@@ -710,11 +729,15 @@ describe('resolveGateways', () => {
   });
 
   test('secrets in a rotated Secret are picked up (pure function of the store)', () => {
-    const before = store(gatewayClass(), tlsSecret('infra', 'cert'), gateway('gw', [https('s', 'cert')]));
-    const after = store(
+    const before = storeOf(
       gatewayClass(),
-      tlsSecret('infra', 'cert', SELF_CERT, SELF_KEY),
-      gateway('gw', [https('s', 'cert')]),
+      tlsSecret('cert', { namespace: 'infra' }),
+      gateway('gw', [httpsListener('s', 443, undefined, 'cert')], { namespace: 'infra' }),
+    );
+    const after = storeOf(
+      gatewayClass(),
+      tlsSecret('cert', { namespace: 'infra', cert: SELF_CERT, key: SELF_KEY }),
+      gateway('gw', [httpsListener('s', 443, undefined, 'cert')], { namespace: 'infra' }),
     );
     const a = resolveGateways(before, OPTS)[0].listeners[0].certificates[0];
     const b = resolveGateways(after, OPTS)[0].listeners[0].certificates[0];
@@ -725,10 +748,14 @@ describe('resolveGateways', () => {
 
   test('deterministic: same input, same output', () => {
     const mk = () =>
-      store(
+      storeOf(
         gatewayClass(),
-        tlsSecret('infra', 'cert'),
-        gateway('gw', [http('a'), https('b', 'cert'), http('c', 80)]),
+        tlsSecret('cert', { namespace: 'infra' }),
+        gateway(
+          'gw',
+          [httpListener('a'), httpsListener('b', 443, undefined, 'cert'), httpListener('c', 80)],
+          { namespace: 'infra' },
+        ),
       );
     const x = gatewayAndListenerSetStatuses(resolveGateways(mk(), OPTS), mk(), OPTS);
     const y = gatewayAndListenerSetStatuses(resolveGateways(mk(), OPTS), mk(), OPTS);
@@ -763,28 +790,34 @@ describe('listenerHostnameProblem', () => {
 
   test('a listener with an invalid hostname is not accepted', () => {
     const st = gatewayStatusOf([
-      gateway('gw', [http('bad', 80, '10.0.0.1'), http('good', 80, 'a.example.com')]),
+      gateway('gw', [httpListener('bad', 80, '10.0.0.1'), httpListener('good', 80, 'a.example.com')], {
+        namespace: 'infra',
+      }),
     ]);
-    assert.deepEqual(summary(st.listeners[0].conditions).slice(0, 2), [
+    assert.deepEqual(condSummary(st.listeners[0].conditions).slice(0, 2), [
       'Accepted=False/UnsupportedValue',
       'Programmed=False/Invalid',
     ]);
-    assert.deepEqual(summary(st.listeners[1].conditions), OK);
+    assert.deepEqual(condSummary(st.listeners[1].conditions), OK);
   });
 });
 
 describe('OverlappingTLSConfig', () => {
   test('HTTPS listeners with overlapping hostnames on one port (conformance layout)', () => {
     const st = gatewayStatusOf([
-      tlsSecret('infra', 'c'),
-      gateway('gw', [
-        https('foo-https', 'c', 443, 'foo.example.com'),
-        https('bar-https', 'c', 443, 'bar.bar.example.com'),
-        https('wildcard-https', 'c', 443, '*.example.com'),
-        https('not-overlapping-https', 'c', 443, 'example.com'),
-        https('not-overlapping-other-port', 'c', 9443, 'foo.example.com'),
-        http('plain', 443, 'x.example.com', { port: 8080 }),
-      ]),
+      tlsSecret('c', { namespace: 'infra' }),
+      gateway(
+        'gw',
+        [
+          httpsListener('foo-https', 443, 'foo.example.com', 'c'),
+          httpsListener('bar-https', 443, 'bar.bar.example.com', 'c'),
+          httpsListener('wildcard-https', 443, '*.example.com', 'c'),
+          httpsListener('not-overlapping-https', 443, 'example.com', 'c'),
+          httpsListener('not-overlapping-other-port', 9443, 'foo.example.com', 'c'),
+          httpListener('plain', 443, 'x.example.com', { port: 8080 }),
+        ],
+        { namespace: 'infra' },
+      ),
     ]);
     const overlap = (name: string) =>
       st.listeners
@@ -802,7 +835,7 @@ describe('OverlappingTLSConfig', () => {
     }
     // Informational only: the listeners stay programmed.
     for (const l of st.listeners)
-      assert.ok(summary(l.conditions).includes('Programmed=True/Programmed'), l.name);
+      assert.ok(condSummary(l.conditions).includes('Programmed=True/Programmed'), l.name);
     const c = overlap('foo-https')[0];
     assert.equal(c.observedGeneration, 1);
     assert.equal(c.lastTransitionTime, NOW);
@@ -810,51 +843,62 @@ describe('OverlappingTLSConfig', () => {
 
   test('an HTTPS listener without hostname overlaps every other HTTPS listener on its port', () => {
     const st = gatewayStatusOf([
-      tlsSecret('infra', 'c'),
-      gateway('gw', [https('any', 'c', 443), https('one', 'c', 443, 'a.example.com')]),
+      tlsSecret('c', { namespace: 'infra' }),
+      gateway(
+        'gw',
+        [httpsListener('any', 443, undefined, 'c'), httpsListener('one', 443, 'a.example.com', 'c')],
+        { namespace: 'infra' },
+      ),
     ]);
     for (const l of st.listeners)
-      assert.ok(summary(l.conditions).includes('OverlappingTLSConfig=True/OverlappingHostnames'));
+      assert.ok(condSummary(l.conditions).includes('OverlappingTLSConfig=True/OverlappingHostnames'));
   });
 
   test('conflicted listeners do not count as overlapping', () => {
     const st = gatewayStatusOf([
-      tlsSecret('infra', 'c'),
-      gateway('gw', [https('a', 'c', 443, 'a.example.com'), https('b', 'c', 443, 'a.example.com')]),
+      tlsSecret('c', { namespace: 'infra' }),
+      gateway(
+        'gw',
+        [httpsListener('a', 443, 'a.example.com', 'c'), httpsListener('b', 443, 'a.example.com', 'c')],
+        { namespace: 'infra' },
+      ),
     ]);
     for (const l of st.listeners)
-      assert.ok(!summary(l.conditions).some((x) => x.startsWith('OverlappingTLSConfig')));
+      assert.ok(!condSummary(l.conditions).some((x) => x.startsWith('OverlappingTLSConfig')));
   });
 });
 
 describe('Gateway-level problems', () => {
   test('infrastructure.parametersRef → Accepted=False/InvalidParameters, nothing programmed', () => {
-    const view = store(
+    const view = storeOf(
       gatewayClass(),
-      gateway('gw', [http('web')], {
-        infrastructure: { parametersRef: { group: '', kind: 'ConfigMap', name: 'nope' } },
+      gateway('gw', [httpListener('web')], {
+        namespace: 'infra',
+        spec: {
+          infrastructure: { parametersRef: { group: '', kind: 'ConfigMap', name: 'nope' } },
+        },
       }),
     );
     const gws = resolveGateways(view, OPTS);
     assert.equal(gws[0].accepted, false);
     assert.ok(gws[0].listeners.every((l) => !l.ready));
     const st = gatewayAndListenerSetStatuses(gws, view, OPTS)[0].status as unknown as GatewayStatus;
-    assert.deepEqual(summary(st.conditions), [
+    assert.deepEqual(condSummary(st.conditions), [
       'Accepted=False/InvalidParameters',
       'Programmed=False/Invalid',
     ]);
-    assert.ok(summary(st.listeners[0].conditions).includes('Programmed=False/Invalid'));
+    assert.ok(condSummary(st.listeners[0].conditions).includes('Programmed=False/Invalid'));
   });
 
   test('Gateway of an owned but rejected GatewayClass is not accepted', () => {
     const gc = gatewayClass();
     (gc.spec as Record<string, unknown>).parametersRef = { group: 'example.io', kind: 'Params', name: 'p' };
-    const view = store(gc, gateway('gw', [http('web')]));
+    const view = storeOf(gc, gateway('gw', [httpListener('web')], { namespace: 'infra' }));
     const gws = resolveGateways(view, OPTS);
     assert.equal(gws.length, 1);
     assert.equal(gws[0].accepted, false);
     const st = gatewayAndListenerSetStatuses(gws, view, OPTS)[0].status as unknown as GatewayStatus;
-    assert.deepEqual(summary(st.conditions), ['Accepted=False/Invalid', 'Programmed=False/Invalid']);
+    assert.deepEqual(condSummary(st.conditions), ['Accepted=False/Invalid', 'Programmed=False/Invalid']);
   });
 });
 

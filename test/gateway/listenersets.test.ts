@@ -6,18 +6,18 @@ import type { GatewayStatus, Listener, ListenerSetStatus, AllowedListeners } fro
 import type { KubeObject } from '../../src/store/objects';
 import type { ObjectStatus } from '../../src/status/types';
 import {
-  OPTS,
+  condSummary,
   gateway,
   gatewayClass,
-  http,
-  https,
+  httpListener,
+  httpsListener,
   listenerSet,
   namespace,
+  OPTS,
   referenceGrant,
-  store,
-  summary,
+  storeOf,
   tlsSecret,
-} from './listeners-fixtures';
+} from '../support/objects';
 
 const G = 'gateway.networking.k8s.io';
 const OK = [
@@ -44,7 +44,7 @@ interface Outcome {
 }
 
 function run(...objects: KubeObject[]): Outcome {
-  const view = store(gatewayClass(), ...objects);
+  const view = storeOf(gatewayClass(), ...objects);
   const statuses = gatewayAndListenerSetStatuses(resolveGateways(view, OPTS), view, OPTS);
   return {
     statuses,
@@ -75,12 +75,10 @@ const ls = (
   ts = '2026-01-01T00:00:00Z',
   parentNs?: string,
 ) =>
-  listenerSet(
-    name,
-    ns,
-    { parentRef: { name: 'gw', ...(parentNs ? { namespace: parentNs } : {}) }, listeners },
-    { creationTimestamp: ts },
-  );
+  listenerSet(name, { name: 'gw', ...(parentNs ? { namespace: parentNs } : {}) }, listeners, {
+    namespace: ns,
+    created: ts,
+  });
 
 describe('listenerSetParent', () => {
   const cases: { name: string; parentRef: Record<string, string>; want?: string }[] = [
@@ -96,7 +94,9 @@ describe('listenerSetParent', () => {
   ];
   for (const c of cases) {
     test(c.name, () => {
-      const obj = listenerSet('s', 'apps', { parentRef: c.parentRef as never, listeners: [] });
+      // The parentRef exactly as given, without the defaults an API server would fill in.
+      const obj = { ...listenerSet('s', { name: 'gw' }, [], { namespace: 'apps' }) };
+      obj.spec = { parentRef: c.parentRef, listeners: [] };
       const p = listenerSetParent(obj);
       assert.equal(p ? `${p.namespace}/${p.name}` : undefined, c.want);
     });
@@ -106,10 +106,10 @@ describe('listenerSetParent', () => {
 describe('compareListenerSets', () => {
   test('creationTimestamp first, then namespace/name', () => {
     const sets = [
-      listenerSet('b', 'x', { parentRef: { name: 'gw' } }, { creationTimestamp: '2026-01-02T00:00:00Z' }),
-      listenerSet('a', 'y', { parentRef: { name: 'gw' } }, { creationTimestamp: '2026-01-01T00:00:00Z' }),
-      listenerSet('a', 'x', { parentRef: { name: 'gw' } }, { creationTimestamp: '2026-01-02T00:00:00Z' }),
-      listenerSet('c', 'a', { parentRef: { name: 'gw' } }, { creationTimestamp: '2026-01-03T00:00:00Z' }),
+      listenerSet('b', { name: 'gw' }, [], { namespace: 'x', created: '2026-01-02T00:00:00Z' }),
+      listenerSet('a', { name: 'gw' }, [], { namespace: 'y', created: '2026-01-01T00:00:00Z' }),
+      listenerSet('a', { name: 'gw' }, [], { namespace: 'x', created: '2026-01-02T00:00:00Z' }),
+      listenerSet('c', { name: 'gw' }, [], { namespace: 'a', created: '2026-01-03T00:00:00Z' }),
     ];
     assert.deepEqual(
       [...sets].sort(compareListenerSets).map((s) => `${s.metadata.namespace}/${s.metadata.name}`),
@@ -117,24 +117,14 @@ describe('compareListenerSets', () => {
     );
   });
   test('timestamps compare as times, not strings', () => {
-    const a = listenerSet(
-      'a',
-      'x',
-      { parentRef: { name: 'gw' } },
-      { creationTimestamp: '2026-01-01T00:00:01.5Z' },
-    );
-    const b = listenerSet(
-      'b',
-      'x',
-      { parentRef: { name: 'gw' } },
-      { creationTimestamp: '2026-01-01T00:00:01Z' },
-    );
+    const a = listenerSet('a', { name: 'gw' }, [], { namespace: 'x', created: '2026-01-01T00:00:01.5Z' });
+    const b = listenerSet('b', { name: 'gw' }, [], { namespace: 'x', created: '2026-01-01T00:00:01Z' });
     assert.ok(compareListenerSets(b, a) < 0);
   });
 });
 
 describe('listenerSetAllowed', () => {
-  const view = store(namespace('labelled', { allowed: 'ns' }), namespace('plain'));
+  const view = storeOf(namespace('labelled', { allowed: 'ns' }), namespace('plain'));
   const cases: { name: string; spec: Record<string, unknown>; ns: string; want: boolean }[] = [
     { name: 'absent allowedListeners = None', spec: {}, ns: 'infra', want: false },
     { name: 'None', spec: allow('None'), ns: 'infra', want: false },
@@ -168,7 +158,10 @@ describe('listenerSetAllowed', () => {
   ];
   for (const c of cases) {
     test(c.name, () =>
-      assert.equal(listenerSetAllowed(view, gateway('gw', [http('h')], c.spec), c.ns), c.want),
+      assert.equal(
+        listenerSetAllowed(view, gateway('gw', [httpListener('h')], { namespace: 'infra', ...c.spec }), c.ns),
+        c.want,
+      ),
     );
   }
 });
@@ -177,12 +170,15 @@ describe('ListenerSet conformance scenarios', () => {
   test('DefaultNotAllowed / AllowedNamespaceNone', () => {
     for (const spec of [{}, allow('None')]) {
       const o = run(
-        gateway('gw', [http('gw-listener')], spec),
-        ls('set', 'infra', [http('ls-listener', 80, 'a.example.com')]),
+        gateway('gw', [httpListener('gw-listener')], { namespace: 'infra', ...spec }),
+        ls('set', 'infra', [httpListener('ls-listener', 80, 'a.example.com')]),
       );
-      assert.deepEqual(summary(o.gw().conditions), ['Accepted=True/Accepted', 'Programmed=True/Programmed']);
+      assert.deepEqual(condSummary(o.gw().conditions), [
+        'Accepted=True/Accepted',
+        'Programmed=True/Programmed',
+      ]);
       assert.equal(o.gw().attachedListenerSets, 0);
-      assert.deepEqual(summary(o.ls('infra', 'set')?.conditions), NOT_ALLOWED);
+      assert.deepEqual(condSummary(o.ls('infra', 'set')?.conditions), NOT_ALLOWED);
       assert.deepEqual(
         o.gw().listeners.map((l) => l.name),
         ['gw-listener'],
@@ -192,17 +188,17 @@ describe('ListenerSet conformance scenarios', () => {
 
   test('AllowedNamespaceSame', () => {
     const o = run(
-      gateway('gw', [http('gw-listener')], allow('Same')),
-      ls('same', 'infra', [http('l', 80, 'a.example.com')]),
-      ls('other', 'not-allowed-ns', [http('l', 80, 'b.example.com')], undefined, 'infra'),
+      gateway('gw', [httpListener('gw-listener')], { namespace: 'infra', ...allow('Same') }),
+      ls('same', 'infra', [httpListener('l', 80, 'a.example.com')]),
+      ls('other', 'not-allowed-ns', [httpListener('l', 80, 'b.example.com')], undefined, 'infra'),
     );
     assert.equal(o.gw().attachedListenerSets, 1);
-    assert.deepEqual(summary(o.ls('infra', 'same')?.conditions), SET_OK);
-    assert.deepEqual(summary(o.ls('infra', 'same')?.listeners[0].conditions), OK);
-    assert.deepEqual(summary(o.ls('not-allowed-ns', 'other')?.conditions), NOT_ALLOWED);
+    assert.deepEqual(condSummary(o.ls('infra', 'same')?.conditions), SET_OK);
+    assert.deepEqual(condSummary(o.ls('infra', 'same')?.listeners[0].conditions), OK);
+    assert.deepEqual(condSummary(o.ls('not-allowed-ns', 'other')?.conditions), NOT_ALLOWED);
     const denied = o.ls('not-allowed-ns', 'other')?.listeners ?? [];
     assert.equal(denied.length, 1);
-    assert.deepEqual(summary(denied[0].conditions), NOT_ALLOWED);
+    assert.deepEqual(condSummary(denied[0].conditions), NOT_ALLOWED);
     assert.deepEqual(denied[0].supportedKinds, []);
   });
 
@@ -210,22 +206,21 @@ describe('ListenerSet conformance scenarios', () => {
     const o = run(
       namespace('labelled', { allowed: 'ns' }),
       namespace('unlabelled'),
-      gateway(
-        'gw',
-        [http('gw-listener')],
-        allow('Selector', { selector: { matchLabels: { allowed: 'ns' } } }),
-      ),
-      ls('yes', 'labelled', [http('l', 80, 'a.example.com')], undefined, 'infra'),
-      ls('no', 'unlabelled', [http('l', 80, 'b.example.com')], undefined, 'infra'),
+      gateway('gw', [httpListener('gw-listener')], {
+        namespace: 'infra',
+        ...allow('Selector', { selector: { matchLabels: { allowed: 'ns' } } }),
+      }),
+      ls('yes', 'labelled', [httpListener('l', 80, 'a.example.com')], undefined, 'infra'),
+      ls('no', 'unlabelled', [httpListener('l', 80, 'b.example.com')], undefined, 'infra'),
     );
     assert.equal(o.gw().attachedListenerSets, 1);
-    assert.deepEqual(summary(o.ls('labelled', 'yes')?.conditions), SET_OK);
-    assert.deepEqual(summary(o.ls('unlabelled', 'no')?.conditions), NOT_ALLOWED);
+    assert.deepEqual(condSummary(o.ls('labelled', 'yes')?.conditions), SET_OK);
+    assert.deepEqual(condSummary(o.ls('unlabelled', 'no')?.conditions), NOT_ALLOWED);
   });
 
   test('AllowedRoutesSupportedKinds: TLS passthrough listener with kinds [HTTPRoute]', () => {
     const o = run(
-      gateway('gw', [http('gw-listener')], allow('Same')),
+      gateway('gw', [httpListener('gw-listener')], { namespace: 'infra', ...allow('Same') }),
       ls('set', 'infra', [
         {
           name: 'tls',
@@ -246,83 +241,89 @@ describe('ListenerSet conformance scenarios', () => {
     );
     const st = o.ls('infra', 'set');
     assert.ok(st);
-    assert.ok(summary(st.listeners[0].conditions).includes('ResolvedRefs=False/InvalidRouteKinds'));
+    assert.ok(condSummary(st.listeners[0].conditions).includes('ResolvedRefs=False/InvalidRouteKinds'));
     assert.deepEqual(st.listeners[0].supportedKinds, []);
     assert.deepEqual(st.listeners[1].supportedKinds, [{ group: G, kind: 'TLSRoute' }]);
-    assert.deepEqual(summary(st.conditions), SET_PARTIAL);
+    assert.deepEqual(condSummary(st.conditions), SET_PARTIAL);
   });
 
   test('HostnameConflict: Gateway wins, first ListenerSet wins, losers conflicted', () => {
     const o = run(
       gateway(
         'gw',
-        [http('gw-1', 80, 'gw-1.example.com'), http('gw-2', 80, 'gw-2.example.com')],
-        allow('Same'),
+        [httpListener('gw-1', 80, 'gw-1.example.com'), httpListener('gw-2', 80, 'gw-2.example.com')],
+        { namespace: 'infra', ...allow('Same') },
       ),
       ls(
         'set1',
         'infra',
         [
-          http('ok', 80, 'ls1.example.com'),
-          http('dup-gw', 80, 'gw-1.example.com'),
-          http('h', 80, 'h.example.com'),
+          httpListener('ok', 80, 'ls1.example.com'),
+          httpListener('dup-gw', 80, 'gw-1.example.com'),
+          httpListener('h', 80, 'h.example.com'),
         ],
         '2026-01-01T00:00:00Z',
       ),
-      ls('set2', 'infra', [http('dup-gw', 80, 'gw-2.example.com')], '2026-01-02T00:00:00Z'),
+      ls('set2', 'infra', [httpListener('dup-gw', 80, 'gw-2.example.com')], '2026-01-02T00:00:00Z'),
       ls(
         'set3',
         'infra',
-        [http('ok', 80, 'ls3.example.com'), http('dup-h', 80, 'h.example.com')],
+        [httpListener('ok', 80, 'ls3.example.com'), httpListener('dup-h', 80, 'h.example.com')],
         '2026-01-03T00:00:00Z',
       ),
-      ls('set4', 'infra', [http('dup-h', 80, 'h.example.com')], '2026-01-04T00:00:00Z'),
+      ls('set4', 'infra', [httpListener('dup-h', 80, 'h.example.com')], '2026-01-04T00:00:00Z'),
     );
     const gw = o.gw();
-    assert.deepEqual(summary(gw.conditions), ['Accepted=True/Accepted', 'Programmed=True/Programmed']);
-    for (const l of gw.listeners) assert.deepEqual(summary(l.conditions), OK, l.name);
+    assert.deepEqual(condSummary(gw.conditions), ['Accepted=True/Accepted', 'Programmed=True/Programmed']);
+    for (const l of gw.listeners) assert.deepEqual(condSummary(l.conditions), OK, l.name);
     assert.equal(gw.attachedListenerSets, 2);
     const s1 = o.ls('infra', 'set1');
-    assert.deepEqual(summary(s1?.conditions), SET_PARTIAL);
+    assert.deepEqual(condSummary(s1?.conditions), SET_PARTIAL);
     assert.deepEqual(
-      s1?.listeners.map((l) => [l.name, summary(l.conditions)]),
+      s1?.listeners.map((l) => [l.name, condSummary(l.conditions)]),
       [
         ['ok', OK],
         ['dup-gw', conflicted('HostnameConflict')],
         ['h', OK],
       ],
     );
-    assert.deepEqual(summary(o.ls('infra', 'set2')?.conditions), NOT_VALID);
-    assert.deepEqual(summary(o.ls('infra', 'set2')?.listeners[0].conditions), conflicted('HostnameConflict'));
+    assert.deepEqual(condSummary(o.ls('infra', 'set2')?.conditions), NOT_VALID);
+    assert.deepEqual(
+      condSummary(o.ls('infra', 'set2')?.listeners[0].conditions),
+      conflicted('HostnameConflict'),
+    );
     // Healthy listeners list at least HTTPRoute; conflicted ones support nothing.
     assert.ok(s1?.listeners[0].supportedKinds.some((k) => k.group === G && k.kind === 'HTTPRoute'));
     assert.deepEqual(s1?.listeners[1].supportedKinds, []);
     const s3 = o.ls('infra', 'set3');
-    assert.deepEqual(summary(s3?.conditions), SET_PARTIAL);
-    assert.deepEqual(summary(s3?.listeners[0].conditions), OK);
-    assert.deepEqual(summary(s3?.listeners[1].conditions), conflicted('HostnameConflict'));
-    assert.deepEqual(summary(o.ls('infra', 'set4')?.conditions), NOT_VALID);
+    assert.deepEqual(condSummary(s3?.conditions), SET_PARTIAL);
+    assert.deepEqual(condSummary(s3?.listeners[0].conditions), OK);
+    assert.deepEqual(condSummary(s3?.listeners[1].conditions), conflicted('HostnameConflict'));
+    assert.deepEqual(condSummary(o.ls('infra', 'set4')?.conditions), NOT_VALID);
   });
 
   test('ProtocolConflict: TCP on :80 loses; HTTP siblings in the same set stay accepted', () => {
     const tcp = (name: string): Listener => ({ name, port: 80, protocol: 'TCP' });
     const o = run(
-      gateway('gw', [http('gw-1', 80, 'gw-1.example.com')], allow('Same')),
-      ls('set1', 'infra', [http('ok', 80, 'ls1.example.com'), tcp('tcp')], '2026-01-01T00:00:00Z'),
+      gateway('gw', [httpListener('gw-1', 80, 'gw-1.example.com')], { namespace: 'infra', ...allow('Same') }),
+      ls('set1', 'infra', [httpListener('ok', 80, 'ls1.example.com'), tcp('tcp')], '2026-01-01T00:00:00Z'),
       ls('set2', 'infra', [tcp('tcp')], '2026-01-02T00:00:00Z'),
-      ls('set3', 'infra', [tcp('tcp'), http('ok', 80, 'ls3.example.com')], '2026-01-03T00:00:00Z'),
+      ls('set3', 'infra', [tcp('tcp'), httpListener('ok', 80, 'ls3.example.com')], '2026-01-03T00:00:00Z'),
     );
-    assert.deepEqual(summary(o.gw().listeners[0].conditions), OK);
+    assert.deepEqual(condSummary(o.gw().listeners[0].conditions), OK);
     assert.equal(o.gw().attachedListenerSets, 2);
     const s1 = o.ls('infra', 'set1');
-    assert.deepEqual(summary(s1?.listeners[0].conditions), OK);
-    assert.deepEqual(summary(s1?.listeners[1].conditions), conflicted('ProtocolConflict'));
-    assert.deepEqual(summary(s1?.conditions), SET_PARTIAL);
-    assert.deepEqual(summary(o.ls('infra', 'set2')?.conditions), NOT_VALID);
-    assert.deepEqual(summary(o.ls('infra', 'set2')?.listeners[0].conditions), conflicted('ProtocolConflict'));
+    assert.deepEqual(condSummary(s1?.listeners[0].conditions), OK);
+    assert.deepEqual(condSummary(s1?.listeners[1].conditions), conflicted('ProtocolConflict'));
+    assert.deepEqual(condSummary(s1?.conditions), SET_PARTIAL);
+    assert.deepEqual(condSummary(o.ls('infra', 'set2')?.conditions), NOT_VALID);
+    assert.deepEqual(
+      condSummary(o.ls('infra', 'set2')?.listeners[0].conditions),
+      conflicted('ProtocolConflict'),
+    );
     const s3 = o.ls('infra', 'set3');
-    assert.deepEqual(summary(s3?.listeners[0].conditions), conflicted('ProtocolConflict'));
-    assert.deepEqual(summary(s3?.listeners[1].conditions), OK);
+    assert.deepEqual(condSummary(s3?.listeners[0].conditions), conflicted('ProtocolConflict'));
+    assert.deepEqual(condSummary(s3?.listeners[1].conditions), OK);
   });
 
   test('ReferenceGrant: a Gateway grant does not cover a ListenerSet', () => {
@@ -335,40 +336,53 @@ describe('ListenerSet conformance scenarios', () => {
       tls: { certificateRefs: [certRef] },
     });
     const o = run(
-      tlsSecret('web-backend', 'cert'),
-      referenceGrant('web-backend', 'for-gateway', {
-        from: [{ group: G, kind: 'Gateway', namespace: 'infra' }],
-        to: [{ group: '', kind: 'Secret' }],
-      }),
-      referenceGrant('web-backend', 'for-listenerset', {
-        from: [{ group: G, kind: 'ListenerSet', namespace: 'infra' }],
-        to: [{ group: '', kind: 'Secret', name: 'cert' }],
-      }),
-      gateway('gw', [httpsL('gw-https', 'gw.example.com')], allow('All')),
+      tlsSecret('cert', { namespace: 'web-backend' }),
+      referenceGrant(
+        'for-gateway',
+        {
+          from: [{ group: G, kind: 'Gateway', namespace: 'infra' }],
+          to: [{ group: '', kind: 'Secret' }],
+        },
+        { namespace: 'web-backend' },
+      ),
+      referenceGrant(
+        'for-listenerset',
+        {
+          from: [{ group: G, kind: 'ListenerSet', namespace: 'infra' }],
+          to: [{ group: '', kind: 'Secret', name: 'cert' }],
+        },
+        { namespace: 'web-backend' },
+      ),
+      gateway('gw', [httpsL('gw-https', 'gw.example.com')], { namespace: 'infra', ...allow('All') }),
       ls('granted', 'infra', [httpsL('https', 'a.example.com')], '2026-01-01T00:00:00Z'),
       ls('ungranted', 'other', [httpsL('https', 'b.example.com')], '2026-01-02T00:00:00Z', 'infra'),
     );
-    assert.deepEqual(summary(o.gw().listeners[0].conditions), OK);
-    assert.deepEqual(summary(o.ls('infra', 'granted')?.conditions), SET_OK);
-    assert.deepEqual(summary(o.ls('infra', 'granted')?.listeners[0].conditions), OK);
+    assert.deepEqual(condSummary(o.gw().listeners[0].conditions), OK);
+    assert.deepEqual(condSummary(o.ls('infra', 'granted')?.conditions), SET_OK);
+    assert.deepEqual(condSummary(o.ls('infra', 'granted')?.listeners[0].conditions), OK);
     const bad = o.ls('other', 'ungranted');
-    assert.deepEqual(summary(bad?.conditions), NOT_VALID);
-    assert.ok(summary(bad?.listeners[0].conditions).includes('ResolvedRefs=False/RefNotPermitted'));
-    assert.ok(summary(bad?.listeners[0].conditions).includes('Programmed=False/Invalid'));
+    assert.deepEqual(condSummary(bad?.conditions), NOT_VALID);
+    assert.ok(condSummary(bad?.listeners[0].conditions).includes('ResolvedRefs=False/RefNotPermitted'));
+    assert.ok(condSummary(bad?.listeners[0].conditions).includes('Programmed=False/Invalid'));
   });
 });
 
 describe('merge and ResolvedGateway shape', () => {
   test('Gateway listeners first, then sets by precedence; names only unique per owner', () => {
-    const view = store(
+    const view = storeOf(
       gatewayClass(),
-      tlsSecret('apps', 'cert'),
-      gateway('gw', [http('web', 80, 'gw.example.com')], allow('All')),
-      ls('late', 'apps', [http('web', 80, 'late.example.com')], '2026-01-05T00:00:00Z', 'infra'),
-      ls('early', 'apps', [https('web', 'cert', 443, 'early.example.com')], '2026-01-01T00:00:00Z', 'infra'),
-      listenerSet('elsewhere', 'apps', {
-        parentRef: { name: 'other-gw', namespace: 'infra' },
-        listeners: [http('web')],
+      tlsSecret('cert', { namespace: 'apps' }),
+      gateway('gw', [httpListener('web', 80, 'gw.example.com')], { namespace: 'infra', ...allow('All') }),
+      ls('late', 'apps', [httpListener('web', 80, 'late.example.com')], '2026-01-05T00:00:00Z', 'infra'),
+      ls(
+        'early',
+        'apps',
+        [httpsListener('web', 443, 'early.example.com', 'cert')],
+        '2026-01-01T00:00:00Z',
+        'infra',
+      ),
+      listenerSet('elsewhere', { name: 'other-gw', namespace: 'infra' }, [httpListener('web')], {
+        namespace: 'apps',
       }),
     );
     const [g] = resolveGateways(view, OPTS);
@@ -392,10 +406,10 @@ describe('merge and ResolvedGateway shape', () => {
   });
 
   test('not-allowed sets are reported but contribute no listeners to the merged list', () => {
-    const view = store(
+    const view = storeOf(
       gatewayClass(),
-      gateway('gw', [http('web', 80, 'gw.example.com')], allow('Same')),
-      ls('outsider', 'apps', [http('web', 80, 'gw.example.com')], undefined, 'infra'),
+      gateway('gw', [httpListener('web', 80, 'gw.example.com')], { namespace: 'infra', ...allow('Same') }),
+      ls('outsider', 'apps', [httpListener('web', 80, 'gw.example.com')], undefined, 'infra'),
     );
     const [g] = resolveGateways(view, OPTS);
     assert.deepEqual(
@@ -411,30 +425,33 @@ describe('merge and ResolvedGateway shape', () => {
 
   test('a not-allowed set does not make a later allowed set conflict', () => {
     const o = run(
-      gateway('gw', [http('web', 80, 'gw.example.com')], allow('Same')),
-      ls('outsider', 'apps', [http('x', 80, 'x.example.com')], '2026-01-01T00:00:00Z', 'infra'),
-      ls('insider', 'infra', [http('x', 80, 'x.example.com')], '2026-01-02T00:00:00Z'),
+      gateway('gw', [httpListener('web', 80, 'gw.example.com')], { namespace: 'infra', ...allow('Same') }),
+      ls('outsider', 'apps', [httpListener('x', 80, 'x.example.com')], '2026-01-01T00:00:00Z', 'infra'),
+      ls('insider', 'infra', [httpListener('x', 80, 'x.example.com')], '2026-01-02T00:00:00Z'),
     );
-    assert.deepEqual(summary(o.ls('infra', 'insider')?.listeners[0].conditions), OK);
+    assert.deepEqual(condSummary(o.ls('infra', 'insider')?.listeners[0].conditions), OK);
     assert.equal(o.gw().attachedListenerSets, 1);
   });
 
   test('parent Gateway not accepted → ParentNotAccepted, set listeners not ready', () => {
-    const view = store(
+    const view = storeOf(
       gatewayClass(),
-      gateway('gw', [{ name: 'bad', port: 80, protocol: 'INVALID' }], allow('Same')),
-      ls('set', 'infra', [http('web', 8080, 'a.example.com')]),
+      gateway('gw', [{ name: 'bad', port: 80, protocol: 'INVALID' }], {
+        namespace: 'infra',
+        ...allow('Same'),
+      }),
+      ls('set', 'infra', [httpListener('web', 8080, 'a.example.com')]),
     );
     const gws = resolveGateways(view, OPTS);
     assert.equal(gws[0].accepted, false);
     assert.ok(gws[0].listeners.every((l) => !l.ready));
     const statuses = gatewayAndListenerSetStatuses(gws, view, OPTS);
     const st = statuses.find((s) => s.kind === 'ListenerSet')?.status as unknown as ListenerSetStatus;
-    assert.deepEqual(summary(st.conditions), [
+    assert.deepEqual(condSummary(st.conditions), [
       'Accepted=False/ParentNotAccepted',
       'Programmed=False/ParentNotProgrammed',
     ]);
-    assert.ok(summary(st.listeners[0].conditions).includes('Programmed=False/Invalid'));
+    assert.ok(condSummary(st.listeners[0].conditions).includes('Programmed=False/Invalid'));
     const gw = statuses.find((s) => s.kind === 'Gateway')?.status as unknown as GatewayStatus;
     assert.equal(gw.attachedListenerSets, 0);
   });
@@ -442,17 +459,20 @@ describe('merge and ResolvedGateway shape', () => {
   test('sets of foreign or missing Gateways get no status', () => {
     const o = run(
       gatewayClass('theirs', 'other.io/c'),
-      gateway('gw', [http('web')], allow('All'), { className: 'theirs' }),
-      ls('set', 'infra', [http('web', 80, 'a.example.com')]),
-      listenerSet('lost', 'infra', { parentRef: { name: 'nope' }, listeners: [http('web')] }),
+      gateway('gw', [httpListener('web')], { namespace: 'infra', ...allow('All'), className: 'theirs' }),
+      ls('set', 'infra', [httpListener('web', 80, 'a.example.com')]),
+      listenerSet('lost', { name: 'nope' }, [httpListener('web')], { namespace: 'infra' }),
     );
     assert.deepEqual(o.statuses, []);
   });
 
   test('ListenerSet listeners never appear in Gateway status, nor the reverse', () => {
     const o = run(
-      gateway('gw', [http('gw-only', 80, 'gw.example.com')], allow('Same')),
-      ls('set', 'infra', [http('ls-only', 80, 'ls.example.com')]),
+      gateway('gw', [httpListener('gw-only', 80, 'gw.example.com')], {
+        namespace: 'infra',
+        ...allow('Same'),
+      }),
+      ls('set', 'infra', [httpListener('ls-only', 80, 'ls.example.com')]),
     );
     assert.deepEqual(
       o.gw().listeners.map((l) => l.name),
@@ -466,13 +486,14 @@ describe('merge and ResolvedGateway shape', () => {
   });
 
   test('ListenerSet conditions carry the set generation', () => {
-    const set = listenerSet(
-      'set',
-      'infra',
-      { parentRef: { name: 'gw' }, listeners: [http('l', 80, 'a.example.com')] },
-      { generation: 4 },
+    const set = listenerSet('set', { name: 'gw' }, [httpListener('l', 80, 'a.example.com')], {
+      namespace: 'infra',
+      generation: 4,
+    });
+    const o = run(
+      gateway('gw', [httpListener('web')], { namespace: 'infra', ...allow('Same'), generation: 9 }),
+      set,
     );
-    const o = run(gateway('gw', [http('web')], allow('Same'), { generation: 9 }), set);
     const st = o.statuses.find((s) => s.kind === 'ListenerSet');
     assert.equal(st?.metadata.generation, 4);
     const status = st?.status as unknown as ListenerSetStatus;
@@ -482,10 +503,13 @@ describe('merge and ResolvedGateway shape', () => {
   });
 
   test('deleting a higher-precedence set lets the lower one take over', () => {
-    const gw = gateway('gw', [http('web', 80, 'gw.example.com')], allow('Same'));
-    const first = ls('first', 'infra', [http('x', 80, 'x.example.com')], '2026-01-01T00:00:00Z');
-    const second = ls('second', 'infra', [http('x', 80, 'x.example.com')], '2026-01-02T00:00:00Z');
-    assert.deepEqual(summary(run(gw, first, second).ls('infra', 'second')?.conditions), NOT_VALID);
-    assert.deepEqual(summary(run(gw, second).ls('infra', 'second')?.conditions), SET_OK);
+    const gw = gateway('gw', [httpListener('web', 80, 'gw.example.com')], {
+      namespace: 'infra',
+      ...allow('Same'),
+    });
+    const first = ls('first', 'infra', [httpListener('x', 80, 'x.example.com')], '2026-01-01T00:00:00Z');
+    const second = ls('second', 'infra', [httpListener('x', 80, 'x.example.com')], '2026-01-02T00:00:00Z');
+    assert.deepEqual(condSummary(run(gw, first, second).ls('infra', 'second')?.conditions), NOT_VALID);
+    assert.deepEqual(condSummary(run(gw, second).ls('infra', 'second')?.conditions), SET_OK);
   });
 });

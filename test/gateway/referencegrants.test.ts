@@ -2,7 +2,7 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { isReferenceAllowed } from '../../src/gateway/referencegrants';
 import type { ReferenceGrantSpec } from '../../src/gateway/api';
-import { referenceGrant, store } from './listeners-fixtures';
+import { referenceGrant, storeOf } from '../support/objects';
 
 const G = 'gateway.networking.k8s.io';
 const fromGateway = { group: G, kind: 'Gateway', namespace: 'infra' };
@@ -97,7 +97,9 @@ describe('isReferenceAllowed', () => {
   ];
   for (const c of cases) {
     test(c.name, () => {
-      const view = c.spec ? store(referenceGrant(c.grantNs ?? 'certs', 'g', c.spec)) : store();
+      const view = c.spec
+        ? storeOf(referenceGrant('g', c.spec, { namespace: c.grantNs ?? 'certs' }))
+        : storeOf();
       assert.equal(isReferenceAllowed(view, c.from ?? fromGateway, c.to ?? toSecret), c.want);
     });
   }

@@ -2,7 +2,7 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { labelsMatch, namespaceLabels } from '../../src/gateway/selectors';
 import type { LabelSelector } from '../../src/gateway/resolved';
-import { namespace, store } from './listeners-fixtures';
+import { namespace, storeOf } from '../support/objects';
 
 describe('labelsMatch', () => {
   const labels = { env: 'prod', team: 'web', tier: 'front' };
@@ -92,17 +92,22 @@ describe('labelsMatch', () => {
 
 describe('namespaceLabels', () => {
   test('labels of the Namespace object plus kubernetes.io/metadata.name', () => {
-    const view = store(namespace('team-a', { allowed: 'ns' }));
+    // Without the name label the API server adds: namespaceLabels adds it itself.
+    const view = storeOf({
+      apiVersion: 'v1',
+      kind: 'Namespace',
+      metadata: { name: 'team-a', labels: { allowed: 'ns' } },
+    });
     assert.deepEqual(namespaceLabels(view, 'team-a'), {
       allowed: 'ns',
       'kubernetes.io/metadata.name': 'team-a',
     });
   });
   test('a namespace without an object still has its name label', () => {
-    assert.deepEqual(namespaceLabels(store(), 'ghost'), { 'kubernetes.io/metadata.name': 'ghost' });
+    assert.deepEqual(namespaceLabels(storeOf(), 'ghost'), { 'kubernetes.io/metadata.name': 'ghost' });
   });
   test('the name label cannot be spoofed by a user label', () => {
-    const view = store(namespace('team-a', { 'kubernetes.io/metadata.name': 'other' }));
+    const view = storeOf(namespace('team-a', { 'kubernetes.io/metadata.name': 'other' }));
     assert.equal(namespaceLabels(view, 'team-a')['kubernetes.io/metadata.name'], 'team-a');
   });
 });

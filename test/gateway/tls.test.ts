@@ -5,6 +5,7 @@ import { pemBlocks, validateKeyPair } from '../../src/gateway/keypair';
 import type { ListenerOwner } from '../../src/gateway/resolved';
 import type { SecretObjectReference } from '../../src/gateway/api';
 import type { KubeObject } from '../../src/store/objects';
+import { b64, referenceGrant, storeOf, tlsSecret } from '../support/objects';
 import {
   EXPIRED_CERT,
   EXPIRED_KEY,
@@ -14,11 +15,7 @@ import {
   ROOT_CERT,
   SELF_CERT,
   SELF_KEY,
-  b64,
-  referenceGrant,
-  store,
-  tlsSecret,
-} from './listeners-fixtures';
+} from '../support/certs';
 
 describe('validateKeyPair', () => {
   const cases: { name: string; cert: string; key: string; ok: boolean; match?: RegExp }[] = [
@@ -95,7 +92,7 @@ describe('validateKeyPair', () => {
 
 describe('secretToModel', () => {
   test('valid Secret → SecretModel named ns/name with the PEMs', () => {
-    const res = secretToModel(tlsSecret('certs', 'web'), 'certs');
+    const res = secretToModel(tlsSecret('web', { namespace: 'certs' }), 'certs');
     assert.ok(res.ok);
     assert.equal(res.secret.name, 'certs/web');
     assert.equal(res.secret.certificateChain, LEAF_CERT + INTERMEDIATE_CERT);
@@ -104,29 +101,40 @@ describe('secretToModel', () => {
   const bad: { name: string; secret: KubeObject; match: RegExp }[] = [
     {
       name: 'Opaque type',
-      secret: tlsSecret('certs', 'web', LEAF_CERT, LEAF_KEY, 'Opaque'),
+      secret: tlsSecret('web', { namespace: 'certs', cert: LEAF_CERT, key: LEAF_KEY, type: 'Opaque' }),
       match: /type kubernetes.io\/tls/,
     },
     {
       name: 'missing tls.crt',
-      secret: { ...tlsSecret('certs', 'web'), data: { 'tls.key': b64(LEAF_KEY) } },
+      secret: { ...tlsSecret('web', { namespace: 'certs' }), data: { 'tls.key': b64(LEAF_KEY) } },
       match: /no tls.crt/,
     },
     {
       name: 'missing tls.key',
-      secret: { ...tlsSecret('certs', 'web'), data: { 'tls.crt': b64(LEAF_CERT) } },
+      secret: { ...tlsSecret('web', { namespace: 'certs' }), data: { 'tls.crt': b64(LEAF_CERT) } },
       match: /no tls.key/,
     },
-    { name: 'no data', secret: { ...tlsSecret('certs', 'web'), data: undefined }, match: /no tls.crt/ },
     {
-      name: 'not base64',
-      secret: { ...tlsSecret('certs', 'web'), data: { 'tls.crt': '!!!', 'tls.key': b64(LEAF_KEY) } },
+      name: 'no data',
+      secret: { ...tlsSecret('web', { namespace: 'certs' }), data: undefined },
       match: /no tls.crt/,
     },
-    { name: 'malformed PEM', secret: tlsSecret('certs', 'web', 'not a cert', LEAF_KEY), match: /invalid/ },
+    {
+      name: 'not base64',
+      secret: {
+        ...tlsSecret('web', { namespace: 'certs' }),
+        data: { 'tls.crt': '!!!', 'tls.key': b64(LEAF_KEY) },
+      },
+      match: /no tls.crt/,
+    },
+    {
+      name: 'malformed PEM',
+      secret: tlsSecret('web', { namespace: 'certs', cert: 'not a cert', key: LEAF_KEY }),
+      match: /invalid/,
+    },
     {
       name: 'mismatched key',
-      secret: tlsSecret('certs', 'web', LEAF_CERT, SELF_KEY),
+      secret: tlsSecret('web', { namespace: 'certs', cert: LEAF_CERT, key: SELF_KEY }),
       match: /does not match/,
     },
   ];
@@ -148,10 +156,14 @@ describe('resolveCertificateRef', () => {
   const gwOwner: ListenerOwner = { kind: 'Gateway', namespace: 'infra', name: 'gw' };
   const lsOwner: ListenerOwner = { kind: 'ListenerSet', namespace: 'infra', name: 'ls' };
   const grantFor = (kind: string) =>
-    referenceGrant('certs', `allow-${kind}`, {
-      from: [{ group: G, kind, namespace: 'infra' }],
-      to: [{ group: '', kind: 'Secret' }],
-    });
+    referenceGrant(
+      `allow-${kind}`,
+      {
+        from: [{ group: G, kind, namespace: 'infra' }],
+        to: [{ group: '', kind: 'Secret' }],
+      },
+      { namespace: 'certs' },
+    );
   const cases: {
     name: string;
     owner?: ListenerOwner;
@@ -159,36 +171,41 @@ describe('resolveCertificateRef', () => {
     objects: KubeObject[];
     want: 'ok' | 'InvalidCertificateRef' | 'RefNotPermitted';
   }[] = [
-    { name: 'same-namespace Secret', ref: { name: 'web' }, objects: [tlsSecret('infra', 'web')], want: 'ok' },
+    {
+      name: 'same-namespace Secret',
+      ref: { name: 'web' },
+      objects: [tlsSecret('web', { namespace: 'infra' })],
+      want: 'ok',
+    },
     {
       name: 'explicit core group and kind',
       ref: { group: '', kind: 'Secret', name: 'web' },
-      objects: [tlsSecret('infra', 'web')],
+      objects: [tlsSecret('web', { namespace: 'infra' })],
       want: 'ok',
     },
     { name: 'missing Secret', ref: { name: 'nope' }, objects: [], want: 'InvalidCertificateRef' },
     {
       name: 'unsupported group',
       ref: { group: 'wrong.group.company.io', kind: 'Secret', name: 'web' },
-      objects: [tlsSecret('infra', 'web')],
+      objects: [tlsSecret('web', { namespace: 'infra' })],
       want: 'InvalidCertificateRef',
     },
     {
       name: 'unsupported kind',
       ref: { kind: 'WrongKind', name: 'web' },
-      objects: [tlsSecret('infra', 'web')],
+      objects: [tlsSecret('web', { namespace: 'infra' })],
       want: 'InvalidCertificateRef',
     },
     {
       name: 'cross-namespace without grant',
       ref: { name: 'web', namespace: 'certs' },
-      objects: [tlsSecret('certs', 'web')],
+      objects: [tlsSecret('web', { namespace: 'certs' })],
       want: 'RefNotPermitted',
     },
     {
       name: 'cross-namespace with Gateway grant',
       ref: { name: 'web', namespace: 'certs' },
-      objects: [tlsSecret('certs', 'web'), grantFor('Gateway')],
+      objects: [tlsSecret('web', { namespace: 'certs' }), grantFor('Gateway')],
       want: 'ok',
     },
     {
@@ -201,26 +218,26 @@ describe('resolveCertificateRef', () => {
       name: 'ListenerSet with a Gateway grant only',
       owner: lsOwner,
       ref: { name: 'web', namespace: 'certs' },
-      objects: [tlsSecret('certs', 'web'), grantFor('Gateway')],
+      objects: [tlsSecret('web', { namespace: 'certs' }), grantFor('Gateway')],
       want: 'RefNotPermitted',
     },
     {
       name: 'ListenerSet with a ListenerSet grant',
       owner: lsOwner,
       ref: { name: 'web', namespace: 'certs' },
-      objects: [tlsSecret('certs', 'web'), grantFor('ListenerSet')],
+      objects: [tlsSecret('web', { namespace: 'certs' }), grantFor('ListenerSet')],
       want: 'ok',
     },
     {
       name: 'Gateway with a ListenerSet grant only',
       ref: { name: 'web', namespace: 'certs' },
-      objects: [tlsSecret('certs', 'web'), grantFor('ListenerSet')],
+      objects: [tlsSecret('web', { namespace: 'certs' }), grantFor('ListenerSet')],
       want: 'RefNotPermitted',
     },
   ];
   for (const c of cases) {
     test(c.name, () => {
-      const res = resolveCertificateRef(store(...c.objects), c.owner ?? gwOwner, c.ref);
+      const res = resolveCertificateRef(storeOf(...c.objects), c.owner ?? gwOwner, c.ref);
       assert.equal(res.ok ? 'ok' : res.reason, c.want);
       if (res.ok)
         assert.equal(res.secret.name, `${c.ref.namespace ?? (c.owner ?? gwOwner).namespace}/${c.ref.name}`);
@@ -228,7 +245,10 @@ describe('resolveCertificateRef', () => {
   }
 
   test('resolveListenerCertificates keeps valid ones in order, reports the first problem, dedups', () => {
-    const view = store(tlsSecret('infra', 'b'), tlsSecret('infra', 'a', SELF_CERT, SELF_KEY));
+    const view = storeOf(
+      tlsSecret('b', { namespace: 'infra' }),
+      tlsSecret('a', { namespace: 'infra', cert: SELF_CERT, key: SELF_KEY }),
+    );
     const res = resolveListenerCertificates(view, gwOwner, [
       { name: 'b' },
       { name: 'missing' },

@@ -20,7 +20,7 @@ import {
   storeOf,
   tlsListener,
   tlsRoute,
-} from '../fixtures';
+} from '../../support/objects';
 
 const LS = { group: 'gateway.networking.k8s.io', kind: 'ListenerSet' };
 

@@ -8,7 +8,7 @@ import {
 } from '../../../src/gateway/backends';
 import type { BackendReferrer, BackendUse } from '../../../src/gateway/backends';
 import type { BackendObjectReference } from '../../../src/gateway/api';
-import { endpointSlice, referenceGrant, service, storeOf } from '../fixtures';
+import { endpointSlice, referenceGrant, service, storeOf } from '../../support/objects';
 
 const FROM: BackendReferrer = { kind: 'HTTPRoute', namespace: 'app' };
 
@@ -29,9 +29,11 @@ describe('resolveBackendRef', () => {
     service('granted', [{ port: 8080 }], { namespace: 'shared' }),
     referenceGrant(
       'routes-in',
-      'shared',
-      [{ group: 'gateway.networking.k8s.io', kind: 'HTTPRoute', namespace: 'app' }],
-      [{ group: '', kind: 'Service' }],
+      {
+        from: [{ group: 'gateway.networking.k8s.io', kind: 'HTTPRoute', namespace: 'app' }],
+        to: [{ group: '', kind: 'Service' }],
+      },
+      { namespace: 'shared' },
     ),
   );
   const cases: {

@@ -4,7 +4,7 @@ import { compileGRPCRoute, compileHTTPRoute, isSupportedRegex } from '../../../s
 import { compileTLSRoute } from '../../../src/gateway/routes/tls';
 import type { GRPCRouteRule, HTTPRouteRule } from '../../../src/gateway/api';
 import type { RouteModel } from '../../../src/dag/model';
-import { backendRef, grpcRoute, httpRoute, service, storeOf, tlsRoute } from '../fixtures';
+import { backendRef, grpcRoute, httpRoute, service, storeOf, tlsRoute } from '../../support/objects';
 
 const view = storeOf(
   service('web', [{ name: 'http', port: 80 }]),

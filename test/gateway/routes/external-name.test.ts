@@ -10,7 +10,7 @@ import {
   httpRoute,
   parentRef,
   storeOf,
-} from '../fixtures';
+} from '../../support/objects';
 import type { KubeObject } from '../../../src/store/objects';
 
 function externalService(name: string, externalName: string, port: number): KubeObject {

@@ -2,7 +2,14 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { compileHTTPRoute } from '../../../src/gateway/routes/compile';
 import { compileMemoized } from '../../../src/gateway/routes/memo';
-import { backendRef, backendService, httpRoute, referenceGrant, service, storeOf } from '../fixtures';
+import {
+  backendRef,
+  backendService,
+  httpRoute,
+  referenceGrant,
+  service,
+  storeOf,
+} from '../../support/objects';
 
 const route = () =>
   httpRoute('r', [
@@ -59,9 +66,11 @@ describe('compileMemoized', () => {
     store.put(
       referenceGrant(
         'allow',
-        'other',
-        [{ group: 'gateway.networking.k8s.io', kind: 'HTTPRoute', namespace: 'default' }],
-        [{ group: '', kind: 'Service' }],
+        {
+          from: [{ group: 'gateway.networking.k8s.io', kind: 'HTTPRoute', namespace: 'default' }],
+          to: [{ group: '', kind: 'Service' }],
+        },
+        { namespace: 'other' },
       ),
     );
     const allowed = compileMemoized(compileHTTPRoute, store, r, {});

@@ -6,7 +6,15 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildGateways } from '../../../src/gateway/build';
 import type { KubeObject } from '../../../src/store/objects';
-import { OPTS, backendService, gateway, gatewayClass, httpListener, storeOf, tlsListener } from '../fixtures';
+import {
+  OPTS,
+  backendService,
+  gateway,
+  gatewayClass,
+  httpListener,
+  storeOf,
+  tlsListener,
+} from '../../support/objects';
 import { rng } from '../../support/rng';
 
 const SCALARS: unknown[] = [null, undefined, 0, -1, 80, 1.5, '', 'x', '/', '*', 'Exact', 'GET', true, [], {}];

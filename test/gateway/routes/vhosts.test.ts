@@ -16,7 +16,7 @@ import {
   httpRoute,
   parentRef,
   storeOf,
-} from '../fixtures';
+} from '../../support/objects';
 
 /** Virtual host name → route names, for the HTTP port of the only fleet. */
 function vhosts(objects: KubeObject[], port = 80): Record<string, string[]> {

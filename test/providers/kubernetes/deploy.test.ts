@@ -7,15 +7,9 @@ import * as path from 'node:path';
 import { parseAllDocuments, parse } from 'yaml';
 import { buildBootstrap, renderBootstrapYaml } from '../../../src/envoy/bootstrap';
 import { RESOURCE_TYPES } from '../../../src/providers/kubernetes/resources';
+import { repoRoot } from '../../support/repo';
 
 /** The deployment artifacts stay in step with the code: bootstraps, RBAC, Deployment shape. */
-
-function repoRoot(): string {
-  for (let dir = __dirname; dir !== path.dirname(dir); dir = path.dirname(dir)) {
-    if (fs.existsSync(path.join(dir, 'deploy', '01-rbac.yaml'))) return dir;
-  }
-  throw new Error('repository root not found');
-}
 
 const ROOT = repoRoot();
 const DEPLOY = path.join(ROOT, 'deploy');

@@ -1,15 +1,34 @@
 /**
- * Test fixtures for the gateway listener/TLS tests: PEM material generated once with openssl
- * (validity 100 years; EXPIRED_* expired in 2001 on purpose) and small object builders.
+ * Test-only certificates and keys, generated once with openssl and committed. They protect
+ * nothing; Envoy and Convoy need real key pairs. Validity 100 years, except EXPIRED_* (expired
+ * in 2001 on purpose).
  *
- * Chain: ROOT_CERT (self-signed CA) → INTERMEDIATE_CERT (CA) → LEAF_CERT (EC P-256, SANs
- * www.example.com and *.example.com, key LEAF_KEY). SELF_CERT/SELF_KEY: self-signed RSA.
+ *  - EXAMPLE_CERT/EXAMPLE_KEY: self-signed EC P-256, SANs example.com and *.example.com;
+ *  - TENANT_CERT/TENANT_KEY: self-signed EC P-256, SANs tenant.test and *.tenant.test;
+ *  - ROOT_CERT (CA) → INTERMEDIATE_CERT (CA) → LEAF_CERT: EC P-256 leaf with SANs
+ *    www.example.com and *.example.com, key LEAF_KEY;
+ *  - SELF_CERT/SELF_KEY: self-signed RSA 2048, SAN self.example.com;
+ *  - EXPIRED_CERT/EXPIRED_KEY: self-signed EC P-256, CN old.example.com, expired.
+ *
+ * selfSignedCert() makes a distinct certificate per hostname set at test time (openssl), for the
+ * tests that need certificates whose bytes differ (rotations).
  */
-import { ObjectStore } from '../../src/store/store';
-import type { KubeObject } from '../../src/store/objects';
-import type { BuildOptions } from '../../src/gateway/resolved';
-import type { Listener, ListenerSetSpec, GatewaySpec, ReferenceGrantSpec } from '../../src/gateway/api';
-import type { Condition } from '../../src/status/types';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+export const EXAMPLE_CERT =
+  '-----BEGIN CERTIFICATE-----\nMIIBqTCCAVCgAwIBAgIUdcmuObLYxgum8+a5ihLy0okV1SMwCgYIKoZIzj0EAwIw\nFjEUMBIGA1UEAwwLZXhhbXBsZS5jb20wIBcNMjYxMTIxMjM0MjMyWhgPMjEyNjEw\nMjgyMzQyMzJaMBYxFDASBgNVBAMMC2V4YW1wbGUuY29tMFkwEwYHKoZIzj0CAQYI\nKoZIzj0DAQcDQgAEBSqJiUdjqXIkfo7y+zINfawEnDBqwN6z60e+5ciQj/SDEx0H\nByWEmfCWTazR56JvTJU3vvPyNr+0ajBb5Mzq6KN6MHgwHQYDVR0OBBYEFDVBM3oB\n998SQ2AbbyC14dmiW+QVMB8GA1UdIwQYMBaAFDVBM3oB998SQ2AbbyC14dmiW+QV\nMA8GA1UdEwEB/wQFMAMBAf8wJQYDVR0RBB4wHIILZXhhbXBsZS5jb22CDSouZXhh\nbXBsZS5jb20wCgYIKoZIzj0EAwIDRwAwRAIgVL2udDGrtme9eHs2nonUITBpPXbQ\nZgHt81UWbDUg/ckCIFBc9XCNWqXsUeVZsu8D8YD89nqmt1ckNq4x5F9ARkWK\n-----END CERTIFICATE-----\n';
+
+export const EXAMPLE_KEY =
+  '-----BEGIN PRIVATE KEY-----\nMIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQg+P/qk9+7n61QJgcK\nGDdoycQ9geacguxcy10J8cfn8u+hRANCAAQFKomJR2OpciR+jvL7Mg19rAScMGrA\n3rPrR77lyJCP9IMTHQcHJYSZ8JZNrNHnom9MlTe+8/I2v7RqMFvkzOro\n-----END PRIVATE KEY-----\n';
+
+export const TENANT_CERT =
+  '-----BEGIN CERTIFICATE-----\nMIIBqzCCAVCgAwIBAgIUQdQm1c/P0Aky8DVTCVZmRlvm8EUwCgYIKoZIzj0EAwIw\nFjEUMBIGA1UEAwwLdGVuYW50LnRlc3QwIBcNMjYxMTIxMjM0MjMyWhgPMjEyNjEw\nMjgyMzQyMzJaMBYxFDASBgNVBAMMC3RlbmFudC50ZXN0MFkwEwYHKoZIzj0CAQYI\nKoZIzj0DAQcDQgAEEp50e+QA8NhK7TDwuIMaHLD7Q2QCGT+7Y3JYljp9BFj6SEf/\nshZSWi6Eaaz8lsoAp6xewXwLh5RzWkY5BXOi0KN6MHgwHQYDVR0OBBYEFO4WdcuJ\nBzDRCgHzp9VoYwrG+f5WMB8GA1UdIwQYMBaAFO4WdcuJBzDRCgHzp9VoYwrG+f5W\nMA8GA1UdEwEB/wQFMAMBAf8wJQYDVR0RBB4wHIILdGVuYW50LnRlc3SCDSoudGVu\nYW50LnRlc3QwCgYIKoZIzj0EAwIDSQAwRgIhANSFkulC84Q74UYyagI/zO9iCL5Y\n2D2gqoX3+zEd6BykAiEAvAC2xrtd56pCkrrt2UxeU0OOZ/P2eqJJjjzCQ5oLgm0=\n-----END CERTIFICATE-----\n';
+
+export const TENANT_KEY =
+  '-----BEGIN PRIVATE KEY-----\nMIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgyvZze8kKvqaAx0tA\n0K58i3Ha4rd7BDLgCNiPz361K7GhRANCAAQSnnR75ADw2ErtMPC4gxocsPtDZAIZ\nP7tjcliWOn0EWPpIR/+yFlJaLoRprPyWygCnrF7BfAuHlHNaRjkFc6LQ\n-----END PRIVATE KEY-----\n';
 
 export const ROOT_CERT = `-----BEGIN CERTIFICATE-----
 MIIDKTCCAhGgAwIBAgIUVSr7RNkZGTwBdMtTgDJoyyIHIpwwDQYJKoZIhvcNAQEL
@@ -148,113 +167,45 @@ LaKIoEYWofd7FiLd4oOx3MVlCLRdSoHuOX0QeLCLgPdAUcSsUVc1P5zj
 -----END PRIVATE KEY-----
 `;
 
-export const CONTROLLER = 'convoy.dev/gateway-controller';
-export const NOW = '2026-09-01T00:00:00Z';
-export const OPTS: BuildOptions = { controllerName: CONTROLLER, now: NOW };
+const certCache = new Map<string, { cert: string; key: string }>();
 
-export function b64(s: string): string {
-  return Buffer.from(s, 'utf8').toString('base64');
-}
-
-export function store(...objects: KubeObject[]): ObjectStore {
-  const s = new ObjectStore();
-  for (const o of objects) s.put(o);
-  return s;
-}
-
-export function gatewayClass(name = 'convoy', controllerName = CONTROLLER, generation = 1): KubeObject {
-  return {
-    apiVersion: 'gateway.networking.k8s.io/v1',
-    kind: 'GatewayClass',
-    metadata: { name, generation },
-    spec: { controllerName },
-  };
-}
-
-export function gateway(
-  name: string,
-  listeners: Listener[],
-  extra: Partial<GatewaySpec> = {},
-  meta: { namespace?: string; generation?: number; className?: string } = {},
-): KubeObject {
-  return {
-    apiVersion: 'gateway.networking.k8s.io/v1',
-    kind: 'Gateway',
-    metadata: { name, namespace: meta.namespace ?? 'infra', generation: meta.generation ?? 1 },
-    spec: { gatewayClassName: meta.className ?? 'convoy', listeners, ...extra },
-  };
-}
-
-export function listenerSet(
-  name: string,
-  namespace: string,
-  spec: ListenerSetSpec,
-  meta: { creationTimestamp?: string; generation?: number } = {},
-): KubeObject {
-  return {
-    apiVersion: 'gateway.networking.k8s.io/v1',
-    kind: 'ListenerSet',
-    metadata: {
-      name,
-      namespace,
-      generation: meta.generation ?? 1,
-      creationTimestamp: meta.creationTimestamp ?? '2026-01-01T00:00:00Z',
-    },
-    spec,
-  };
-}
-
-export function namespace(name: string, labels: Record<string, string> = {}): KubeObject {
-  return { apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels } };
-}
-
-export function tlsSecret(
-  namespace: string,
-  name: string,
-  cert: string = LEAF_CERT + INTERMEDIATE_CERT,
-  key: string = LEAF_KEY,
-  type = 'kubernetes.io/tls',
-): KubeObject {
-  return {
-    apiVersion: 'v1',
-    kind: 'Secret',
-    metadata: { name, namespace },
-    type,
-    data: { 'tls.crt': b64(cert), 'tls.key': b64(key) },
-  };
-}
-
-export function referenceGrant(namespace: string, name: string, spec: ReferenceGrantSpec): KubeObject {
-  return {
-    apiVersion: 'gateway.networking.k8s.io/v1beta1',
-    kind: 'ReferenceGrant',
-    metadata: { name, namespace },
-    spec,
-  };
-}
-
-export function http(name: string, port = 80, hostname?: string, extra: Partial<Listener> = {}): Listener {
-  return { name, port, protocol: 'HTTP', ...(hostname ? { hostname } : {}), ...extra };
-}
-
-export function https(
-  name: string,
-  secret: string,
-  port = 443,
-  hostname?: string,
-  extra: Partial<Listener> = {},
-): Listener {
-  return {
-    name,
-    port,
-    protocol: 'HTTPS',
-    ...(hostname ? { hostname } : {}),
-    tls: { mode: 'Terminate', certificateRefs: [{ name: secret }] },
-    ...extra,
-  };
-}
-
-/** "Type=Status/Reason" strings for compact assertions. */
-export function summary(conditions: Condition[] | undefined): string[] {
-  return (conditions ?? []).map((c) => `${c.type}=${c.status}/${c.reason}`);
+/** A self-signed EC P-256 certificate and key for the given DNS names (cached per process). */
+export function selfSignedCert(hostnames: string[]): { cert: string; key: string } {
+  const cacheKey = hostnames.join(',');
+  const cached = certCache.get(cacheKey);
+  if (cached) return cached;
+  const dir = mkdtempSync(join(tmpdir(), 'convoy-test-cert-'));
+  try {
+    const keyPath = join(dir, 'tls.key');
+    const certPath = join(dir, 'tls.crt');
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:prime256v1',
+        '-nodes',
+        '-keyout',
+        keyPath,
+        '-out',
+        certPath,
+        '-days',
+        '3650',
+        '-subj',
+        `/CN=${hostnames[0] ?? 'convoy-test'}`,
+        ...(hostnames.length
+          ? ['-addext', `subjectAltName=${hostnames.map((h) => `DNS:${h}`).join(',')}`]
+          : []),
+      ],
+      { stdio: ['ignore', 'ignore', 'pipe'] },
+    );
+    const pair = { cert: readFileSync(certPath, 'utf8'), key: readFileSync(keyPath, 'utf8') };
+    certCache.set(cacheKey, pair);
+    return pair;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }

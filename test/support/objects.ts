@@ -1,26 +1,24 @@
 /**
- * Object builders for gateway tests: realistic Kubernetes-shaped objects (as the API server would
- * store them, minus CRD defaulting unless a test adds it), a store view, and TLS Secrets whose
- * certificates are generated at test time with openssl (cached per hostname set per process).
+ * Object builders for tests: Kubernetes-shaped objects as the API server would store them (with
+ * the CRD defaults a test relies on, metadata filled in), a store holding them, and helpers to
+ * read statuses back. TLS Secrets hold the committed certificates of ./certs unless a test asks
+ * for certificates made for given hostnames.
  */
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { ObjectStore } from '../../src/store/store';
 import type { KubeObject } from '../../src/store/objects';
 import type { BuildOptions } from '../../src/gateway/resolved';
 import type {
   AllowedListeners,
   BackendRef,
+  GatewaySpec,
   GRPCRouteRule,
   HTTPRouteRule,
   Listener,
   ParentReference,
-  ReferenceGrantFrom,
-  ReferenceGrantTo,
+  ReferenceGrantSpec,
   TLSRouteRule,
 } from '../../src/gateway/api';
+import { INTERMEDIATE_CERT, LEAF_CERT, LEAF_KEY, selfSignedCert } from './certs';
 
 export const CONTROLLER = 'convoy.dev/gateway-controller';
 export const NOW = '2026-03-01T12:00:00Z';
@@ -34,7 +32,8 @@ export function storeOf(...objects: KubeObject[]): ObjectStore {
   return store;
 }
 
-interface Meta {
+/** Metadata a test may set; everything else gets a fixed default. */
+export interface Meta {
   namespace?: string;
   generation?: number;
   created?: string;
@@ -52,6 +51,11 @@ function meta(name: string, m: Meta, clusterScoped = false): KubeObject['metadat
   };
 }
 
+export function b64(s: string): string {
+  return Buffer.from(s, 'utf8').toString('base64');
+}
+
+/** A Namespace with the kubernetes.io/metadata.name label the API server adds. */
 export function namespace(name: string, labels: Record<string, string> = {}): KubeObject {
   return {
     apiVersion: 'v1',
@@ -119,6 +123,8 @@ export function tlsListener(
 export interface GatewayOpts extends Meta {
   className?: string;
   allowedListeners?: AllowedListeners;
+  /** More spec fields (addresses, infrastructure, ...), applied last. */
+  spec?: Partial<GatewaySpec>;
 }
 
 export function gateway(name: string, listeners: Listener[], o: GatewayOpts = {}): KubeObject {
@@ -130,6 +136,7 @@ export function gateway(name: string, listeners: Listener[], o: GatewayOpts = {}
       gatewayClassName: o.className ?? 'convoy',
       listeners,
       ...(o.allowedListeners ? { allowedListeners: o.allowedListeners } : {}),
+      ...o.spec,
     },
   };
 }
@@ -274,77 +281,39 @@ export function backendService(
 // ---------------------------------------------------------------------------------------------
 // ReferenceGrant
 
-export function referenceGrant(
-  name: string,
-  namespace: string,
-  from: ReferenceGrantFrom[],
-  to: ReferenceGrantTo[],
-): KubeObject {
+export function referenceGrant(name: string, spec: ReferenceGrantSpec, o: Meta = {}): KubeObject {
   return {
     apiVersion: 'gateway.networking.k8s.io/v1beta1',
     kind: 'ReferenceGrant',
-    metadata: meta(name, { namespace }),
-    spec: { from, to },
+    metadata: meta(name, o),
+    spec,
   };
 }
 
 // ---------------------------------------------------------------------------------------------
-// TLS Secrets (certificates generated at test time)
+// TLS Secrets
 
-const certCache = new Map<string, { cert: string; key: string }>();
-
-/** A self-signed EC P-256 certificate and key for the given DNS names (cached per process). */
-export function selfSignedCert(hostnames: string[]): { cert: string; key: string } {
-  const cacheKey = hostnames.join(',');
-  const cached = certCache.get(cacheKey);
-  if (cached) return cached;
-  const dir = mkdtempSync(join(tmpdir(), 'convoy-test-cert-'));
-  try {
-    const keyPath = join(dir, 'tls.key');
-    const certPath = join(dir, 'tls.crt');
-    execFileSync(
-      'openssl',
-      [
-        'req',
-        '-x509',
-        '-newkey',
-        'ec',
-        '-pkeyopt',
-        'ec_paramgen_curve:prime256v1',
-        '-nodes',
-        '-keyout',
-        keyPath,
-        '-out',
-        certPath,
-        '-days',
-        '3650',
-        '-subj',
-        `/CN=${hostnames[0] ?? 'convoy-test'}`,
-        ...(hostnames.length
-          ? ['-addext', `subjectAltName=${hostnames.map((h) => `DNS:${h}`).join(',')}`]
-          : []),
-      ],
-      { stdio: ['ignore', 'ignore', 'pipe'] },
-    );
-    const pair = { cert: readFileSync(certPath, 'utf8'), key: readFileSync(keyPath, 'utf8') };
-    certCache.set(cacheKey, pair);
-    return pair;
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+export interface TlsSecretOpts extends Meta {
+  /** PEM certificate chain; default LEAF_CERT + INTERMEDIATE_CERT (or one made for `hostnames`). */
+  cert?: string;
+  /** PEM private key; default LEAF_KEY (or the key made for `hostnames`). */
+  key?: string;
+  /** A certificate made at test time for these DNS names (distinct bytes per name set). */
+  hostnames?: string[];
+  /** Secret type; default kubernetes.io/tls. */
+  type?: string;
 }
 
-export function tlsSecret(name: string, hostnames: string[] = ['example.com'], o: Meta = {}): KubeObject {
-  const { cert, key } = selfSignedCert(hostnames);
+export function tlsSecret(name: string, o: TlsSecretOpts = {}): KubeObject {
+  const made = o.hostnames ? selfSignedCert(o.hostnames) : undefined;
+  const cert = o.cert ?? made?.cert ?? LEAF_CERT + INTERMEDIATE_CERT;
+  const key = o.key ?? made?.key ?? LEAF_KEY;
   return {
     apiVersion: 'v1',
     kind: 'Secret',
-    type: 'kubernetes.io/tls',
+    type: o.type ?? 'kubernetes.io/tls',
     metadata: meta(name, o),
-    data: {
-      'tls.crt': Buffer.from(cert).toString('base64'),
-      'tls.key': Buffer.from(key).toString('base64'),
-    },
+    data: { 'tls.crt': b64(cert), 'tls.key': b64(key) },
   };
 }
 
@@ -381,6 +350,8 @@ export function routeParents(
 }
 
 /** "Type=Status/Reason" summary of conditions, for compact assertions. */
-export function condSummary(conditions: { type: string; status: string; reason: string }[]): string[] {
-  return conditions.map((c) => `${c.type}=${c.status}/${c.reason}`);
+export function condSummary(
+  conditions: readonly { type: string; status: string; reason: string }[] | undefined,
+): string[] {
+  return (conditions ?? []).map((c) => `${c.type}=${c.status}/${c.reason}`);
 }
