@@ -14,11 +14,11 @@ import {
 } from '../gateway/build';
 import { translateFleet, type TranslateOptions } from '../envoy/translate';
 import type { XdsCache } from '../xds/cache';
-import type { FleetModel, SecretModel } from '../dag/model';
+import type { FleetModel, SecretModel } from '../model/fleet';
 import type { BuildOptions } from '../gateway/resolved';
-import { reuseUnchanged } from '../dag/reuse';
+import { reuseUnchanged } from '../model/reuse';
 import { refreshClusterEndpoints } from '../gateway/backends';
-import { secretToModel } from '../gateway/tls';
+import { secretToModel } from '../gateway/certificates';
 import { ReferenceIndex, changeImpact, endpointSliceService } from './relevance';
 
 export interface ControllerOptions {
@@ -179,7 +179,7 @@ export class Controller {
       const previous = this.lastFleets;
       this.lastFleets = new Map();
       for (const built of result.fleets) {
-        // Unchanged nodes keep their identity, so translation and encoding skip them (dag/reuse.ts).
+        // Unchanged nodes keep their identity, so translation and encoding skip them (model/reuse.ts).
         const fleet = reuseUnchanged(previous.get(built.fleet), built);
         liveFleets.add(fleet.fleet);
         this.lastFleets.set(fleet.fleet, fleet);

@@ -1,5 +1,5 @@
-import type { FleetModel, FilterChainModel, HttpPortModel } from '../dag/model';
-import type { EnvoyResources } from '../xds/resources';
+import type { FleetModel, FilterChainModel, HttpPortModel } from '../model/fleet';
+import type { EnvoyResources } from './resources';
 import type { RouteConfiguration } from '../generated/envoy/config/route/v3/RouteConfiguration';
 import { translateListener } from './translate/listeners';
 import { buildRouteConfiguration } from './translate/routes';

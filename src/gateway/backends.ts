@@ -7,13 +7,13 @@
  * change can rebuild clusters alone with buildClusters(view, refs).
  */
 import type { StoreView } from './resolved';
-import type { ClusterModel, EndpointModel } from '../dag/model';
+import type { ClusterModel, EndpointModel } from '../model/fleet';
 import type { KubeObject } from '../store/objects';
 import { objectNamespace } from '../store/objects';
 import { CORE_GROUP, normalizeGroup } from './api';
 import type { BackendObjectReference } from './api';
 import { isReferenceAllowed } from './referencegrants';
-import { Reason } from './conditions';
+import { Reason } from '../status/conditions';
 
 export const SERVICE_NAME_LABEL = 'kubernetes.io/service-name';
 export const H2C_APP_PROTOCOL = 'kubernetes.io/h2c';

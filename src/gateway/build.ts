@@ -13,7 +13,7 @@ import type {
   ResolvedListener,
   StoreView,
 } from './resolved';
-import type { FilterChainModel, FleetModel, PortModel, SecretModel, VirtualHostModel } from '../dag/model';
+import type { FilterChainModel, FleetModel, PortModel, SecretModel, VirtualHostModel } from '../model/fleet';
 import type { ObjectStatus } from '../status/types';
 import type { KubeObject } from '../store/objects';
 import { objectNamespace } from '../store/objects';
@@ -36,7 +36,7 @@ import { compileGRPCRoute, compileHTTPRoute } from './routes/compile';
 import { compileMemoized } from './routes/memo';
 import { compileTLSRoute } from './routes/tls';
 import { compareRouteIds, cmp, routeIdentity } from './routes/identity';
-import { deepEqual } from '../dag/reuse';
+import { deepEqual } from '../model/reuse';
 import type { AttachedRoute, CompiledRoute, RouteKind } from './routes/types';
 import {
   CATCH_ALL,

@@ -6,7 +6,7 @@ import type { BuildOptions, StoreView } from './resolved';
 import type { KubeObject } from '../store/objects';
 import type { ObjectStatus } from '../status/types';
 import { GATEWAY_API_VERSION, gatewayClassSpec } from './api';
-import { ConditionType, Reason, makeCondition } from './conditions';
+import { ConditionType, Reason, makeCondition } from '../status/conditions';
 import { supportedFeatures } from './features';
 
 export function ownedGatewayClasses(view: StoreView, opts: BuildOptions): Set<string> {

@@ -26,7 +26,7 @@ import type {
 } from './resolved';
 import type { AllowedRouteKind, GatewayStatus, GatewayStatusAddress, Listener } from './api';
 import { GATEWAY_API_GROUP, GATEWAY_API_VERSION, gatewaySpec, listenerSetSpec } from './api';
-import { ConditionType, Reason, makeCondition, sortConditions } from './conditions';
+import { ConditionType, Reason, makeCondition, sortConditions } from '../status/conditions';
 import { acceptedGatewayClasses, ownedGatewayClasses } from './gatewayclass';
 import { SUPPORTS_TLS_MODE_MIXED } from './features';
 import {
@@ -36,7 +36,7 @@ import {
   listenerSetVerdict,
   listenerStatus,
 } from './listenersets';
-import { resolveListenerCertificates } from './tls';
+import { resolveListenerCertificates } from './certificates';
 
 // ---------------------------------------------------------------------------------------------
 // Protocols and route kinds

@@ -8,7 +8,7 @@ import type { BuildOptions, ResolvedListener, ResolvedListenerSet, StoreView } f
 import type { ObjectStatus, Condition } from '../status/types';
 import type { ListenerSetStatus, ListenerStatus, ParentGatewayReference } from './api';
 import { GATEWAY_API_GROUP, GATEWAY_API_VERSION, gatewaySpec, listenerSetSpec } from './api';
-import { ConditionType, Reason, makeCondition } from './conditions';
+import { ConditionType, Reason, makeCondition } from '../status/conditions';
 import { labelsMatch, namespaceLabels } from './selectors';
 
 /** The parent Gateway a ListenerSet names, with defaults applied; undefined if it is not a Gateway. */

@@ -8,7 +8,7 @@
  *    are kept untouched after ours, so a read-modify-write never removes or alters them.
  */
 import type { Condition, ObjectStatus } from './types';
-import { OWNED_CONDITION_TYPES } from '../gateway/conditions';
+import { OWNED_CONDITION_TYPES } from './conditions';
 
 type Json = unknown;
 

@@ -1,5 +1,5 @@
 import { ABSENT } from './known';
-import { TypeUrl } from './resources';
+import { TypeUrl } from '../envoy/resources';
 import type { CacheEntry, FleetSnapshot } from './snapshot';
 import { byName } from './snapshot';
 import { encodeDeltaBody } from './encode';

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { TypeUrl } from './resources';
+import type { TypeUrl } from '../envoy/resources';
 
 /** One encoded resource. Immutable; shared by every fleet whose resource has the same bytes. */
 export interface CacheEntry {

@@ -1,6 +1,6 @@
 import { ABSENT } from './known';
 import type { VersionRef } from './known';
-import { TypeUrl } from './resources';
+import { TypeUrl } from '../envoy/resources';
 import type { CacheEntry, FleetSnapshot, MemoResponse, TypeSnapshot } from './snapshot';
 import { byName, setVersion } from './snapshot';
 import { encodeSotwBody } from './encode';

@@ -4,7 +4,7 @@ import type {
   RouteModel,
   SecretModel,
   VirtualHostModel,
-} from '../../src/dag/model';
+} from '../../src/model/fleet';
 import { EXAMPLE_CERT, EXAMPLE_KEY, TENANT_CERT, TENANT_KEY } from './certs';
 
 /**

@@ -1,7 +1,7 @@
 import type { Cluster } from '../../generated/envoy/config/cluster/v3/Cluster';
 import type { HttpProtocolOptions } from '../../generated/envoy/extensions/upstreams/http/v3/HttpProtocolOptions';
-import type { ClusterModel } from '../../dag/model';
-import { Enum, ExtensionNames, TypeUrls, adsConfigSource, memoByNode, typed } from './common';
+import type { ClusterModel } from '../../model/fleet';
+import { Enum, ExtensionNames, ExtensionTypeUrl, adsConfigSource, memoByNode, typed } from './common';
 
 /** Upstream connect timeout for every cluster. */
 export const CONNECT_TIMEOUT = { seconds: 5 } as const;
@@ -28,7 +28,7 @@ export const translateCluster = memoByNode((model: ClusterModel): Cluster => {
       };
   if (model.protocol === 'http2') {
     cluster.typed_extension_protocol_options = {
-      [ExtensionNames.HttpProtocolOptions]: typed<HttpProtocolOptions>(TypeUrls.HttpProtocolOptions, {
+      [ExtensionNames.HttpProtocolOptions]: typed<HttpProtocolOptions>(ExtensionTypeUrl.HttpProtocolOptions, {
         explicit_http_config: { http2_protocol_options: {} },
       }),
     };

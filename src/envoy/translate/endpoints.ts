@@ -1,6 +1,6 @@
 import type { ClusterLoadAssignment } from '../../generated/envoy/config/endpoint/v3/ClusterLoadAssignment';
 import type { LbEndpoint } from '../../generated/envoy/config/endpoint/v3/LbEndpoint';
-import type { ClusterModel, EndpointModel } from '../../dag/model';
+import type { ClusterModel, EndpointModel } from '../../model/fleet';
 import { Enum, memoByNode } from './common';
 
 /**

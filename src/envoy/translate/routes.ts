@@ -18,7 +18,7 @@ import type {
   StringMatchModel,
   VirtualHostModel,
   WeightedCluster,
-} from '../../dag/model';
+} from '../../model/fleet';
 import { Enum, durationMs, escapeRegex, memoByNode } from './common';
 
 /**

@@ -13,7 +13,7 @@ import type { Condition, ObjectStatus } from '../../status/types';
 import { objectNamespace } from '../../store/objects';
 import type { ParentReference, RouteParentStatus } from '../api';
 import { GATEWAY_API_GROUP, GATEWAY_API_VERSION } from '../api';
-import { ConditionType, Reason, makeCondition } from '../conditions';
+import { ConditionType, Reason, makeCondition } from '../../status/conditions';
 import { intersectHostnames } from '../hostnames';
 import { labelsMatch, namespaceLabels } from '../selectors';
 import type { AttachedRoute, CompiledRoute } from './types';

@@ -12,7 +12,7 @@ import type {
   RouteModel,
   StringMatchModel,
   WeightedCluster,
-} from '../../dag/model';
+} from '../../model/fleet';
 import type {
   BackendObjectReference,
   GRPCRouteMatch,
@@ -25,7 +25,7 @@ import type {
   HTTPRouteSpec,
   HTTPRouteTimeouts,
 } from '../api';
-import { Reason } from '../conditions';
+import { Reason } from '../../status/conditions';
 import type { BackendUse, ClusterRef } from '../backends';
 import { resolveBackendRef } from '../backends';
 import type { BackendPolicy } from '../backends';

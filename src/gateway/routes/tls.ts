@@ -6,7 +6,7 @@
 import type { StoreView } from '../resolved';
 import type { KubeObject } from '../../store/objects';
 import type { TLSRouteSpec } from '../api';
-import { Reason } from '../conditions';
+import { Reason } from '../../status/conditions';
 import { resolveBackendRef } from '../backends';
 import type { BackendPolicy, ClusterRef } from '../backends';
 import { routeIdentity } from './identity';

@@ -2,7 +2,7 @@
  * Condition types and reasons Convoy writes, spelled as in Gateway API v1.6.1 (apis/v1), and a
  * constructor that always stamps observedGeneration.
  */
-import type { Condition } from '../status/types';
+import type { Condition } from './types';
 
 export const ConditionType = {
   Accepted: 'Accepted',

@@ -1,7 +1,7 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import type { FilterChainModel, FleetModel } from '../../src/dag/model';
-import { deepEqual, reuseUnchanged } from '../../src/dag/reuse';
+import type { FilterChainModel, FleetModel } from '../../src/model/fleet';
+import { deepEqual, reuseUnchanged } from '../../src/model/reuse';
 
 function chain(host: string, path = '/'): FilterChainModel {
   return {

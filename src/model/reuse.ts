@@ -11,7 +11,7 @@
  * Content equality is a deep comparison of plain data that short-circuits on identical references,
  * so it gets cheaper the more the builder itself reuses.
  */
-import type { ClusterModel, FilterChainModel, FleetModel, PortModel, SecretModel } from './model';
+import type { ClusterModel, FilterChainModel, FleetModel, PortModel, SecretModel } from './fleet';
 
 /** Deep equality of plain data (objects, arrays, primitives); key order does not matter. */
 export function deepEqual(a: unknown, b: unknown): boolean {
