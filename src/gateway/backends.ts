@@ -14,6 +14,7 @@ import { CORE_GROUP, normalizeGroup } from './api';
 import type { BackendObjectReference } from './api';
 import { isReferenceAllowed } from './referencegrants';
 import { Reason } from '../status/conditions';
+import { compareStrings } from '../util/compare';
 
 export const SERVICE_NAME_LABEL = 'kubernetes.io/service-name';
 export const H2C_APP_PROTOCOL = 'kubernetes.io/h2c';
@@ -204,7 +205,7 @@ export function buildClusters(view: StoreView, refs: Iterable<ClusterRef>, scope
   const previous = scopes.get(scope);
   const next = new Map<string, ClusterMemo>();
   const out = [...byName.values()]
-    .sort((a, b) => cmp(a.name, b.name))
+    .sort((a, b) => compareStrings(a.name, b.name))
     .map((ref) => {
       if (ref.externalName) {
         return { name: ref.name, protocol: ref.protocol, endpoints: [], externalName: ref.externalName };
@@ -327,9 +328,5 @@ export function serviceEndpoints(
       }
     }
   }
-  return [...seen.values()].sort((a, b) => cmp(a.address, b.address) || a.port - b.port);
-}
-
-function cmp(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
+  return [...seen.values()].sort((a, b) => compareStrings(a.address, b.address) || a.port - b.port);
 }

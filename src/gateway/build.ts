@@ -35,7 +35,8 @@ import type { AttachmentResult, ParentTarget } from './routes/attach';
 import { compileGRPCRoute, compileHTTPRoute } from './routes/compile';
 import { compileMemoized } from './routes/memo';
 import { compileTLSRoute } from './routes/tls';
-import { compareRouteIds, cmp, routeIdentity } from './routes/identity';
+import { compareRouteIds, routeIdentity } from './routes/identity';
+import { compareStrings } from '../util/compare';
 import { deepEqual } from '../model/reuse';
 import type { AttachedRoute, CompiledRoute, RouteKind } from './routes/types';
 import {
@@ -135,7 +136,9 @@ export function buildGateways(
   for (const gw of gateways) {
     for (const l of allListeners(gw)) l.attachedRoutes = attachment.counts.get(l.qualifiedName) ?? 0;
   }
-  const fleets = gateways.map((gw) => buildFleet(view, gw, attachment)).sort((a, b) => cmp(a.fleet, b.fleet));
+  const fleets = gateways
+    .map((gw) => buildFleet(view, gw, attachment))
+    .sort((a, b) => compareStrings(a.fleet, b.fleet));
   const routeStatuses = [...attachment.statuses, ...staleRouteStatuses(view, opts, attachment.statuses)].sort(
     compareStatuses,
   );
@@ -440,7 +443,7 @@ function sortedWith<T extends { name: string }>(sorted: readonly T[], item: T): 
   let hi = sorted.length;
   while (lo < hi) {
     const mid = (lo + hi) >> 1;
-    if (cmp(sorted[mid].name, item.name) < 0) lo = mid + 1;
+    if (compareStrings(sorted[mid].name, item.name) < 0) lo = mid + 1;
     else hi = mid;
   }
   return [...sorted.slice(0, lo), item, ...sorted.slice(lo)];
@@ -589,9 +592,9 @@ function allListeners(gw: ResolvedGateway): ResolvedListener[] {
 
 function compareStatuses(a: ObjectStatus, b: ObjectStatus): number {
   return (
-    cmp(a.kind, b.kind) ||
-    cmp(a.metadata.namespace ?? '', b.metadata.namespace ?? '') ||
-    cmp(a.metadata.name, b.metadata.name)
+    compareStrings(a.kind, b.kind) ||
+    compareStrings(a.metadata.namespace ?? '', b.metadata.namespace ?? '') ||
+    compareStrings(a.metadata.name, b.metadata.name)
   );
 }
 
@@ -666,7 +669,7 @@ export function buildFleet(view: StoreView, gw: ResolvedGateway, attachment: Att
           );
         }
       }
-      filterChains.sort((a, b) => cmp(a.name, b.name));
+      filterChains.sort((a, b) => compareStrings(a.name, b.name));
       ports.push({ name: `${first.protocol.toLowerCase()}-${port}`, port, filterChains });
     }
   }
@@ -676,7 +679,7 @@ export function buildFleet(view: StoreView, gw: ResolvedGateway, attachment: Att
     gateway: { namespace, name },
     ports,
     clusters: buildClusters(view, referencedClusters(ports, usedRoutes), gw.fleet),
-    secrets: [...secrets.values()].sort((a, b) => cmp(a.name, b.name)),
+    secrets: [...secrets.values()].sort((a, b) => compareStrings(a.name, b.name)),
   };
 }
 

@@ -37,6 +37,7 @@ import {
   listenerStatus,
 } from './listenersets';
 import { resolveListenerCertificates } from './certificates';
+import { compareStrings } from '../util/compare';
 
 // ---------------------------------------------------------------------------------------------
 // Protocols and route kinds
@@ -514,7 +515,7 @@ export function markOverlappingTLS(listeners: ResolvedListener[], opts: BuildOpt
 function compareObjects(a: KubeObject, b: KubeObject): number {
   const ka = `${objectNamespace(a)}/${a.metadata.name}`;
   const kb = `${objectNamespace(b)}/${b.metadata.name}`;
-  return ka < kb ? -1 : ka > kb ? 1 : 0;
+  return compareStrings(ka, kb);
 }
 
 /** Gateways of Convoy's classes, sorted by namespace/name; deleting ones are skipped. */
@@ -831,5 +832,5 @@ export function gatewayAndListenerSetStatuses(
     }
   }
   const key = (s: ObjectStatus) => `${s.kind}/${s.metadata.namespace ?? ''}/${s.metadata.name}`;
-  return out.sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
+  return out.sort((a, b) => compareStrings(key(a), key(b)));
 }

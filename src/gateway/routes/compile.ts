@@ -32,6 +32,7 @@ import type { BackendPolicy } from '../backends';
 import { parseDuration } from './duration';
 import { routeIdentity } from './identity';
 import type { CompiledRoute, EntryPrecedence, RefProblem, RouteEntry, RouteKind, RuleProblem } from './types';
+import { byName, compareStrings } from '../../util/compare';
 
 const HTTP_METHODS: ReadonlySet<string> = new Set([
   'GET',
@@ -151,7 +152,7 @@ function compileStringMatches(
     seen.add(name);
     out.push({ name, type, value });
   }
-  return out.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  return out.sort(byName);
 }
 
 /** `/abc/` and `/abc` are the same prefix (element-wise); `/` stays `/`. */
@@ -492,7 +493,7 @@ function compileBackends(
   }
   const backends = [...byCluster.entries()]
     .map(([cluster, weight]) => ({ cluster, weight }))
-    .sort((a, b) => (a.cluster < b.cluster ? -1 : a.cluster > b.cluster ? 1 : 0));
+    .sort((a, b) => compareStrings(a.cluster, b.cluster));
   return { backends, invalidWeight, totalWeight };
 }
 
