@@ -37,7 +37,7 @@ import { compileMemoized } from './routes/memo';
 import { compileTLSRoute } from './routes/tls';
 import { compareRouteIds, routeIdentity } from './routes/identity';
 import { compareStrings } from '../util/compare';
-import { deepEqual } from '../model/reuse';
+import { deepEqual } from '../util/deep-equal';
 import type { AttachedRoute, CompiledRoute, RouteKind } from './routes/types';
 import {
   CATCH_ALL,
