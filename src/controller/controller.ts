@@ -20,6 +20,9 @@ import { reuseUnchanged } from '../model/reuse';
 import { refreshClusterEndpoints } from '../gateway/backends';
 import { secretToModel } from '../gateway/certificates';
 import { ReferenceIndex, changeImpact, endpointSliceService } from './relevance';
+import { clusterService } from '../model/names';
+import { namespacedName } from '../store/objects';
+import { statusKey } from '../status/types';
 
 export interface ControllerOptions {
   store: ObjectStore;
@@ -211,7 +214,7 @@ export class Controller {
     const started = process.hrtime.bigint();
     try {
       for (const [name, model] of this.lastFleets) {
-        const affected = model.clusters.filter((c) => services.has(c.name.slice(0, c.name.lastIndexOf('/'))));
+        const affected = model.clusters.filter((c) => services.has(clusterService(c.name) ?? ''));
         if (affected.length === 0) continue;
         const refreshed = new Map(refreshClusterEndpoints(this.opts.store, affected).map((c) => [c.name, c]));
         const clusters = model.clusters.map((c) => refreshed.get(c.name) ?? c);
@@ -404,7 +407,7 @@ export class Controller {
   private referenceIndex(): ReferenceIndex | undefined {
     try {
       const svc = this.opts.gatewayAddresses?.service;
-      return ReferenceIndex.fromStore(this.opts.store, svc ? [`${svc.namespace}/${svc.name}`] : []);
+      return ReferenceIndex.fromStore(this.opts.store, svc ? [namespacedName(svc.namespace, svc.name)] : []);
     } catch (err) {
       // Without an index every change rebuilds, which is slower but always correct.
       this.log.warn({ err }, 'reference index failed; every change will trigger a full build');
@@ -416,7 +419,7 @@ export class Controller {
     const next = new Map<string, ObjectStatus>();
     const built = new Map<string, ObjectStatus>();
     for (const s of statuses) {
-      const key = `${s.kind}/${s.metadata.namespace ?? ''}/${s.metadata.name}`;
+      const key = statusKey(s);
       const previous = this.statusByKey.get(key);
       const lastBuilt = this.builtStatusByKey.get(key);
       // Same as last build: the merge would give the same result, keep it (and its identity).

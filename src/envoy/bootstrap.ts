@@ -3,6 +3,7 @@ import * as os from 'node:os';
 import { stringify } from 'yaml';
 import { parseHostPort } from '../util/host-port';
 import type { HostPort } from '../util/host-port';
+import { fleetName } from '../model/names';
 
 /**
  * Envoy bootstrap generation (xds.md §6). A pure function of its options: the same options give
@@ -137,7 +138,7 @@ export function buildBootstrap(options: BootstrapOptions): Record<string, unknow
   if (options.tls) xdsCluster.transport_socket = tlsTransportSocket(options.tls, xds.host);
 
   return {
-    node: { id: nodeId, cluster: `${gateway.namespace}/${gateway.name}` },
+    node: { id: nodeId, cluster: fleetName(gateway.namespace, gateway.name) },
     admin: { address: socketAddress(admin) },
     dynamic_resources: {
       ads_config: {

@@ -15,6 +15,8 @@ import type { BackendObjectReference } from './api';
 import { isReferenceAllowed } from './referencegrants';
 import { Reason } from '../status/conditions';
 import { compareStrings } from '../util/compare';
+import { clusterName, parseClusterName } from '../model/names';
+import { namespacedName } from '../store/objects';
 
 export const SERVICE_NAME_LABEL = 'kubernetes.io/service-name';
 export const H2C_APP_PROTOCOL = 'kubernetes.io/h2c';
@@ -49,10 +51,6 @@ export type BackendResolution =
 export interface BackendReferrer {
   kind: 'HTTPRoute' | 'GRPCRoute' | 'TLSRoute';
   namespace: string;
-}
-
-export function clusterName(namespace: string, service: string, port: number): string {
-  return `${namespace}/${service}/${port}`;
 }
 
 interface ServicePort {
@@ -264,7 +262,7 @@ export class EndpointSliceIndex {
     for (const slice of view.list('EndpointSlice')) {
       const service = slice.metadata.labels?.[SERVICE_NAME_LABEL];
       if (!service) continue;
-      const key = `${objectNamespace(slice)}/${service}`;
+      const key = namespacedName(objectNamespace(slice), service);
       const list = this.byService.get(key);
       if (list) list.push(slice);
       else this.byService.set(key, [slice]);
@@ -283,12 +281,12 @@ export class EndpointSliceIndex {
 export function refreshClusterEndpoints(view: StoreView, clusters: readonly ClusterModel[]): ClusterModel[] {
   const slices = new EndpointSliceIndex(view);
   return clusters.map((c) => {
-    if (c.externalName) return c;
-    const [namespace, service, port] = c.name.split('/');
+    const service = c.externalName ? undefined : parseClusterName(c.name);
+    if (!service) return c;
     return {
       name: c.name,
       protocol: c.protocol,
-      endpoints: serviceEndpoints(view, namespace, service, Number(port), slices),
+      endpoints: serviceEndpoints(view, service.namespace, service.service, service.port, slices),
     };
   });
 }

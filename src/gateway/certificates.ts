@@ -12,6 +12,7 @@ import type { SecretObjectReference } from './api';
 import { GATEWAY_API_GROUP, normalizeGroup } from './api';
 import { Reason } from '../status/conditions';
 import { isReferenceAllowed } from './referencegrants';
+import { secretName } from '../model/names';
 
 export const SECRET_TYPE_TLS = 'kubernetes.io/tls';
 
@@ -53,7 +54,7 @@ export function secretToModel(secret: KubeObject, namespace: string): Certificat
 }
 
 function checkSecret(secret: KubeObject, namespace: string): CertificateResult {
-  const name = `${namespace}/${secret.metadata.name}`;
+  const name = secretName(namespace, secret.metadata.name);
   const bad = (message: string): CertificateResult => ({
     ok: false,
     reason: Reason.InvalidCertificateRef,

@@ -3,7 +3,7 @@
  * Gateway's spec.allowedListeners admits them, their precedence order, and their status.
  */
 import type { KubeObject } from '../store/objects';
-import { objectNamespace } from '../store/objects';
+import { namespacedName, objectNamespace } from '../store/objects';
 import type { BuildOptions, ResolvedListener, ResolvedListenerSet, StoreView } from './resolved';
 import type { ObjectStatus, Condition } from '../status/types';
 import type { ListenerSetStatus, ListenerStatus, ParentGatewayReference } from './api';
@@ -33,8 +33,8 @@ export function compareListenerSets(a: KubeObject, b: KubeObject): number {
     if (!Number.isNaN(da) && !Number.isNaN(db) && da !== db) return da - db;
     return compareStrings(ta, tb);
   }
-  const ka = `${objectNamespace(a)}/${a.metadata.name}`;
-  const kb = `${objectNamespace(b)}/${b.metadata.name}`;
+  const ka = namespacedName(objectNamespace(a), a.metadata.name);
+  const kb = namespacedName(objectNamespace(b), b.metadata.name);
   return compareStrings(ka, kb);
 }
 
@@ -59,7 +59,7 @@ export function listenerSetsByParent(view: StoreView): Map<string, KubeObject[]>
     if (ls.metadata.deletionTimestamp) continue;
     const parent = listenerSetParent(ls);
     if (!parent) continue;
-    const key = `${parent.namespace}/${parent.name}`;
+    const key = namespacedName(parent.namespace, parent.name);
     const list = out.get(key);
     if (list) list.push(ls);
     else out.set(key, [ls]);

@@ -33,6 +33,7 @@ import { parseDuration } from './duration';
 import { routeIdentity } from './identity';
 import type { CompiledRoute, EntryPrecedence, RefProblem, RouteEntry, RouteKind, RuleProblem } from './types';
 import { byName, compareStrings } from '../../util/compare';
+import { routeMatchName } from '../../model/names';
 
 const HTTP_METHODS: ReadonlySet<string> = new Set([
   'GET',
@@ -570,7 +571,7 @@ function compileRoute(
       }
       rule.matches.forEach((m, j) => {
         const model: RouteModel = {
-          name: `${kind}/${id.namespace}/${id.name}/rule/${i}/match/${j}`,
+          name: routeMatchName(kind, id.namespace, id.name, i, j),
           match: m.match,
           action,
         };

@@ -1,5 +1,5 @@
 import type { KubeObject } from '../../store/objects';
-import { objectNamespace } from '../../store/objects';
+import { namespacedName, objectKey, objectNamespace } from '../../store/objects';
 import type { RouteIdentity, RouteKind } from './types';
 import { compareStrings } from '../../util/compare';
 
@@ -9,7 +9,7 @@ export function routeIdentity(kind: RouteKind, obj: KubeObject): RouteIdentity {
     kind,
     namespace,
     name: obj.metadata.name,
-    key: `${kind}/${namespace}/${obj.metadata.name}`,
+    key: objectKey(kind, namespace, obj.metadata.name),
     generation: obj.metadata.generation,
     created: timeKey(obj.metadata.creationTimestamp ?? ''),
   };
@@ -19,7 +19,7 @@ export function routeIdentity(kind: RouteKind, obj: KubeObject): RouteIdentity {
 export function compareRouteIds(a: RouteIdentity, b: RouteIdentity): number {
   return (
     compareStrings(a.created, b.created) ||
-    compareStrings(`${a.namespace}/${a.name}`, `${b.namespace}/${b.name}`) ||
+    compareStrings(namespacedName(a.namespace, a.name), namespacedName(b.namespace, b.name)) ||
     compareStrings(a.kind, b.kind)
   );
 }
