@@ -45,7 +45,7 @@ export interface ControllerOptions {
 }
 
 /**
- * Runs the pure middle: store → gateway model/DAG + status → Envoy resources → xDS cache,
+ * Runs the pure middle: store → gateway model/fleet model + status → Envoy resources → xDS cache,
  * and hands statuses to the sinks. Builds are coalesced; nothing is built before every
  * provider has synced, so Envoys never get a partial world after a restart.
  */

@@ -9,7 +9,7 @@ import { translateSecret } from './translate/secrets';
 import { memoByNode } from './translate/common';
 
 /**
- * FleetModel (the DAG of one Gateway) → the typed Envoy resources its Envoys receive.
+ * FleetModel (the model of one Gateway's fleet) → the typed Envoy resources its Envoys receive.
  *
  * Pure and deterministic: output order follows the model's (already sorted) arrays, and every
  * resource is built from its own model node only. Route configurations, clusters, assignments,

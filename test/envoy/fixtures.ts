@@ -8,8 +8,9 @@ import type {
 import { EXAMPLE_CERT, EXAMPLE_KEY, TENANT_CERT, TENANT_KEY } from './certs';
 
 /**
- * Hand-built FleetModels covering the translator's features. Each is what the DAG builder would
- * produce: names per architecture.md, arrays sorted, every referenced cluster and secret present.
+ * Hand-built FleetModels covering the translator's features. Each is what the gateway builder
+ * would produce: names as src/model/names.ts builds them, arrays sorted, every referenced cluster
+ * and secret present.
  */
 
 const gateway = { namespace: 'infra', name: 'gw' };

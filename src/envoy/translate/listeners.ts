@@ -173,10 +173,10 @@ function httpFilterChain(port: PortModel, alongsideTls: boolean): FilterChain {
 }
 
 /**
- * Envoy rejects a listener in which two chains have the same match or the same name. The DAG should
- * never produce that; if it does, the first chain keeps the contested server name (or the
- * catch-all), later chains lose it, and a chain left with nothing to match is dropped. Returns the
- * server names each chain keeps, or undefined for a dropped chain.
+ * Envoy rejects a listener in which two chains have the same match or the same name. The model
+ * builder should never produce that; if it does, the first chain keeps the contested server name
+ * (or the catch-all), later chains lose it, and a chain left with nothing to match is dropped.
+ * Returns the server names each chain keeps, or undefined for a dropped chain.
  */
 export function assignServerNames(chains: FilterChainModel[]): (string[] | undefined)[] {
   const claimed = new Set<string>();
