@@ -19,7 +19,7 @@ import { Session } from 'node:inspector';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import type { IntervalHistogram } from 'node:perf_hooks';
 import { AdsServer } from '../src/xds/server';
-import { TypeUrl } from '../src/xds/resources';
+import { TypeUrl } from '../src/envoy/resources';
 import { silentLogger } from '../src/observability/logger';
 import type { DoneResult, FromClient, SyncResult, ToClient } from './client';
 import type { Expectation, Variant } from './sim-envoy';

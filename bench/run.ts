@@ -21,7 +21,7 @@ import * as path from 'node:path';
 import { ObjectStore } from '../src/store/store';
 import { XdsCache } from '../src/xds/cache';
 import type { FleetChange } from '../src/xds/snapshot';
-import { TypeUrl } from '../src/xds/resources';
+import { TypeUrl } from '../src/envoy/resources';
 import { buildGateways } from '../src/gateway/build';
 import { translateFleet } from '../src/envoy/translate';
 import { envoyRoot } from '../src/envoy/protos';

@@ -6,7 +6,7 @@ import * as path from 'node:path';
 import { stringify } from 'yaml';
 import { XdsCache } from '../src/xds/cache';
 import { AdsServer } from '../src/xds/server';
-import type { XdsDebugState } from '../src/xds/debug';
+import type { XdsDebugState } from '../src/xds/debug-state';
 import { buildBootstrap } from '../src/envoy/bootstrap';
 import { ConvoyMetrics } from '../src/observability/metrics';
 import { silentLogger } from '../src/observability/logger';

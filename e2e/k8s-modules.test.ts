@@ -7,10 +7,10 @@ import { waitFor, sleep } from './harness/util';
 import { ObjectStore } from '../src/store/store';
 import { silentLogger } from '../src/observability/logger';
 import { ConvoyMetrics } from '../src/observability/metrics';
-import { KubeClient, loadKubeConfig, KubeApiError } from '../src/providers/kubernetes/client';
+import { KubeClient, loadKubeConfig, KubeApiError } from '../src/kubernetes/client';
 import { KubernetesProvider } from '../src/providers/kubernetes/provider';
-import { KubernetesStatusWriter } from '../src/status/kubernetes-writer';
-import { LeaderElector } from '../src/leader/lease';
+import { KubernetesStatusWriter } from '../src/kubernetes/status-writer';
+import { LeaderElector } from '../src/kubernetes/lease';
 import type { ObjectStatus } from '../src/status/types';
 
 /**
@@ -284,7 +284,7 @@ describe('Kubernetes modules against a real API server', { timeout: 240_000 }, (
     // A replica in its own process that leads, then is SIGKILLed (no release).
     await b.stop();
     const script = `
-      const { LeaderElector } = require(${JSON.stringify(path.resolve(__dirname, '../src/leader/lease.js'))});
+      const { LeaderElector } = require(${JSON.stringify(path.resolve(__dirname, '../src/kubernetes/lease.js'))});
       const { silentLogger } = require(${JSON.stringify(path.resolve(__dirname, '../src/observability/logger.js'))});
       const e = new LeaderElector({ kubeconfig: ${JSON.stringify(cluster.convoyKubeconfig)}, logger: silentLogger(),
         namespace: 'convoy-system', identity: 'replica-c', ...${JSON.stringify(timing)},

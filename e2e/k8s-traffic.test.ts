@@ -1,6 +1,6 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { KubeApiError } from '../src/providers/kubernetes/client';
+import { KubeApiError } from '../src/kubernetes/client';
 import { freePort, request, startEchoBackend, waitFor } from './harness';
 import type { Backend, EchoResponse } from './harness';
 import { GW_API, K8sWorld, cond } from './cluster/k8s-world';

@@ -4,9 +4,9 @@ import * as childProcess from 'node:child_process';
 import * as path from 'node:path';
 import { XdsCache } from '../src/xds/cache';
 import { AdsServer } from '../src/xds/server';
-import type { StreamDebug, TypeDebug, XdsDebugState } from '../src/xds/debug';
-import { TypeUrl } from '../src/xds/resources';
-import type { EnvoyResources } from '../src/xds/resources';
+import type { StreamDebug, TypeDebug, XdsDebugState } from '../src/xds/debug-state';
+import { TypeUrl } from '../src/envoy/resources';
+import type { EnvoyResources } from '../src/envoy/resources';
 import { ConvoyMetrics } from '../src/observability/metrics';
 import { silentLogger } from '../src/observability/logger';
 import {

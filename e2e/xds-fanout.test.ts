@@ -7,7 +7,7 @@ import { silentLogger } from '../src/observability/logger';
 import { ConvoyMetrics } from '../src/observability/metrics';
 import { XdsCache } from '../src/xds/cache';
 import { AdsServer } from '../src/xds/server';
-import { TypeUrl } from '../src/xds/resources';
+import { TypeUrl } from '../src/envoy/resources';
 import { fleetResources } from '../test/support/xds-fixtures';
 import type { FleetSpec } from '../test/support/xds-fixtures';
 import type { StartCommand } from '../test/support/ads-fanout-worker';

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Static checks: ESLint, Prettier and the TypeScript type check. Exits non-zero if any fails,
-# after running all three so one run shows every problem.
+# Static checks: ESLint, the dependency rule for src/ (scripts/check-layers.js), Prettier and the
+# TypeScript type check. Exits non-zero if any fails, after running all four so one run shows
+# every problem.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 status=0
@@ -12,6 +13,7 @@ run() {
   fi
 }
 run npx --no-install eslint .
+run node scripts/check-layers.js
 run npx --no-install prettier --check .
 run npx --no-install tsc -p tsconfig.json --noEmit
 exit $status

@@ -6,7 +6,7 @@ import * as https from 'node:https';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { KubeClient, loadKubeConfig } from '../../src/providers/kubernetes/client';
+import { KubeClient, loadKubeConfig } from '../../src/kubernetes/client';
 
 /**
  * A real Kubernetes control plane for e2e tests: etcd and kube-apiserver built from Go modules

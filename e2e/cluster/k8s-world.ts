@@ -1,9 +1,9 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { renderBootstrapYaml } from '../../src/envoy/bootstrap';
-import { KubeApiError } from '../../src/providers/kubernetes/client';
-import { RESOURCE_TYPES, objectPath } from '../../src/providers/kubernetes/resources';
-import type { ResourceType } from '../../src/providers/kubernetes/resources';
+import { KubeApiError } from '../../src/kubernetes/client';
+import { RESOURCE_TYPES, objectPath } from '../../src/kubernetes/resources';
+import type { ResourceType } from '../../src/kubernetes/resources';
 import { ConvoyProcess, EnvoyProcess, tempDir, waitFor } from '../harness';
 import { LocalCluster, REPO_ROOT } from './cluster';
 

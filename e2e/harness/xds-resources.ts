@@ -2,7 +2,7 @@ import type { Listener } from '../../src/generated/envoy/config/listener/v3/List
 import type { RouteConfiguration } from '../../src/generated/envoy/config/route/v3/RouteConfiguration';
 import type { Cluster } from '../../src/generated/envoy/config/cluster/v3/Cluster';
 import type { ClusterLoadAssignment } from '../../src/generated/envoy/config/endpoint/v3/ClusterLoadAssignment';
-import type { EnvoyResources } from '../../src/xds/resources';
+import type { EnvoyResources } from '../../src/envoy/resources';
 
 /**
  * Small hand-built Envoy resources for real-Envoy tests of the xDS server, independent of the

@@ -7,6 +7,7 @@ import { AdminServer } from '../observability/admin-server';
 import { ObjectStore } from '../store/store';
 import { XdsCache } from '../xds/cache';
 import { AdsServer } from '../xds/server';
+import { renderXdsDebugText } from '../xds/sync-view';
 import { Controller } from '../controller/controller';
 import { StatusView } from '../status/view';
 import type { StatusSink } from '../status/types';
@@ -108,7 +109,7 @@ export async function serveCommand(argv: string[]): Promise<void> {
     stoppers.push(() => files.stop());
   } else {
     // Loaded lazily so file mode never pays for the Kubernetes client.
-    const k8s = await import('../providers/kubernetes/mode');
+    const k8s = await import('./kubernetes-mode');
     const started = await k8s.startKubernetesMode({
       kubeconfig: values.kubeconfig,
       store,
@@ -151,6 +152,7 @@ export async function serveCommand(argv: string[]): Promise<void> {
       '/status/problems': () => providerProblems(),
       '/debug/xds': () => ads.debugState(),
     },
+    textRenderers: { '/debug/xds': (state) => renderXdsDebugText(state) },
   });
   const adminPort = await admin.listen();
   stoppers.push(() => admin.stop());

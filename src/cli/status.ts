@@ -1,6 +1,6 @@
-import { renderTable, renderXdsDebugText } from '../observability/debug';
+import { renderTable, renderXdsDebugText } from '../xds/sync-view';
 import { DEFAULT_ADMIN_SERVER_ADDRESS } from '../observability/admin-server';
-import { parseHostPort } from '../envoy/bootstrap';
+import { parseHostPort } from '../util/host-port';
 import { defineCommand, parseCommand } from './args';
 
 /**

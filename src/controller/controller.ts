@@ -14,12 +14,15 @@ import {
 } from '../gateway/build';
 import { translateFleet, type TranslateOptions } from '../envoy/translate';
 import type { XdsCache } from '../xds/cache';
-import type { FleetModel, SecretModel } from '../dag/model';
+import type { FleetModel, SecretModel } from '../model/fleet';
 import type { BuildOptions } from '../gateway/resolved';
-import { reuseUnchanged } from '../dag/reuse';
+import { reuseUnchanged } from '../model/reuse';
 import { refreshClusterEndpoints } from '../gateway/backends';
-import { secretToModel } from '../gateway/tls';
+import { secretToModel } from '../gateway/certificates';
 import { ReferenceIndex, changeImpact, endpointSliceService } from './relevance';
+import { clusterService } from '../model/names';
+import { namespacedName } from '../store/objects';
+import { statusKey } from '../status/types';
 
 export interface ControllerOptions {
   store: ObjectStore;
@@ -42,7 +45,7 @@ export interface ControllerOptions {
 }
 
 /**
- * Runs the pure middle: store → gateway model/DAG + status → Envoy resources → xDS cache,
+ * Runs the pure middle: store → gateway model/fleet model + status → Envoy resources → xDS cache,
  * and hands statuses to the sinks. Builds are coalesced; nothing is built before every
  * provider has synced, so Envoys never get a partial world after a restart.
  */
@@ -179,7 +182,7 @@ export class Controller {
       const previous = this.lastFleets;
       this.lastFleets = new Map();
       for (const built of result.fleets) {
-        // Unchanged nodes keep their identity, so translation and encoding skip them (dag/reuse.ts).
+        // Unchanged nodes keep their identity, so translation and encoding skip them (model/reuse.ts).
         const fleet = reuseUnchanged(previous.get(built.fleet), built);
         liveFleets.add(fleet.fleet);
         this.lastFleets.set(fleet.fleet, fleet);
@@ -211,7 +214,7 @@ export class Controller {
     const started = process.hrtime.bigint();
     try {
       for (const [name, model] of this.lastFleets) {
-        const affected = model.clusters.filter((c) => services.has(c.name.slice(0, c.name.lastIndexOf('/'))));
+        const affected = model.clusters.filter((c) => services.has(clusterService(c.name) ?? ''));
         if (affected.length === 0) continue;
         const refreshed = new Map(refreshClusterEndpoints(this.opts.store, affected).map((c) => [c.name, c]));
         const clusters = model.clusters.map((c) => refreshed.get(c.name) ?? c);
@@ -404,7 +407,7 @@ export class Controller {
   private referenceIndex(): ReferenceIndex | undefined {
     try {
       const svc = this.opts.gatewayAddresses?.service;
-      return ReferenceIndex.fromStore(this.opts.store, svc ? [`${svc.namespace}/${svc.name}`] : []);
+      return ReferenceIndex.fromStore(this.opts.store, svc ? [namespacedName(svc.namespace, svc.name)] : []);
     } catch (err) {
       // Without an index every change rebuilds, which is slower but always correct.
       this.log.warn({ err }, 'reference index failed; every change will trigger a full build');
@@ -416,7 +419,7 @@ export class Controller {
     const next = new Map<string, ObjectStatus>();
     const built = new Map<string, ObjectStatus>();
     for (const s of statuses) {
-      const key = `${s.kind}/${s.metadata.namespace ?? ''}/${s.metadata.name}`;
+      const key = statusKey(s);
       const previous = this.statusByKey.get(key);
       const lastBuilt = this.builtStatusByKey.get(key);
       // Same as last build: the merge would give the same result, keep it (and its identity).

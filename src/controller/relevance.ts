@@ -1,5 +1,5 @@
 import type { KubeObject } from '../store/objects';
-import { objectNamespace } from '../store/objects';
+import { namespacedName, objectNamespace } from '../store/objects';
 import type { StoreChange } from '../store/store';
 import type { StoreView } from '../gateway/resolved';
 
@@ -28,7 +28,8 @@ export class ReferenceIndex {
   addListenerOwner(owner: KubeObject): void {
     const ns = objectNamespace(owner);
     for (const l of listenersOf(owner)) {
-      for (const ref of l.tls?.certificateRefs ?? []) this.secrets.add(`${ref.namespace ?? ns}/${ref.name}`);
+      for (const ref of l.tls?.certificateRefs ?? [])
+        this.secrets.add(namespacedName(ref.namespace ?? ns, ref.name));
     }
   }
 
@@ -53,7 +54,7 @@ export class ReferenceIndex {
   private addService(routeNamespace: string, ref: ObjectRef): void {
     if (ref.kind && ref.kind !== 'Service') return;
     if (ref.group && ref.group !== '' && ref.group !== 'core') return;
-    this.services.add(`${ref.namespace ?? routeNamespace}/${ref.name}`);
+    this.services.add(namespacedName(ref.namespace ?? routeNamespace, ref.name));
   }
 
   referencesSecret(key: string): boolean {
@@ -82,12 +83,12 @@ export function changeImpact(change: StoreChange, index: ReferenceIndex | undefi
   const present = objects.filter((o): o is KubeObject => o !== undefined);
   switch (change.kind) {
     case 'Secret':
-      if (!present.some((o) => index.referencesSecret(`${objectNamespace(o)}/${o.metadata.name}`)))
+      if (!present.some((o) => index.referencesSecret(namespacedName(objectNamespace(o), o.metadata.name))))
         return 'none';
       // An update in place (same key, so same namespace/name): only its content can differ.
       return change.type === 'put' && change.previous ? 'secret' : 'full';
     case 'Service':
-      return present.some((o) => index.referencesService(`${objectNamespace(o)}/${o.metadata.name}`))
+      return present.some((o) => index.referencesService(namespacedName(objectNamespace(o), o.metadata.name)))
         ? 'full'
         : 'none';
     case 'EndpointSlice':
@@ -109,7 +110,7 @@ export function changeImpact(change: StoreChange, index: ReferenceIndex | undefi
 /** `namespace/service` an EndpointSlice belongs to, from its kubernetes.io/service-name label. */
 export function endpointSliceService(slice: KubeObject): string | undefined {
   const name = slice.metadata.labels?.['kubernetes.io/service-name'];
-  return name ? `${objectNamespace(slice)}/${name}` : undefined;
+  return name ? namespacedName(objectNamespace(slice), name) : undefined;
 }
 
 interface ObjectRef {

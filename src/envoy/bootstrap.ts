@@ -1,6 +1,9 @@
 import * as net from 'node:net';
 import * as os from 'node:os';
 import { stringify } from 'yaml';
+import { parseHostPort } from '../util/host-port';
+import type { HostPort } from '../util/host-port';
+import { fleetName } from '../model/names';
 
 /**
  * Envoy bootstrap generation (docs/xds.md §13). A pure function of its options: the same options give
@@ -12,11 +15,6 @@ export const XDS_CLUSTER_NAME = 'convoy_xds';
 export const DEFAULT_ADMIN_ADDRESS = '127.0.0.1:19000';
 /** Default cap on downstream connections across all listeners (overload manager). */
 export const DEFAULT_MAX_DOWNSTREAM_CONNECTIONS = 50_000;
-
-export interface HostPort {
-  host: string;
-  port: number;
-}
 
 export interface BootstrapTlsOptions {
   /** PEM client certificate chain Envoy presents to Convoy. */
@@ -47,21 +45,6 @@ export interface BootstrapOptions {
   tls?: BootstrapTlsOptions;
   /** Overload-manager cap on active downstream connections. */
   maxDownstreamConnections?: number;
-}
-
-/** Parses `host:port`, `[v6]:port`. Throws a message naming the flag on bad input. */
-export function parseHostPort(value: string, what = 'address'): HostPort {
-  const m = /^\[([^\]]+)\]:(\d+)$/.exec(value) ?? /^([^:[\]]+):(\d+)$/.exec(value);
-  if (!m) throw new Error(`${what}: expected HOST:PORT (IPv6 as [ADDR]:PORT), got ${JSON.stringify(value)}`);
-  const host = m[1];
-  const port = Number(m[2]);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) {
-    throw new Error(`${what}: port out of range in ${JSON.stringify(value)}`);
-  }
-  if (m[0].startsWith('[') && net.isIPv6(host) === false) {
-    throw new Error(`${what}: ${JSON.stringify(host)} in brackets is not an IPv6 address`);
-  }
-  return { host, port };
 }
 
 /** Parses `namespace/name` (both DNS-1123 labels). */
@@ -155,7 +138,7 @@ export function buildBootstrap(options: BootstrapOptions): Record<string, unknow
   if (options.tls) xdsCluster.transport_socket = tlsTransportSocket(options.tls, xds.host);
 
   return {
-    node: { id: nodeId, cluster: `${gateway.namespace}/${gateway.name}` },
+    node: { id: nodeId, cluster: fleetName(gateway.namespace, gateway.name) },
     admin: { address: socketAddress(admin) },
     dynamic_resources: {
       ads_config: {

@@ -1,5 +1,5 @@
-import type { FleetModel, FilterChainModel, HttpPortModel } from '../dag/model';
-import type { EnvoyResources } from '../xds/resources';
+import type { FleetModel, FilterChainModel, HttpPortModel } from '../model/fleet';
+import type { EnvoyResources } from './resources';
 import type { RouteConfiguration } from '../generated/envoy/config/route/v3/RouteConfiguration';
 import { translateListener } from './translate/listeners';
 import { buildRouteConfiguration } from './translate/routes';
@@ -9,7 +9,7 @@ import { translateSecret } from './translate/secrets';
 import { memoByNode } from './translate/common';
 
 /**
- * FleetModel (the DAG of one Gateway) → the typed Envoy resources its Envoys receive.
+ * FleetModel (the model of one Gateway's fleet) → the typed Envoy resources its Envoys receive.
  *
  * Pure and deterministic: output order follows the model's (already sorted) arrays, and every
  * resource is built from its own model node only. Route configurations, clusters, assignments,

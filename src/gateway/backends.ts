@@ -7,13 +7,16 @@
  * change can rebuild clusters alone with buildClusters(view, refs).
  */
 import type { StoreView } from './resolved';
-import type { ClusterModel, EndpointModel } from '../dag/model';
+import type { ClusterModel, EndpointModel } from '../model/fleet';
 import type { KubeObject } from '../store/objects';
 import { objectNamespace } from '../store/objects';
 import { CORE_GROUP, normalizeGroup } from './api';
 import type { BackendObjectReference } from './api';
 import { isReferenceAllowed } from './referencegrants';
-import { Reason } from './conditions';
+import { Reason } from '../status/conditions';
+import { compareStrings } from '../util/compare';
+import { clusterName, parseClusterName } from '../model/names';
+import { namespacedName } from '../store/objects';
 
 export const SERVICE_NAME_LABEL = 'kubernetes.io/service-name';
 export const H2C_APP_PROTOCOL = 'kubernetes.io/h2c';
@@ -48,10 +51,6 @@ export type BackendResolution =
 export interface BackendReferrer {
   kind: 'HTTPRoute' | 'GRPCRoute' | 'TLSRoute';
   namespace: string;
-}
-
-export function clusterName(namespace: string, service: string, port: number): string {
-  return `${namespace}/${service}/${port}`;
 }
 
 interface ServicePort {
@@ -204,7 +203,7 @@ export function buildClusters(view: StoreView, refs: Iterable<ClusterRef>, scope
   const previous = scopes.get(scope);
   const next = new Map<string, ClusterMemo>();
   const out = [...byName.values()]
-    .sort((a, b) => cmp(a.name, b.name))
+    .sort((a, b) => compareStrings(a.name, b.name))
     .map((ref) => {
       if (ref.externalName) {
         return { name: ref.name, protocol: ref.protocol, endpoints: [], externalName: ref.externalName };
@@ -263,7 +262,7 @@ export class EndpointSliceIndex {
     for (const slice of view.list('EndpointSlice')) {
       const service = slice.metadata.labels?.[SERVICE_NAME_LABEL];
       if (!service) continue;
-      const key = `${objectNamespace(slice)}/${service}`;
+      const key = namespacedName(objectNamespace(slice), service);
       const list = this.byService.get(key);
       if (list) list.push(slice);
       else this.byService.set(key, [slice]);
@@ -282,12 +281,12 @@ export class EndpointSliceIndex {
 export function refreshClusterEndpoints(view: StoreView, clusters: readonly ClusterModel[]): ClusterModel[] {
   const slices = new EndpointSliceIndex(view);
   return clusters.map((c) => {
-    if (c.externalName) return c;
-    const [namespace, service, port] = c.name.split('/');
+    const service = c.externalName ? undefined : parseClusterName(c.name);
+    if (!service) return c;
     return {
       name: c.name,
       protocol: c.protocol,
-      endpoints: serviceEndpoints(view, namespace, service, Number(port), slices),
+      endpoints: serviceEndpoints(view, service.namespace, service.service, service.port, slices),
     };
   });
 }
@@ -327,9 +326,5 @@ export function serviceEndpoints(
       }
     }
   }
-  return [...seen.values()].sort((a, b) => cmp(a.address, b.address) || a.port - b.port);
-}
-
-function cmp(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
+  return [...seen.values()].sort((a, b) => compareStrings(a.address, b.address) || a.port - b.port);
 }

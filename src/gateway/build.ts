@@ -13,10 +13,11 @@ import type {
   ResolvedListener,
   StoreView,
 } from './resolved';
-import type { FilterChainModel, FleetModel, PortModel, SecretModel, VirtualHostModel } from '../dag/model';
+import type { FilterChainModel, FleetModel, PortModel, SecretModel, VirtualHostModel } from '../model/fleet';
 import type { ObjectStatus } from '../status/types';
+import { statusKey } from '../status/types';
 import type { KubeObject } from '../store/objects';
-import { objectNamespace } from '../store/objects';
+import { namespacedName, objectKey, objectNamespace } from '../store/objects';
 import type { ParentReference } from './api';
 import { GATEWAY_API_VERSION } from './api';
 import { gatewayClassStatuses } from './gatewayclass';
@@ -30,13 +31,14 @@ import { listenerSetParent, listenerSetStatus, listenerSetVerdict } from './list
 import { acceptedGatewayClasses } from './gatewayclass';
 import type { BackendPolicy, ClusterRef } from './backends';
 import { buildClusters } from './backends';
-import { attachRoute, attachRoutes, hasValidRules, indexParents, parentKey, targetOf } from './routes/attach';
+import { attachRoute, attachRoutes, hasValidRules, indexParents, targetOf } from './routes/attach';
 import type { AttachmentResult, ParentTarget } from './routes/attach';
 import { compileGRPCRoute, compileHTTPRoute } from './routes/compile';
 import { compileMemoized } from './routes/memo';
 import { compileTLSRoute } from './routes/tls';
-import { compareRouteIds, cmp, routeIdentity } from './routes/identity';
-import { deepEqual } from '../dag/reuse';
+import { compareRouteIds, routeIdentity } from './routes/identity';
+import { compareStrings } from '../util/compare';
+import { deepEqual } from '../util/deep-equal';
 import type { AttachedRoute, CompiledRoute, RouteKind } from './routes/types';
 import {
   CATCH_ALL,
@@ -46,6 +48,13 @@ import {
   virtualHostsOf,
 } from './routes/vhosts';
 import type { ListenerRoutes } from './routes/vhosts';
+import {
+  fleetName,
+  hostnameChainName,
+  httpRouteConfigName,
+  httpsRouteConfigName,
+  listenerName,
+} from '../model/names';
 
 const COMPILERS: Record<
   RouteKind,
@@ -116,12 +125,9 @@ function addNamedParents(out: Set<string>, route: KubeObject): void {
   if (!Array.isArray(refs)) return;
   const ns = objectNamespace(route);
   for (const r of refs) {
-    if (r && typeof r === 'object' && typeof r.name === 'string') out.add(`${r.namespace || ns}/${r.name}`);
+    if (r && typeof r === 'object' && typeof r.name === 'string')
+      out.add(namespacedName(r.namespace || ns, r.name));
   }
-}
-
-function statusKey(s: ObjectStatus): string {
-  return `${s.kind}/${s.metadata.namespace ?? ''}/${s.metadata.name}`;
 }
 
 export function buildGateways(
@@ -135,7 +141,9 @@ export function buildGateways(
   for (const gw of gateways) {
     for (const l of allListeners(gw)) l.attachedRoutes = attachment.counts.get(l.qualifiedName) ?? 0;
   }
-  const fleets = gateways.map((gw) => buildFleet(view, gw, attachment)).sort((a, b) => cmp(a.fleet, b.fleet));
+  const fleets = gateways
+    .map((gw) => buildFleet(view, gw, attachment))
+    .sort((a, b) => compareStrings(a.fleet, b.fleet));
   const routeStatuses = [...attachment.statuses, ...staleRouteStatuses(view, opts, attachment.statuses)].sort(
     compareStatuses,
   );
@@ -219,7 +227,7 @@ export function updateRoutes(
     const was = attachRoute(view, opts, state.parents, old);
     const now = attachRoute(view, opts, state.parents, next);
     if (!sameAttachment(was.listeners, now.listeners) || !was.status || !now.status) return undefined;
-    const at = statusIndex.get(`${kind}/${id.namespace}/${id.name}`);
+    const at = statusIndex.get(objectKey(kind, id.namespace, id.name));
     if (at === undefined) return undefined;
     for (const [qn, hostnames] of now.listeners) {
       const list = attached.get(qn);
@@ -271,11 +279,11 @@ export function addListenerSet(
   if (ls.kind !== 'ListenerSet' || ls.metadata.deletionTimestamp) return undefined;
   const parent = listenerSetParent(ls);
   if (!parent) return undefined;
-  const at = state.gateways.findIndex((g) => g.fleet === `${parent.namespace}/${parent.name}`);
+  const at = state.gateways.findIndex((g) => g.fleet === fleetName(parent.namespace, parent.name));
   if (at < 0) return undefined;
   const g = state.gateways[at];
   const lsNs = objectNamespace(ls);
-  const setKey = parentKey('ListenerSet', lsNs, ls.metadata.name);
+  const setKey = objectKey('ListenerSet', lsNs, ls.metadata.name);
   if (state.parents.has(setKey)) return undefined;
   const created = Date.parse(ls.metadata.creationTimestamp ?? '');
   if (Number.isNaN(created)) return undefined;
@@ -312,8 +320,9 @@ export function addListenerSet(
     if (!Array.isArray(refs) || refs.length === 0) return undefined;
     for (const r of refs) if (targetOf(only, r, ns) !== target) return undefined;
     const id = routeIdentity(kind, obj);
-    if (state.routes.has(id.key) || addedKeys.has(`${kind}/${ns}/${obj.metadata.name}`)) return undefined;
-    addedKeys.add(`${kind}/${ns}/${obj.metadata.name}`);
+    const key = objectKey(kind, ns, obj.metadata.name);
+    if (state.routes.has(id.key) || addedKeys.has(key)) return undefined;
+    addedKeys.add(key);
     compiled.push(compileMemoized(COMPILERS[kind], view, obj, state.policy));
   }
   // Routes other than the new ones have the parentRefs of the state's build (route edits that
@@ -383,7 +392,7 @@ export function addListenerSet(
         mode: 'Terminate',
         protocol: 'HTTPS',
         secretNames: l.certificates.map((c) => c.name),
-        routeConfigName: `https-${l.port}/${host}`,
+        routeConfigName: httpsRouteConfigName(l.port, host),
         virtualHosts: entry.virtualHosts,
       };
       if (ports[i].filterChains.some((c) => c.name === chain.name)) return undefined;
@@ -440,7 +449,7 @@ function sortedWith<T extends { name: string }>(sorted: readonly T[], item: T): 
   let hi = sorted.length;
   while (lo < hi) {
     const mid = (lo + hi) >> 1;
-    if (cmp(sorted[mid].name, item.name) < 0) lo = mid + 1;
+    if (compareStrings(sorted[mid].name, item.name) < 0) lo = mid + 1;
     else hi = mid;
   }
   return [...sorted.slice(0, lo), item, ...sorted.slice(lo)];
@@ -560,13 +569,13 @@ function sameAttachment(a: Map<string, string[]>, b: Map<string, string[]>): boo
  * so the status writer removes our stale entries and keeps other controllers' ones.
  */
 function staleRouteStatuses(view: StoreView, opts: BuildOptions, current: ObjectStatus[]): ObjectStatus[] {
-  const emitted = new Set(current.map((s) => `${s.kind}/${s.metadata.namespace}/${s.metadata.name}`));
+  const emitted = new Set(current.map(statusKey));
   const out: ObjectStatus[] = [];
   for (const kind of Object.keys(COMPILERS) as RouteKind[]) {
     for (const obj of view.list(kind)) {
       if (obj.metadata.deletionTimestamp) continue;
       const ns = objectNamespace(obj);
-      if (emitted.has(`${kind}/${ns}/${obj.metadata.name}`)) continue;
+      if (emitted.has(objectKey(kind, ns, obj.metadata.name))) continue;
       const parents = (obj.status as { parents?: { controllerName?: string }[] } | undefined)?.parents;
       if (!Array.isArray(parents) || !parents.some((p) => p?.controllerName === opts.controllerName))
         continue;
@@ -589,9 +598,9 @@ function allListeners(gw: ResolvedGateway): ResolvedListener[] {
 
 function compareStatuses(a: ObjectStatus, b: ObjectStatus): number {
   return (
-    cmp(a.kind, b.kind) ||
-    cmp(a.metadata.namespace ?? '', b.metadata.namespace ?? '') ||
-    cmp(a.metadata.name, b.metadata.name)
+    compareStrings(a.kind, b.kind) ||
+    compareStrings(a.metadata.namespace ?? '', b.metadata.namespace ?? '') ||
+    compareStrings(a.metadata.name, b.metadata.name)
   );
 }
 
@@ -635,9 +644,9 @@ export function buildFleet(view: StoreView, gw: ResolvedGateway, attachment: Att
       const { virtualHosts, used } = memo.virtualHosts(group, new ListenerClaims(http), port, 'http');
       for (const r of used) usedRoutes.add(r);
       ports.push({
-        name: `http-${port}`,
+        name: listenerName('HTTP', port),
         port,
-        http: { routeConfigName: `http-${port}`, virtualHosts },
+        http: { routeConfigName: httpRouteConfigName(port), virtualHosts },
         filterChains: [],
       });
     } else if (first.protocol === 'HTTPS' || first.protocol === 'TLS') {
@@ -657,7 +666,7 @@ export function buildFleet(view: StoreView, gw: ResolvedGateway, attachment: Att
             mode: 'Terminate',
             protocol: 'HTTPS',
             secretNames,
-            routeConfigName: `https-${port}/${l.hostname ? l.hostname.toLowerCase() : CATCH_ALL}`,
+            routeConfigName: httpsRouteConfigName(port, l.hostname ? l.hostname.toLowerCase() : CATCH_ALL),
             virtualHosts,
           });
         } else {
@@ -666,8 +675,8 @@ export function buildFleet(view: StoreView, gw: ResolvedGateway, attachment: Att
           );
         }
       }
-      filterChains.sort((a, b) => cmp(a.name, b.name));
-      ports.push({ name: `${first.protocol.toLowerCase()}-${port}`, port, filterChains });
+      filterChains.sort((a, b) => compareStrings(a.name, b.name));
+      ports.push({ name: listenerName(first.protocol, port), port, filterChains });
     }
   }
   memo.commit();
@@ -676,7 +685,7 @@ export function buildFleet(view: StoreView, gw: ResolvedGateway, attachment: Att
     gateway: { namespace, name },
     ports,
     clusters: buildClusters(view, referencedClusters(ports, usedRoutes), gw.fleet),
-    secrets: [...secrets.values()].sort((a, b) => cmp(a.name, b.name)),
+    secrets: [...secrets.values()].sort((a, b) => compareStrings(a.name, b.name)),
   };
 }
 
@@ -796,7 +805,7 @@ function tlsChains(
     const route = byHost.get(h);
     if (route) used.add(route);
     return {
-      name: h === own ? l.qualifiedName : `${l.qualifiedName}/${h}`,
+      name: h === own ? l.qualifiedName : hostnameChainName(l.qualifiedName, h),
       serverNames: h === CATCH_ALL ? [] : [h],
       mode: l.tlsMode ?? 'Terminate',
       protocol: 'TLS' as const,

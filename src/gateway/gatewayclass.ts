@@ -6,8 +6,9 @@ import type { BuildOptions, StoreView } from './resolved';
 import type { KubeObject } from '../store/objects';
 import type { ObjectStatus } from '../status/types';
 import { GATEWAY_API_VERSION, gatewayClassSpec } from './api';
-import { ConditionType, Reason, makeCondition } from './conditions';
+import { ConditionType, Reason, makeCondition } from '../status/conditions';
 import { supportedFeatures } from './features';
+import { compareStrings } from '../util/compare';
 
 export function ownedGatewayClasses(view: StoreView, opts: BuildOptions): Set<string> {
   const names = new Set<string>();
@@ -48,7 +49,7 @@ export function gatewayClassStatuses(view: StoreView, opts: BuildOptions): Objec
   const classes = view
     .list('GatewayClass')
     .filter((gc) => owned.has(gc.metadata.name))
-    .sort((a, b) => (a.metadata.name < b.metadata.name ? -1 : a.metadata.name > b.metadata.name ? 1 : 0));
+    .sort((a, b) => compareStrings(a.metadata.name, b.metadata.name));
   for (const gc of classes) {
     const generation = gc.metadata.generation;
     const problem = gatewayClassProblem(gc);

@@ -13,8 +13,9 @@
  *    reason HostnameConflict or ProtocolConflict.
  */
 import type { KubeObject } from '../store/objects';
-import { objectNamespace } from '../store/objects';
+import { namespacedName, objectNamespace } from '../store/objects';
 import type { Condition, ObjectStatus } from '../status/types';
+import { statusKey } from '../status/types';
 import type {
   BuildOptions,
   ListenerOwner,
@@ -26,7 +27,7 @@ import type {
 } from './resolved';
 import type { AllowedRouteKind, GatewayStatus, GatewayStatusAddress, Listener } from './api';
 import { GATEWAY_API_GROUP, GATEWAY_API_VERSION, gatewaySpec, listenerSetSpec } from './api';
-import { ConditionType, Reason, makeCondition, sortConditions } from './conditions';
+import { ConditionType, Reason, makeCondition, sortConditions } from '../status/conditions';
 import { acceptedGatewayClasses, ownedGatewayClasses } from './gatewayclass';
 import { SUPPORTS_TLS_MODE_MIXED } from './features';
 import {
@@ -36,7 +37,9 @@ import {
   listenerSetVerdict,
   listenerStatus,
 } from './listenersets';
-import { resolveListenerCertificates } from './tls';
+import { resolveListenerCertificates } from './certificates';
+import { compareStrings } from '../util/compare';
+import { fleetName, listenerQualifiedName } from '../model/names';
 
 // ---------------------------------------------------------------------------------------------
 // Protocols and route kinds
@@ -243,10 +246,6 @@ export function listenerHostnameProblem(hostname: string | undefined): string | 
   return undefined;
 }
 
-function qualifiedName(owner: ListenerOwner, listener: string): string {
-  return `${owner.kind}/${owner.namespace}/${owner.name}/${listener}`;
-}
-
 /** Normalised tls.mode for TLS-carrying protocols. */
 function tlsModeOf(spec: Listener): 'Terminate' | 'Passthrough' | undefined {
   if (spec.protocol !== 'HTTPS' && spec.protocol !== 'TLS') return undefined;
@@ -378,7 +377,7 @@ export function validateListener(
   return {
     owner,
     name: spec.name,
-    qualifiedName: qualifiedName(owner, spec.name),
+    qualifiedName: listenerQualifiedName(owner, spec.name),
     port: spec.port,
     protocol,
     ...(spec.hostname ? { hostname: spec.hostname } : {}),
@@ -412,7 +411,7 @@ function notAllowedListener(
   return {
     owner,
     name: spec.name,
-    qualifiedName: qualifiedName(owner, spec.name),
+    qualifiedName: listenerQualifiedName(owner, spec.name),
     port: spec.port,
     protocol: spec.protocol,
     ...(spec.hostname ? { hostname: spec.hostname } : {}),
@@ -512,9 +511,9 @@ export function markOverlappingTLS(listeners: ResolvedListener[], opts: BuildOpt
 // Gateways
 
 function compareObjects(a: KubeObject, b: KubeObject): number {
-  const ka = `${objectNamespace(a)}/${a.metadata.name}`;
-  const kb = `${objectNamespace(b)}/${b.metadata.name}`;
-  return ka < kb ? -1 : ka > kb ? 1 : 0;
+  const ka = namespacedName(objectNamespace(a), a.metadata.name);
+  const kb = namespacedName(objectNamespace(b), b.metadata.name);
+  return compareStrings(ka, kb);
 }
 
 /** Gateways of Convoy's classes, sorted by namespace/name; deleting ones are skipped. */
@@ -639,7 +638,7 @@ function resolveGateway(
     };
   });
 
-  return { object: gw, fleet: `${ns}/${gw.metadata.name}`, accepted, listeners, listenerSets };
+  return { object: gw, fleet: fleetName(ns, gw.metadata.name), accepted, listeners, listenerSets };
 }
 
 /**
@@ -830,6 +829,5 @@ export function gatewayAndListenerSetStatuses(
       out.push(listenerSetStatus(set, listenerSetVerdict(set, allowed, g.accepted), opts));
     }
   }
-  const key = (s: ObjectStatus) => `${s.kind}/${s.metadata.namespace ?? ''}/${s.metadata.name}`;
-  return out.sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
+  return out.sort((a, b) => compareStrings(statusKey(a), statusKey(b)));
 }

@@ -3,13 +3,14 @@
  * Gateway's spec.allowedListeners admits them, their precedence order, and their status.
  */
 import type { KubeObject } from '../store/objects';
-import { objectNamespace } from '../store/objects';
+import { namespacedName, objectNamespace } from '../store/objects';
 import type { BuildOptions, ResolvedListener, ResolvedListenerSet, StoreView } from './resolved';
 import type { ObjectStatus, Condition } from '../status/types';
 import type { ListenerSetStatus, ListenerStatus, ParentGatewayReference } from './api';
 import { GATEWAY_API_GROUP, GATEWAY_API_VERSION, gatewaySpec, listenerSetSpec } from './api';
-import { ConditionType, Reason, makeCondition } from './conditions';
+import { ConditionType, Reason, makeCondition } from '../status/conditions';
 import { labelsMatch, namespaceLabels } from './selectors';
+import { compareStrings } from '../util/compare';
 
 /** The parent Gateway a ListenerSet names, with defaults applied; undefined if it is not a Gateway. */
 export function listenerSetParent(ls: KubeObject): { namespace: string; name: string } | undefined {
@@ -30,12 +31,11 @@ export function compareListenerSets(a: KubeObject, b: KubeObject): number {
     const da = Date.parse(ta);
     const db = Date.parse(tb);
     if (!Number.isNaN(da) && !Number.isNaN(db) && da !== db) return da - db;
-    if (ta < tb) return -1;
-    if (ta > tb) return 1;
+    return compareStrings(ta, tb);
   }
-  const ka = `${objectNamespace(a)}/${a.metadata.name}`;
-  const kb = `${objectNamespace(b)}/${b.metadata.name}`;
-  return ka < kb ? -1 : ka > kb ? 1 : 0;
+  const ka = namespacedName(objectNamespace(a), a.metadata.name);
+  const kb = namespacedName(objectNamespace(b), b.metadata.name);
+  return compareStrings(ka, kb);
 }
 
 /** ListenerSets whose parentRef names this Gateway, in precedence order. Deleting ones are skipped. */
@@ -59,7 +59,7 @@ export function listenerSetsByParent(view: StoreView): Map<string, KubeObject[]>
     if (ls.metadata.deletionTimestamp) continue;
     const parent = listenerSetParent(ls);
     if (!parent) continue;
-    const key = `${parent.namespace}/${parent.name}`;
+    const key = namespacedName(parent.namespace, parent.name);
     const list = out.get(key);
     if (list) list.push(ls);
     else out.set(key, [ls]);

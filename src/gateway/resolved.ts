@@ -7,7 +7,7 @@
  * Everything here is plain data computed without I/O.
  */
 import type { KubeObject } from '../store/objects';
-import type { FleetModel, SecretModel } from '../dag/model';
+import type { FleetModel, SecretModel } from '../model/fleet';
 import type { Condition, ObjectStatus } from '../status/types';
 
 /** Read-only view of the store the build runs against (ObjectStore satisfies it). */

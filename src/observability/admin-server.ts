@@ -1,10 +1,9 @@
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { collectDefaultMetrics } from 'prom-client';
-import { parseHostPort } from '../envoy/bootstrap';
+import { parseHostPort } from '../util/host-port';
 import type { Logger } from './logger';
 import type { ConvoyMetrics } from './metrics';
-import { renderXdsDebugText } from './debug';
 
 /**
  * Convoy's own HTTP surface: health, readiness, Prometheus metrics and read-only JSON debug
@@ -26,8 +25,8 @@ export interface AdminServerOptions {
   /** Extra GET endpoints answering JSON, e.g. { '/status': () => view.list() }. */
   routes?: Record<string, Provider>;
   /**
-   * Plain-text renderings, chosen by `?format=text` or `Accept: text/plain`. '/debug/xds' has a
-   * built-in proxy-status table.
+   * Plain-text renderings of JSON endpoints, by path, chosen by `?format=text` or
+   * `Accept: text/plain` (e.g. the proxy-status table for '/debug/xds').
    */
   textRenderers?: Record<string, (data: unknown) => string>;
   /** When set, every endpoint except /healthz and /readyz requires `Authorization: Bearer <token>`. */
@@ -52,7 +51,7 @@ export class AdminServer {
       if (!path.startsWith('/') || BUILTIN.includes(path))
         throw new Error(`admin route ${path}: invalid or reserved`);
     }
-    this.text = { '/debug/xds': (d) => renderXdsDebugText(d), ...(options.textRenderers ?? {}) };
+    this.text = { ...(options.textRenderers ?? {}) };
     // Process metrics (CPU, memory, event loop lag) unless the registry already has them.
     const registry = options.metrics.registry;
     if (!registry.getSingleMetric('convoy_process_cpu_seconds_total')) {

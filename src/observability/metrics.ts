@@ -46,7 +46,7 @@ export class ConvoyMetrics {
   });
   readonly buildDuration = new Histogram({
     name: 'convoy_build_duration_seconds',
-    help: 'Time to build the DAG, status and Envoy resources from the store.',
+    help: 'Time to build the fleet models, status and Envoy resources from the store.',
     buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
     registers: [this.registry],
   });

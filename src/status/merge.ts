@@ -8,7 +8,8 @@
  *    are kept untouched after ours, so a read-modify-write never removes or alters them.
  */
 import type { Condition, ObjectStatus } from './types';
-import { OWNED_CONDITION_TYPES } from '../gateway/conditions';
+import { OWNED_CONDITION_TYPES } from './conditions';
+import { deepEqual } from '../util/deep-equal';
 
 type Json = unknown;
 
@@ -106,22 +107,5 @@ export function statusesEqual(a: ObjectStatus, b: ObjectStatus): boolean {
  * build's this way, merging it gives the last merged status again, so the merge can be skipped.
  */
 export function sameBuiltStatus(a: Json, b: Json): boolean {
-  if (a === b) return true;
-  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
-  if (Array.isArray(a)) {
-    if (!Array.isArray(b) || a.length !== b.length) return false;
-    for (let i = 0; i < a.length; i++) if (!sameBuiltStatus(a[i], b[i])) return false;
-    return true;
-  }
-  if (Array.isArray(b)) return false;
-  const ra = a as Record<string, unknown>;
-  const rb = b as Record<string, unknown>;
-  const keys = Object.keys(ra);
-  if (keys.length !== Object.keys(rb).length) return false;
-  for (const k of keys) {
-    if (!(k in rb)) return false;
-    if (k === 'lastTransitionTime') continue;
-    if (!sameBuiltStatus(ra[k], rb[k])) return false;
-  }
-  return true;
+  return deepEqual(a, b, 'lastTransitionTime');
 }

@@ -1,7 +1,8 @@
 /**
- * Status is an output of the build, computed in the same pass as the DAG. Both the Kubernetes
+ * Status is an output of the build, computed in the same pass as the fleet model. Both the Kubernetes
  * status writer and GET /status in file mode consume exactly this shape.
  */
+import { objectKey } from '../store/objects';
 
 export interface Condition {
   type: string;
@@ -18,6 +19,11 @@ export interface ObjectStatus {
   metadata: { namespace?: string; name: string; generation?: number };
   /** The full status subresource as Kubernetes would store it. */
   status: Record<string, unknown>;
+}
+
+/** The store key (objectKey) of the object a status belongs to. */
+export function statusKey(s: ObjectStatus): string {
+  return objectKey(s.kind, s.metadata.namespace ?? '', s.metadata.name);
 }
 
 /**

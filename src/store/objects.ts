@@ -58,6 +58,14 @@ export function objectKey(kind: string, namespace: string, name: string): string
   return `${kind}/${namespace}/${name}`;
 }
 
+/**
+ * "namespace/name": the key of a namespaced object among objects of one kind (Kubernetes'
+ * NamespacedName), e.g. a Service or Secret a route or listener refers to.
+ */
+export function namespacedName(namespace: string, name: string): string {
+  return `${namespace}/${name}`;
+}
+
 export function keyOf(obj: KubeObject): string {
   return objectKey(obj.kind, objectNamespace(obj), obj.metadata.name);
 }

@@ -3,8 +3,9 @@ import type { ConvoyMetrics } from '../observability/metrics';
 import { encodeMessage } from '../envoy/protos';
 import { ConsistencyChecker } from './consistency';
 import { encodeListener } from './listener-bytes';
-import type { EnvoyResources } from './resources';
-import { PUSH_ORDER, TypeUrl, messageNameOf } from './resources';
+import type { EnvoyResources } from '../envoy/resources';
+import { TypeUrl, messageNameOf } from '../envoy/resources';
+import { PUSH_ORDER } from './served-types';
 import type { CacheEntry, FleetChange, FleetSnapshot } from './snapshot';
 import { TypeSnapshot, contentHash } from './snapshot';
 

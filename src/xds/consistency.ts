@@ -1,6 +1,6 @@
 import { decodeMessage } from '../envoy/protos';
-import type { EnvoyResources } from './resources';
-import { messageNameOf } from './resources';
+import type { EnvoyResources } from '../envoy/resources';
+import { messageNameOf } from '../envoy/resources';
 
 /**
  * Cross-resource checks run before a fleet snapshot is accepted (docs/xds.md §8):

@@ -1,7 +1,7 @@
 import { ABSENT } from './known';
-import { TypeUrl } from './resources';
+import { TypeUrl } from '../envoy/resources';
 import type { CacheEntry, FleetSnapshot } from './snapshot';
-import { byName } from './snapshot';
+import { byName } from '../util/compare';
 import { encodeDeltaBody } from './encode';
 import type { Built, NodeInfo, StatusDetail, TypeState } from './stream';
 import { AdsStream, DEFERRED_REMOVAL_TYPES } from './stream';

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import type { TypeUrl } from './resources';
+import type { TypeUrl } from '../envoy/resources';
+import { byName } from '../util/compare';
 
 /** One encoded resource. Immutable; shared by every fleet whose resource has the same bytes. */
 export interface CacheEntry {
@@ -23,11 +24,6 @@ export function setVersion(sortedEntries: Iterable<{ name: string; version: stri
   let text = '';
   for (const e of sortedEntries) text += e.name + '\0' + e.version + '\n';
   return createHash('sha256').update(text).digest().subarray(0, 16).toString('base64url');
-}
-
-/** Code-unit order: the same on every platform and locale. */
-export function byName(a: { name: string }, b: { name: string }): number {
-  return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
 }
 
 const MEMO_LIMIT = 32;

@@ -1,8 +1,9 @@
 import { ABSENT } from './known';
 import type { VersionRef } from './known';
-import { TypeUrl } from './resources';
+import { TypeUrl } from '../envoy/resources';
 import type { CacheEntry, FleetSnapshot, MemoResponse, TypeSnapshot } from './snapshot';
-import { byName, setVersion } from './snapshot';
+import { setVersion } from './snapshot';
+import { byName } from '../util/compare';
 import { encodeSotwBody } from './encode';
 import type { Built, NodeInfo, TypeState } from './stream';
 import { decodeNames } from './request';

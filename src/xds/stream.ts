@@ -7,11 +7,12 @@ import type { BudgetWaiter, SendBudget } from './budget';
 import { KnownSet } from './known';
 import { NO_NAMES } from './names';
 import type { NameSet } from './names';
-import { FULL_STATE_TYPES, PUSH_ORDER, TypeUrl, messageNameOf } from './resources';
+import { TypeUrl, messageNameOf } from '../envoy/resources';
+import { FULL_STATE_TYPES, PUSH_ORDER } from './served-types';
 import type { FleetChange, FleetSnapshot } from './snapshot';
 import { SplicedMessage, nonceTrailer } from './wire';
-import type { StreamDebug, TypeDebug } from './debug';
-import { SUBSCRIBED_NAMES_SHOWN } from './debug';
+import type { StreamDebug, TypeDebug } from './debug-state';
+import { SUBSCRIBED_NAMES_SHOWN } from './debug-state';
 
 /** The parts of envoy.config.core.v3.Node the server uses. */
 export interface NodeInfo {

@@ -9,7 +9,7 @@ import { Controller } from '../../src/controller/controller';
 import { ConvoyMetrics } from '../../src/observability/metrics';
 import { silentLogger } from '../../src/observability/logger';
 import { XdsCache } from '../../src/xds/cache';
-import { TypeUrl } from '../../src/xds/resources';
+import { TypeUrl } from '../../src/envoy/resources';
 import type { ObjectStatus } from '../../src/status/types';
 import type { KubeObject } from '../../src/store/objects';
 import { keyOf } from '../../src/store/objects';

@@ -4,12 +4,13 @@ import type {
   RouteModel,
   SecretModel,
   VirtualHostModel,
-} from '../../src/dag/model';
+} from '../../src/model/fleet';
 import { EXAMPLE_CERT, EXAMPLE_KEY, TENANT_CERT, TENANT_KEY } from '../support/certs';
 
 /**
- * Hand-built FleetModels covering the translator's features. Each is what the DAG builder would
- * produce: names per docs/architecture.md §5, arrays sorted, every referenced cluster and secret present.
+ * Hand-built FleetModels covering the translator's features. Each is what the gateway builder
+ * would produce: names as src/model/names.ts builds them, arrays sorted, every referenced cluster
+ * and secret present.
  */
 
 const gateway = { namespace: 'infra', name: 'gw' };

@@ -4,7 +4,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as prettier from 'prettier';
 import { translateFleet } from '../../src/envoy/translate';
-import type { FleetModel } from '../../src/dag/model';
+import type { FleetModel } from '../../src/model/fleet';
 import { GOLDEN_FLEETS } from './fixtures';
 import { KINDS, decodeAll, encodeAll } from './helpers';
 import { repoRoot } from '../support/repo';

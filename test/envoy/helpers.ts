@@ -3,7 +3,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { decodeMessage, encodeMessage } from '../../src/envoy/protos';
-import { TypeUrl, messageNameOf, type EnvoyResources } from '../../src/xds/resources';
+import { TypeUrl, messageNameOf, type EnvoyResources } from '../../src/envoy/resources';
 import { INVALID_BACKEND_CLUSTER } from '../../src/envoy/translate/routes';
 import { repoRoot } from '../support/repo';
 

@@ -1,14 +1,14 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { FilterChain } from '../../src/generated/envoy/config/listener/v3/FilterChain';
-import type { FilterChainModel, FleetModel, PortModel } from '../../src/dag/model';
+import type { FilterChainModel, FleetModel, PortModel } from '../../src/model/fleet';
 import { translateFleet } from '../../src/envoy/translate';
 import {
   PER_CONNECTION_BUFFER_LIMIT_BYTES,
   assignServerNames,
   translateListener,
 } from '../../src/envoy/translate/listeners';
-import { TypeUrls } from '../../src/envoy/translate/common';
+import { ExtensionTypeUrl } from '../../src/envoy/translate/common';
 import { encodeMessage } from '../../src/envoy/protos';
 import { httpsFleet, mixedFleet } from './fixtures';
 
@@ -48,7 +48,7 @@ describe('listener', () => {
     const chain = l.filter_chains![0];
     assert.equal(chain.filter_chain_match, undefined);
     const hcm = typedConfig(chain);
-    assert.equal(hcm['@type'], TypeUrls.HttpConnectionManager);
+    assert.equal(hcm['@type'], ExtensionTypeUrl.HttpConnectionManager);
     assert.equal(hcm.stat_prefix, 'http-80');
     assert.deepEqual(hcm.rds, {
       config_source: { ads: {}, resource_api_version: 2 },
@@ -60,7 +60,7 @@ describe('listener', () => {
     assert.equal(hcm.merge_slashes, true);
     assert.deepEqual(
       (hcm.http_filters as Obj[]).map((f) => (f.typed_config as Obj)['@type']),
-      [TypeUrls.Router],
+      [ExtensionTypeUrl.Router],
     );
   });
 
@@ -82,7 +82,7 @@ describe('listener', () => {
     assert.equal(chain.name, 'Gateway/ns/gw/a');
     assert.deepEqual(chain.filter_chain_match, { server_names: ['a.example.com', '*.a.example.com'] });
     const tls = chain.transport_socket!.typed_config as unknown as Obj;
-    assert.equal(tls['@type'], TypeUrls.DownstreamTlsContext);
+    assert.equal(tls['@type'], ExtensionTypeUrl.DownstreamTlsContext);
     assert.deepEqual(tls.common_tls_context, {
       tls_certificate_sds_secret_configs: [
         { name: 'ns/cert', sds_config: { ads: {}, resource_api_version: 2 } },
@@ -118,7 +118,7 @@ describe('listener', () => {
     const chain = l.filter_chains![0];
     assert.equal(chain.transport_socket, undefined);
     assert.deepEqual(typedConfig(chain), {
-      '@type': TypeUrls.TcpProxy,
+      '@type': ExtensionTypeUrl.TcpProxy,
       stat_prefix: 'Gateway/ns/gw/t',
       cluster: 'ns/a/443',
     });

@@ -7,7 +7,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { AddressInfo } from 'node:net';
-import type { FleetModel, RouteModel } from '../../src/dag/model';
+import type { FleetModel, RouteModel } from '../../src/model/fleet';
 import { translateFleet } from '../../src/envoy/translate';
 import { encodeMessage } from '../../src/envoy/protos';
 import { requireEnvoy, staticBootstrap } from './helpers';

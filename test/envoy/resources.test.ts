@@ -3,10 +3,10 @@ import assert from 'node:assert/strict';
 import { translateCluster } from '../../src/envoy/translate/clusters';
 import { translateEndpoints } from '../../src/envoy/translate/endpoints';
 import { translateSecret } from '../../src/envoy/translate/secrets';
-import { Enum, TypeUrls, durationMs, escapeRegex } from '../../src/envoy/translate/common';
+import { Enum, ExtensionTypeUrl, durationMs, escapeRegex } from '../../src/envoy/translate/common';
 import { translateFleet } from '../../src/envoy/translate';
 import { envoyRoot } from '../../src/envoy/protos';
-import type { ClusterModel } from '../../src/dag/model';
+import type { ClusterModel } from '../../src/model/fleet';
 import { httpFleet, httpsFleet } from './fixtures';
 
 describe('clusters', () => {
@@ -27,7 +27,7 @@ describe('clusters', () => {
     const h2 = translateCluster({ ...model, protocol: 'http2' });
     assert.deepEqual(h2.typed_extension_protocol_options, {
       'envoy.extensions.upstreams.http.v3.HttpProtocolOptions': {
-        '@type': TypeUrls.HttpProtocolOptions,
+        '@type': ExtensionTypeUrl.HttpProtocolOptions,
         explicit_http_config: { http2_protocol_options: {} },
       },
     });

@@ -14,7 +14,7 @@ import {
   translateRouteMatch,
 } from '../../src/envoy/translate/routes';
 import { Enum } from '../../src/envoy/translate/common';
-import type { RouteModel, VirtualHostModel } from '../../src/dag/model';
+import type { RouteModel, VirtualHostModel } from '../../src/model/fleet';
 
 describe('path match', () => {
   test('no path is PathPrefix "/"', () => {

@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildGateways, redirectPort } from '../../src/gateway/build';
-import type { FilterChainModel, FleetModel } from '../../src/dag/model';
+import type { FilterChainModel, FleetModel } from '../../src/model/fleet';
 import type { KubeObject } from '../../src/store/objects';
 import {
   OPTS,

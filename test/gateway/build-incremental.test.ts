@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildGateways } from '../../src/gateway/build';
-import type { FleetModel } from '../../src/dag/model';
+import type { FleetModel } from '../../src/model/fleet';
 import type { KubeObject } from '../../src/store/objects';
 import type { ObjectStore } from '../../src/store/store';
 import {

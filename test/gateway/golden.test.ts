@@ -10,7 +10,7 @@ import { FileProvider } from '../../src/providers/files/provider';
 import { ObjectStore } from '../../src/store/store';
 import { silentLogger } from '../../src/observability/logger';
 import { buildGateways } from '../../src/gateway/build';
-import type { FleetModel, SecretModel } from '../../src/dag/model';
+import type { FleetModel, SecretModel } from '../../src/model/fleet';
 import {
   EXAMPLE_CERT,
   EXAMPLE_KEY,

@@ -1,5 +1,5 @@
 import type { AnyExtension } from '@grpc/proto-loader';
-import type { EnvoyResources } from '../../src/xds/resources';
+import type { EnvoyResources } from '../../src/envoy/resources';
 import type { Listener } from '../../src/generated/envoy/config/listener/v3/Listener';
 import type { RouteConfiguration } from '../../src/generated/envoy/config/route/v3/RouteConfiguration';
 import type { Cluster } from '../../src/generated/envoy/config/cluster/v3/Cluster';

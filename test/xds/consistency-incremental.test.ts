@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ConsistencyChecker, checkConsistency } from '../../src/xds/consistency';
-import type { EnvoyResources } from '../../src/xds/resources';
+import type { EnvoyResources } from '../../src/envoy/resources';
 import { cla, edsCluster, httpListener, routeConfig, secret } from '../support/xds-fixtures';
 import { rng } from '../support/rng';
 

@@ -1,6 +1,6 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import type { FilterChainModel, PortModel } from '../../src/dag/model';
+import type { FilterChainModel, PortModel } from '../../src/model/fleet';
 import { translateListener } from '../../src/envoy/translate/listeners';
 import { encodeMessage } from '../../src/envoy/protos';
 import { encodeListener, offsetOfFirstFieldAbove } from '../../src/xds/listener-bytes';

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { TypeSnapshot, setVersion } from '../../src/xds/snapshot';
 import type { CacheEntry } from '../../src/xds/snapshot';
-import { TypeUrl } from '../../src/xds/resources';
+import { TypeUrl } from '../../src/envoy/resources';
 
 const entry = (name: string, content: string): CacheEntry => ({
   name,

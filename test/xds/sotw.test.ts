@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { status } from '@grpc/grpc-js';
 import { decodeMessage, messageType } from '../../src/envoy/protos';
-import { TypeUrl } from '../../src/xds/resources';
+import { TypeUrl } from '../../src/envoy/resources';
 import type { AdsClient, AdsResponse } from '../support/ads-client';
 import { fleetResources } from '../support/xds-fixtures';
 import type { FleetSpec } from '../support/xds-fixtures';

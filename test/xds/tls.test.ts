@@ -4,7 +4,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
-import { TypeUrl } from '../../src/xds/resources';
+import { TypeUrl } from '../../src/envoy/resources';
 import { createCa, issueCert } from '../../e2e/harness/certs';
 import type { CaFiles, CertFiles } from '../../e2e/harness/certs';
 import { fleetResources } from '../support/xds-fixtures';

@@ -4,7 +4,7 @@ import { translateFleet } from '../../src/envoy/translate';
 import { silentLogger } from '../../src/observability/logger';
 import { ConvoyMetrics } from '../../src/observability/metrics';
 import { XdsCache } from '../../src/xds/cache';
-import { PUSH_ORDER } from '../../src/xds/resources';
+import { PUSH_ORDER } from '../../src/xds/served-types';
 import { GOLDEN_FLEETS } from '../envoy/fixtures';
 
 /** The translators' output (the golden fleets of test/envoy) passes the cache's consistency check. */

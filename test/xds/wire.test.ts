@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import * as protobuf from 'protobufjs';
 import { messageType } from '../../src/envoy/protos';
 import { encodeDeltaBody, encodeSotwBody } from '../../src/xds/encode';
-import { TypeUrl } from '../../src/xds/resources';
+import { TypeUrl } from '../../src/envoy/resources';
 import { contentHash } from '../../src/xds/snapshot';
 import type { CacheEntry } from '../../src/xds/snapshot';
 import { SplicedMessage, nonceTrailer, varintSize, writeVarint } from '../../src/xds/wire';

@@ -1,7 +1,8 @@
 import type { Cluster } from '../../generated/envoy/config/cluster/v3/Cluster';
 import type { HttpProtocolOptions } from '../../generated/envoy/extensions/upstreams/http/v3/HttpProtocolOptions';
-import type { ClusterModel } from '../../dag/model';
-import { Enum, ExtensionNames, TypeUrls, adsConfigSource, memoByNode, typed } from './common';
+import type { ClusterModel } from '../../model/fleet';
+import { Enum, ExtensionNames, ExtensionTypeUrl, adsConfigSource, memoByNode, typed } from './common';
+import { parseClusterName } from '../../model/names';
 
 /** Upstream connect timeout for every cluster. */
 export const CONNECT_TIMEOUT = { seconds: 5 } as const;
@@ -28,7 +29,7 @@ export const translateCluster = memoByNode((model: ClusterModel): Cluster => {
       };
   if (model.protocol === 'http2') {
     cluster.typed_extension_protocol_options = {
-      [ExtensionNames.HttpProtocolOptions]: typed<HttpProtocolOptions>(TypeUrls.HttpProtocolOptions, {
+      [ExtensionNames.HttpProtocolOptions]: typed<HttpProtocolOptions>(ExtensionTypeUrl.HttpProtocolOptions, {
         explicit_http_config: { http2_protocol_options: {} },
       }),
     };
@@ -41,7 +42,8 @@ export const translateCluster = memoByNode((model: ClusterModel): Cluster => {
  * Service port, as kube-proxy's CNAME would. The port is the last segment of the cluster name.
  */
 function externalNameCluster(model: ClusterModel, host: string): Cluster {
-  const port = Number(model.name.slice(model.name.lastIndexOf('/') + 1));
+  // Every cluster name comes from clusterName (src/model/names.ts), so the parse succeeds.
+  const port = parseClusterName(model.name)?.port ?? 0;
   return {
     name: model.name,
     type: Enum.DiscoveryType.STRICT_DNS,

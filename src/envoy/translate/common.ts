@@ -10,7 +10,12 @@ import type { Duration } from '../../generated/google/protobuf/Duration';
 
 const TYPE_PREFIX = 'type.googleapis.com/';
 
-export const TypeUrls = {
+/**
+ * Type URLs of the extension messages packed into `typed_config` Anys (filters, transport
+ * sockets, access loggers, protocol options); the xDS resource types themselves are TypeUrl in
+ * src/envoy/resources.ts.
+ */
+export const ExtensionTypeUrl = {
   HttpConnectionManager: `${TYPE_PREFIX}envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager`,
   Router: `${TYPE_PREFIX}envoy.extensions.filters.http.router.v3.Router`,
   TcpProxy: `${TYPE_PREFIX}envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy`,
@@ -86,7 +91,7 @@ export function escapeRegex(literal: string): string {
 
 /**
  * A memo keyed by model node identity (WeakMap), for pure per-node translations. The model is
- * immutable plain data (src/dag/model.ts), so an unchanged node that the builder reuses across
+ * immutable plain data (src/model/fleet.ts), so an unchanged node that the builder reuses across
  * rebuilds translates once; callers must not mutate what a memoized function returns.
  * `variant` distinguishes inputs outside the node (e.g. the owning listener's stat prefix).
  */

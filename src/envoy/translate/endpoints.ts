@@ -1,6 +1,6 @@
 import type { ClusterLoadAssignment } from '../../generated/envoy/config/endpoint/v3/ClusterLoadAssignment';
 import type { LbEndpoint } from '../../generated/envoy/config/endpoint/v3/LbEndpoint';
-import type { ClusterModel, EndpointModel } from '../../dag/model';
+import type { ClusterModel, EndpointModel } from '../../model/fleet';
 import { Enum, memoByNode } from './common';
 
 /**
@@ -17,7 +17,7 @@ export function translateLbEndpoint(ep: EndpointModel): LbEndpoint {
   };
 }
 
-/** Unmemoized form, for callers that rebuild assignments outside the DAG (an endpoint fast path). */
+/** Unmemoized form, for callers that rebuild assignments outside the fleet model (an endpoint fast path). */
 export function buildClusterLoadAssignment(model: ClusterModel): ClusterLoadAssignment {
   const cla: ClusterLoadAssignment = { cluster_name: model.name };
   if (model.endpoints.length) cla.endpoints = [{ lb_endpoints: model.endpoints.map(translateLbEndpoint) }];

@@ -11,8 +11,8 @@ import type { TcpProxy } from '../../generated/envoy/extensions/filters/network/
 import type { TlsInspector } from '../../generated/envoy/extensions/filters/listener/tls_inspector/v3/TlsInspector';
 import type { DownstreamTlsContext } from '../../generated/envoy/extensions/transport_sockets/tls/v3/DownstreamTlsContext';
 import type { StdoutAccessLog } from '../../generated/envoy/extensions/access_loggers/stream/v3/StdoutAccessLog';
-import type { FilterChainModel, PortModel, WeightedCluster } from '../../dag/model';
-import { Enum, ExtensionNames, TypeUrls, adsConfigSource, memoByNode, typed } from './common';
+import type { FilterChainModel, PortModel, WeightedCluster } from '../../model/fleet';
+import { Enum, ExtensionNames, ExtensionTypeUrl, adsConfigSource, memoByNode, typed } from './common';
 import { activeBackends } from './routes';
 
 /**
@@ -50,15 +50,15 @@ const ALPN_HTTPS = ['h2', 'http/1.1'];
 /** Shared, never mutated: the router filter and the stdout access log every HCM carries. */
 const ROUTER_FILTER: HttpFilter = {
   name: ExtensionNames.Router,
-  typed_config: typed<Router>(TypeUrls.Router, {}),
+  typed_config: typed<Router>(ExtensionTypeUrl.Router, {}),
 };
 const STDOUT_ACCESS_LOG: AccessLog = {
   name: ExtensionNames.StdoutAccessLog,
-  typed_config: typed<StdoutAccessLog>(TypeUrls.StdoutAccessLog, {}),
+  typed_config: typed<StdoutAccessLog>(ExtensionTypeUrl.StdoutAccessLog, {}),
 };
 const TLS_INSPECTOR: ListenerFilter = {
   name: ExtensionNames.TlsInspector,
-  typed_config: typed<TlsInspector>(TypeUrls.TlsInspector, {}),
+  typed_config: typed<TlsInspector>(ExtensionTypeUrl.TlsInspector, {}),
 };
 
 /**
@@ -79,7 +79,7 @@ export function httpConnectionManager(statPrefix: string, routeConfigName: strin
   };
   return {
     name: ExtensionNames.HttpConnectionManager,
-    typed_config: typed<HttpConnectionManager>(TypeUrls.HttpConnectionManager, hcm),
+    typed_config: typed<HttpConnectionManager>(ExtensionTypeUrl.HttpConnectionManager, hcm),
   };
 }
 
@@ -94,14 +94,14 @@ export function tcpProxy(statPrefix: string, backends: WeightedCluster[]): Filte
           stat_prefix: statPrefix,
           weighted_clusters: { clusters: active.map((b) => ({ name: b.cluster, weight: b.weight })) },
         };
-  return { name: ExtensionNames.TcpProxy, typed_config: typed<TcpProxy>(TypeUrls.TcpProxy, proxy) };
+  return { name: ExtensionNames.TcpProxy, typed_config: typed<TcpProxy>(ExtensionTypeUrl.TcpProxy, proxy) };
 }
 
 /** A terminal network filter that closes the connection: direct_response with no payload. */
 export function rejectFilter(): Filter {
   return {
     name: ExtensionNames.NetworkDirectResponse,
-    typed_config: { type_url: TypeUrls.NetworkDirectResponse, value: Buffer.alloc(0) },
+    typed_config: { type_url: ExtensionTypeUrl.NetworkDirectResponse, value: Buffer.alloc(0) },
   };
 }
 
@@ -118,7 +118,7 @@ export function downstreamTls(secretNames: string[], alpn: boolean): TransportSo
   };
   return {
     name: ExtensionNames.TlsTransportSocket,
-    typed_config: typed<DownstreamTlsContext>(TypeUrls.DownstreamTlsContext, ctx),
+    typed_config: typed<DownstreamTlsContext>(ExtensionTypeUrl.DownstreamTlsContext, ctx),
   };
 }
 
@@ -173,10 +173,10 @@ function httpFilterChain(port: PortModel, alongsideTls: boolean): FilterChain {
 }
 
 /**
- * Envoy rejects a listener in which two chains have the same match or the same name. The DAG should
- * never produce that; if it does, the first chain keeps the contested server name (or the
- * catch-all), later chains lose it, and a chain left with nothing to match is dropped. Returns the
- * server names each chain keeps, or undefined for a dropped chain.
+ * Envoy rejects a listener in which two chains have the same match or the same name. The model
+ * builder should never produce that; if it does, the first chain keeps the contested server name
+ * (or the catch-all), later chains lose it, and a chain left with nothing to match is dropped.
+ * Returns the server names each chain keeps, or undefined for a dropped chain.
  */
 export function assignServerNames(chains: FilterChainModel[]): (string[] | undefined)[] {
   const claimed = new Set<string>();

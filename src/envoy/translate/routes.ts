@@ -18,11 +18,11 @@ import type {
   StringMatchModel,
   VirtualHostModel,
   WeightedCluster,
-} from '../../dag/model';
+} from '../../model/fleet';
 import { Enum, durationMs, escapeRegex, memoByNode } from './common';
 
 /**
- * DAG virtual hosts and routes → Envoy RouteConfiguration (RDS).
+ * Model virtual hosts and routes → Envoy RouteConfiguration (RDS).
  *
  * One RouteConfiguration per plain-HTTP port (named after the listener) and one per HTTPS filter
  * chain (`https-8443/<hostname>`). An HTTPS chain's configuration holds only that chain's virtual
@@ -245,7 +245,7 @@ export function mirrorFraction(percent: number): FractionalPercent {
 
 /**
  * Envoy refuses to modify pseudo-headers and Host through headers_to_add/remove (the whole
- * RouteConfiguration would be NACKed); such entries are dropped. The DAG should not produce them.
+ * RouteConfiguration would be NACKed); such entries are dropped. The model builder should not produce them.
  */
 function modifiableHeader(name: string): boolean {
   return !name.startsWith(':') && name.toLowerCase() !== 'host';
@@ -277,7 +277,7 @@ export function translateHeaderModifier(mod: HeaderModifierModel | undefined): {
   return out;
 }
 
-/** One DAG route → one Envoy Route. Pure in the route node. */
+/** One model route → one Envoy Route. Pure in the route node. */
 export const translateRoute = memoByNode((route: RouteModel): Route => {
   const out: Route = { name: route.name, match: translateRouteMatch(route.match) };
   const action = route.action;
@@ -308,7 +308,7 @@ export const translateRoute = memoByNode((route: RouteModel): Route => {
 });
 
 /**
- * One DAG virtual host → Envoy VirtualHost. A virtual host without routes is kept: it answers 404
+ * One model virtual host → Envoy VirtualHost. A virtual host without routes is kept: it answers 404
  * for its hostname instead of letting those requests fall through to a wildcard or catch-all.
  */
 export const translateVirtualHost = memoByNode((vh: VirtualHostModel): VirtualHost =>

@@ -1,5 +1,5 @@
 import type { Secret } from '../../generated/envoy/extensions/transport_sockets/tls/v3/Secret';
-import type { SecretModel } from '../../dag/model';
+import type { SecretModel } from '../../model/fleet';
 import { memoByNode } from './common';
 
 /**

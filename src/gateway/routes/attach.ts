@@ -10,10 +10,10 @@
  */
 import type { ListenerOwner, ResolvedGateway, ResolvedListener, StoreView, BuildOptions } from '../resolved';
 import type { Condition, ObjectStatus } from '../../status/types';
-import { objectNamespace } from '../../store/objects';
+import { objectKey, objectNamespace } from '../../store/objects';
 import type { ParentReference, RouteParentStatus } from '../api';
 import { GATEWAY_API_GROUP, GATEWAY_API_VERSION } from '../api';
-import { ConditionType, Reason, makeCondition } from '../conditions';
+import { ConditionType, Reason, makeCondition } from '../../status/conditions';
 import { intersectHostnames } from '../hostnames';
 import { labelsMatch, namespaceLabels } from '../selectors';
 import type { AttachedRoute, CompiledRoute } from './types';
@@ -30,10 +30,6 @@ export interface ParentTarget {
   accepted: boolean;
 }
 
-export function parentKey(kind: string, namespace: string, name: string): string {
-  return `${kind}/${namespace}/${name}`;
-}
-
 function ownedBy(l: ResolvedListener, owner: ListenerOwner): boolean {
   return l.owner.kind === owner.kind && l.owner.namespace === owner.namespace && l.owner.name === owner.name;
 }
@@ -44,7 +40,7 @@ export function indexParents(gateways: ResolvedGateway[]): Map<string, ParentTar
     const namespace = objectNamespace(gw.object);
     const name = gw.object.metadata.name;
     const owner: ListenerOwner = { kind: 'Gateway', namespace, name };
-    out.set(parentKey('Gateway', namespace, name), {
+    out.set(objectKey('Gateway', namespace, name), {
       kind: 'Gateway',
       namespace,
       name,
@@ -55,7 +51,7 @@ export function indexParents(gateways: ResolvedGateway[]): Map<string, ParentTar
     for (const set of gw.listenerSets) {
       const sns = objectNamespace(set.object);
       const sname = set.object.metadata.name;
-      const key = parentKey('ListenerSet', sns, sname);
+      const key = objectKey('ListenerSet', sns, sname);
       if (out.has(key)) continue;
       out.set(key, {
         kind: 'ListenerSet',
@@ -182,7 +178,7 @@ export function targetOf(
   if (!ref || typeof ref !== 'object' || typeof ref.name !== 'string') return undefined;
   const { group, kind } = normalizedParentKind(ref);
   if (group !== GATEWAY_API_GROUP || (kind !== 'Gateway' && kind !== 'ListenerSet')) return undefined;
-  return parents.get(parentKey(kind, ref.namespace || routeNamespace, ref.name));
+  return parents.get(objectKey(kind, ref.namespace || routeNamespace, ref.name));
 }
 
 /**

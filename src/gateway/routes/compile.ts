@@ -12,7 +12,7 @@ import type {
   RouteModel,
   StringMatchModel,
   WeightedCluster,
-} from '../../dag/model';
+} from '../../model/fleet';
 import type {
   BackendObjectReference,
   GRPCRouteMatch,
@@ -25,13 +25,15 @@ import type {
   HTTPRouteSpec,
   HTTPRouteTimeouts,
 } from '../api';
-import { Reason } from '../conditions';
+import { Reason } from '../../status/conditions';
 import type { BackendUse, ClusterRef } from '../backends';
 import { resolveBackendRef } from '../backends';
 import type { BackendPolicy } from '../backends';
 import { parseDuration } from './duration';
 import { routeIdentity } from './identity';
 import type { CompiledRoute, EntryPrecedence, RefProblem, RouteEntry, RouteKind, RuleProblem } from './types';
+import { byName, compareStrings } from '../../util/compare';
+import { routeMatchName } from '../../model/names';
 
 const HTTP_METHODS: ReadonlySet<string> = new Set([
   'GET',
@@ -151,7 +153,7 @@ function compileStringMatches(
     seen.add(name);
     out.push({ name, type, value });
   }
-  return out.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  return out.sort(byName);
 }
 
 /** `/abc/` and `/abc` are the same prefix (element-wise); `/` stays `/`. */
@@ -492,7 +494,7 @@ function compileBackends(
   }
   const backends = [...byCluster.entries()]
     .map(([cluster, weight]) => ({ cluster, weight }))
-    .sort((a, b) => (a.cluster < b.cluster ? -1 : a.cluster > b.cluster ? 1 : 0));
+    .sort((a, b) => compareStrings(a.cluster, b.cluster));
   return { backends, invalidWeight, totalWeight };
 }
 
@@ -569,7 +571,7 @@ function compileRoute(
       }
       rule.matches.forEach((m, j) => {
         const model: RouteModel = {
-          name: `${kind}/${id.namespace}/${id.name}/rule/${i}/match/${j}`,
+          name: routeMatchName(kind, id.namespace, id.name, i, j),
           match: m.match,
           action,
         };

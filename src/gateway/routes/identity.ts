@@ -1,6 +1,7 @@
 import type { KubeObject } from '../../store/objects';
-import { objectNamespace } from '../../store/objects';
+import { namespacedName, objectKey, objectNamespace } from '../../store/objects';
 import type { RouteIdentity, RouteKind } from './types';
+import { compareStrings } from '../../util/compare';
 
 export function routeIdentity(kind: RouteKind, obj: KubeObject): RouteIdentity {
   const namespace = objectNamespace(obj);
@@ -8,7 +9,7 @@ export function routeIdentity(kind: RouteKind, obj: KubeObject): RouteIdentity {
     kind,
     namespace,
     name: obj.metadata.name,
-    key: `${kind}/${namespace}/${obj.metadata.name}`,
+    key: objectKey(kind, namespace, obj.metadata.name),
     generation: obj.metadata.generation,
     created: timeKey(obj.metadata.creationTimestamp ?? ''),
   };
@@ -17,9 +18,9 @@ export function routeIdentity(kind: RouteKind, obj: KubeObject): RouteIdentity {
 /** Route order for conflicts: oldest first, then namespace/name, then kind. */
 export function compareRouteIds(a: RouteIdentity, b: RouteIdentity): number {
   return (
-    cmp(a.created, b.created) ||
-    cmp(`${a.namespace}/${a.name}`, `${b.namespace}/${b.name}`) ||
-    cmp(a.kind, b.kind)
+    compareStrings(a.created, b.created) ||
+    compareStrings(namespacedName(a.namespace, a.name), namespacedName(b.namespace, b.name)) ||
+    compareStrings(a.kind, b.kind)
   );
 }
 
@@ -28,8 +29,4 @@ function timeKey(ts: string): string {
   if (!ts) return '';
   const ms = Date.parse(ts);
   return Number.isNaN(ms) ? ts : new Date(ms).toISOString();
-}
-
-export function cmp(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }

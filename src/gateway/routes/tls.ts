@@ -6,11 +6,12 @@
 import type { StoreView } from '../resolved';
 import type { KubeObject } from '../../store/objects';
 import type { TLSRouteSpec } from '../api';
-import { Reason } from '../conditions';
+import { Reason } from '../../status/conditions';
 import { resolveBackendRef } from '../backends';
 import type { BackendPolicy, ClusterRef } from '../backends';
 import { routeIdentity } from './identity';
 import type { CompiledRoute, RefProblem, RuleProblem } from './types';
+import { compareStrings } from '../../util/compare';
 
 const MAX_WEIGHT = 1_000_000;
 
@@ -52,7 +53,7 @@ export function compileTLSRoute(view: StoreView, obj: KubeObject, policy: Backen
   });
   const tcpBackends = [...weights.entries()]
     .map(([cluster, weight]) => ({ cluster, weight }))
-    .sort((a, b) => (a.cluster < b.cluster ? -1 : a.cluster > b.cluster ? 1 : 0));
+    .sort((a, b) => compareStrings(a.cluster, b.cluster));
   return {
     id,
     object: obj,

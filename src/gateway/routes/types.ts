@@ -4,7 +4,7 @@
  * serves (AttachedRoute); build.ts assembles virtual hosts and filter chains from those.
  */
 import type { KubeObject } from '../../store/objects';
-import type { RouteModel, WeightedCluster } from '../../dag/model';
+import type { RouteModel, WeightedCluster } from '../../model/fleet';
 import type { ClusterRef } from '../backends';
 
 export type RouteKind = 'HTTPRoute' | 'GRPCRoute' | 'TLSRoute';

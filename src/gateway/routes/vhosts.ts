@@ -8,7 +8,7 @@
  * route hostname that matched, then match precedence (exact path, longest prefix, method, headers,
  * query params), then oldest route, namespace/name, rule and match order.
  */
-import type { RouteModel, VirtualHostModel } from '../../dag/model';
+import type { RouteModel, VirtualHostModel } from '../../model/fleet';
 import type { ResolvedListener } from '../resolved';
 import { compareRouteIds } from './identity';
 import type { AttachedRoute, CompiledRoute, RouteEntry } from './types';

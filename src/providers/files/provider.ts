@@ -26,6 +26,7 @@ import type { KubeObject } from '../../store/objects';
 import { CLUSTER_SCOPED_KINDS, WATCHED_KINDS, keyOf, objectNamespace } from '../../store/objects';
 import type { ObjectStore } from '../../store/store';
 import { apiGroupOf, groupOfApiVersion, validateObject } from '../../validation';
+import { compareStrings } from '../../util/compare';
 
 export interface FileProblem {
   /** Path relative to the provider's directory. */
@@ -257,7 +258,7 @@ export class FileProvider {
     };
     await walk(this.dir, true);
     const rel = (p: string) => relative(this.dir, p).split(sep).join('/');
-    files.sort((a, b) => (rel(a) < rel(b) ? -1 : rel(a) > rel(b) ? 1 : 0));
+    files.sort((a, b) => compareStrings(rel(a), rel(b)));
     return { files, dirs };
   }
 

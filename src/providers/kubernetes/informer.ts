@@ -2,12 +2,12 @@ import type { Logger } from '../../observability/logger';
 import type { ObjectStore } from '../../store/store';
 import type { KubeObject } from '../../store/objects';
 import { objectNamespace } from '../../store/objects';
-import { Backoff, sleep } from './backoff';
-import type { KubeClient, WatchEvent } from './client';
-import { KubeApiError, statusCodeOf } from './client';
-import type { ResourceType } from './resources';
-import { collectionPath, trimObject } from './resources';
-import type { KubernetesMetrics } from './metrics';
+import { Backoff, sleep } from '../../kubernetes/backoff';
+import type { KubeClient, WatchEvent } from '../../kubernetes/client';
+import { KubeApiError, statusCodeOf } from '../../kubernetes/client';
+import type { ResourceType } from '../../kubernetes/resources';
+import { collectionPath, trimObject } from '../../kubernetes/resources';
+import type { KubernetesMetrics } from '../../kubernetes/metrics';
 
 export interface InformerOptions {
   client: KubeClient;

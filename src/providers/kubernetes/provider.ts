@@ -1,11 +1,11 @@
 import type { Logger } from '../../observability/logger';
 import type { ConvoyMetrics } from '../../observability/metrics';
 import type { ObjectStore } from '../../store/store';
-import { KubeClient } from './client';
+import { KubeClient } from '../../kubernetes/client';
 import { Informer } from './informer';
-import { kubernetesMetrics } from './metrics';
-import type { ResourceType } from './resources';
-import { RESOURCE_TYPES } from './resources';
+import { kubernetesMetrics } from '../../kubernetes/metrics';
+import type { ResourceType } from '../../kubernetes/resources';
+import { RESOURCE_TYPES } from '../../kubernetes/resources';
 
 export const KUBERNETES_SOURCE = 'kubernetes';
 

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { compileGRPCRoute, compileHTTPRoute, isSupportedRegex } from '../../../src/gateway/routes/compile';
 import { compileTLSRoute } from '../../../src/gateway/routes/tls';
 import type { GRPCRouteRule, HTTPRouteRule } from '../../../src/gateway/api';
-import type { RouteModel } from '../../../src/dag/model';
+import type { RouteModel } from '../../../src/model/fleet';
 import { backendRef, grpcRoute, httpRoute, service, storeOf, tlsRoute } from '../../support/objects';
 
 const view = storeOf(

@@ -2,7 +2,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildGateways } from '../../../src/gateway/build';
 import { hostnameCovers, hostnameSpecificity } from '../../../src/gateway/routes/vhosts';
-import type { VirtualHostModel } from '../../../src/dag/model';
+import type { VirtualHostModel } from '../../../src/model/fleet';
 import type { HTTPRouteRule } from '../../../src/gateway/api';
 import type { KubeObject } from '../../../src/store/objects';
 import {

@@ -6,7 +6,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { parseAllDocuments, parse } from 'yaml';
 import { buildBootstrap, renderBootstrapYaml } from '../../../src/envoy/bootstrap';
-import { RESOURCE_TYPES } from '../../../src/providers/kubernetes/resources';
+import { RESOURCE_TYPES } from '../../../src/kubernetes/resources';
 import { repoRoot } from '../../support/repo';
 
 /** The deployment artifacts stay in step with the code: bootstraps, RBAC, Deployment shape. */

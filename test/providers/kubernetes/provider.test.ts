@@ -4,9 +4,9 @@ import { ObjectStore } from '../../../src/store/store';
 import { silentLogger } from '../../../src/observability/logger';
 import { ConvoyMetrics } from '../../../src/observability/metrics';
 import { KubernetesProvider } from '../../../src/providers/kubernetes/provider';
-import { RESOURCE_TYPES, resourceForKind } from '../../../src/providers/kubernetes/resources';
-import type { ResourceType } from '../../../src/providers/kubernetes/resources';
-import { FakeApiServer } from './fake-apiserver';
+import { RESOURCE_TYPES, resourceForKind } from '../../../src/kubernetes/resources';
+import type { ResourceType } from '../../../src/kubernetes/resources';
+import { FakeApiServer } from '../../kubernetes/fake-apiserver';
 
 const ROUTES = '/apis/gateway.networking.k8s.io/v1/httproutes';
 const SECRETS = '/api/v1/secrets';

@@ -2,7 +2,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { X509Certificate, createPrivateKey, generateKeyPairSync } from 'node:crypto';
 import type { KeyObject } from 'node:crypto';
-import { keyMatchesCertificate } from '../../src/gateway/key-match';
+import { keyMatchesCertificate } from '../../src/pki/key-match';
 import { createCa, issueLeaf } from '../../bench/pki';
 import { sec1WithoutPublicKey } from './key-fixtures';
 

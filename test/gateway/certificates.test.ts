@@ -1,7 +1,11 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { resolveCertificateRef, resolveListenerCertificates, secretToModel } from '../../src/gateway/tls';
-import { pemBlocks, validateKeyPair } from '../../src/gateway/keypair';
+import {
+  resolveCertificateRef,
+  resolveListenerCertificates,
+  secretToModel,
+} from '../../src/gateway/certificates';
+import { pemBlocks, validateKeyPair } from '../../src/pki/keypair';
 import type { ListenerOwner } from '../../src/gateway/resolved';
 import type { SecretObjectReference } from '../../src/gateway/api';
 import type { KubeObject } from '../../src/store/objects';

@@ -1,11 +1,11 @@
-import type { Logger } from '../../observability/logger';
-import type { ConvoyMetrics } from '../../observability/metrics';
-import type { ObjectStore } from '../../store/store';
-import type { StatusSink } from '../../status/types';
-import { KubernetesStatusWriter } from '../../status/kubernetes-writer';
-import { LeaderElector } from '../../leader/lease';
-import { KubeClient } from './client';
-import { KubernetesProvider } from './provider';
+import type { Logger } from '../observability/logger';
+import type { ConvoyMetrics } from '../observability/metrics';
+import type { ObjectStore } from '../store/store';
+import type { StatusSink } from '../status/types';
+import { KubernetesStatusWriter } from '../kubernetes/status-writer';
+import { LeaderElector } from '../kubernetes/lease';
+import { KubeClient } from '../kubernetes/client';
+import { KubernetesProvider } from '../providers/kubernetes/provider';
 
 export interface KubernetesModeOptions {
   kubeconfig?: string;

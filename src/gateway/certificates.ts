@@ -4,14 +4,15 @@
  * the leaf become SecretModels. Expiry is deliberately not checked (an expired certificate is
  * still served, as other implementations do, so a renewal race never takes a listener down).
  */
-import { validateKeyPair } from './keypair';
-import type { SecretModel } from '../dag/model';
+import { validateKeyPair } from '../pki/keypair';
+import type { SecretModel } from '../model/fleet';
 import type { KubeObject } from '../store/objects';
 import type { ListenerOwner, StoreView } from './resolved';
 import type { SecretObjectReference } from './api';
 import { GATEWAY_API_GROUP, normalizeGroup } from './api';
-import { Reason } from './conditions';
+import { Reason } from '../status/conditions';
 import { isReferenceAllowed } from './referencegrants';
+import { secretName } from '../model/names';
 
 export const SECRET_TYPE_TLS = 'kubernetes.io/tls';
 
@@ -53,7 +54,7 @@ export function secretToModel(secret: KubeObject, namespace: string): Certificat
 }
 
 function checkSecret(secret: KubeObject, namespace: string): CertificateResult {
-  const name = `${namespace}/${secret.metadata.name}`;
+  const name = secretName(namespace, secret.metadata.name);
   const bad = (message: string): CertificateResult => ({
     ok: false,
     reason: Reason.InvalidCertificateRef,

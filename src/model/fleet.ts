@@ -1,10 +1,11 @@
 /**
- * The DAG: one self-contained model per Gateway (a "fleet"), produced by src/gateway from the
+ * The fleet model: one self-contained model per Gateway (a "fleet"), produced by src/gateway from the
  * store and consumed by src/envoy. It is plain data: no Kubernetes objects, no Envoy messages.
  * Everything in it has already been validated; invalid listeners, routes and backends are
  * either absent or expressed as an explicit action (e.g. a 500 for a rule with no valid backend).
  *
- * Names follow docs/architecture.md §5: stable, owner-scoped, content-free.
+ * Names are stable, owner-scoped and content-free (docs/architecture.md §5); names.ts builds
+ * them all.
  * All arrays are in a deterministic order (the builder sorts them), so translation is a pure
  * function of this model and output is byte-identical for the same input.
  */

@@ -1,8 +1,8 @@
 import { test, describe, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
-import { silentLogger } from '../../../src/observability/logger';
-import { LeaderElector } from '../../../src/leader/lease';
-import type { LeaderElectionOptions } from '../../../src/leader/lease';
+import { silentLogger } from '../../src/observability/logger';
+import { LeaderElector } from '../../src/kubernetes/lease';
+import type { LeaderElectionOptions } from '../../src/kubernetes/lease';
 import { FakeApiServer } from './fake-apiserver';
 
 const LEASES = '/apis/coordination.k8s.io/v1/leases';

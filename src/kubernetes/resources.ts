@@ -1,5 +1,5 @@
-import type { KubeObject, ObjectMeta, WatchedKind } from '../../store/objects';
-import { GATEWAY_GROUP } from '../../store/objects';
+import type { KubeObject, ObjectMeta, WatchedKind } from '../store/objects';
+import { GATEWAY_GROUP } from '../store/objects';
 
 /** How one watched kind is reached on the API server and trimmed before it enters the store. */
 export interface ResourceType {

@@ -2,7 +2,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createPrivateKey, generateKeyPairSync } from 'node:crypto';
 import type { KeyObject } from 'node:crypto';
-import { jwkFromPem, loadPrivateKey } from '../../src/gateway/keys';
+import { jwkFromPem, loadPrivateKey } from '../../src/pki/keys';
 import { sec1WithoutPublicKey } from './key-fixtures';
 
 function same(a: KeyObject, b: KeyObject): void {

@@ -1,12 +1,7 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  formatAge,
-  normaliseXdsDebug,
-  renderProxyStatus,
-  renderXdsDebugText,
-} from '../../src/observability/debug';
-import { TypeUrl } from '../../src/xds/resources';
+import { formatAge, normaliseXdsDebug, renderProxyStatus, renderXdsDebugText } from '../../src/xds/sync-view';
+import { TypeUrl } from '../../src/envoy/resources';
 
 const now = Date.parse('2026-01-01T00:10:00Z');
 

@@ -1,9 +1,9 @@
 import { hostname } from 'node:os';
 import type { Logger } from '../observability/logger';
 import type { ConvoyMetrics } from '../observability/metrics';
-import { sleep } from '../providers/kubernetes/backoff';
-import { KubeClient, statusCodeOf } from '../providers/kubernetes/client';
-import { leaderGauge } from '../providers/kubernetes/metrics';
+import { sleep } from './backoff';
+import { KubeClient, statusCodeOf } from './client';
+import { leaderGauge } from './metrics';
 
 export interface LeaderElectionOptions {
   client?: KubeClient;

@@ -1,10 +1,10 @@
 import { test, describe, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
-import { silentLogger } from '../../../src/observability/logger';
-import { ConvoyMetrics } from '../../../src/observability/metrics';
-import { KubernetesStatusWriter, withSchemaDefaults } from '../../../src/status/kubernetes-writer';
-import type { ObjectStatus } from '../../../src/status/types';
-import { ObjectStore } from '../../../src/store/store';
+import { silentLogger } from '../../src/observability/logger';
+import { ConvoyMetrics } from '../../src/observability/metrics';
+import { KubernetesStatusWriter, withSchemaDefaults } from '../../src/kubernetes/status-writer';
+import type { ObjectStatus } from '../../src/status/types';
+import { ObjectStore } from '../../src/store/store';
 import { FakeApiServer } from './fake-apiserver';
 
 const OURS = 'convoy.dev/gateway-controller';

@@ -5,7 +5,8 @@ import * as net from 'node:net';
 import { AdminServer } from '../../src/observability/admin-server';
 import { ConvoyMetrics } from '../../src/observability/metrics';
 import { silentLogger } from '../../src/observability/logger';
-import { TypeUrl } from '../../src/xds/resources';
+import { TypeUrl } from '../../src/envoy/resources';
+import { renderXdsDebugText } from '../../src/xds/sync-view';
 
 function get(port: number, path: string, headers: Record<string, string> = {}, method = 'GET') {
   return new Promise<{ status: number; body: string; type: string }>((resolve, reject) => {
@@ -60,6 +61,7 @@ describe('AdminServer', () => {
         throw new Error('kaputt');
       },
     },
+    textRenderers: { '/debug/xds': (state) => renderXdsDebugText(state) },
   });
   let port = 0;
   before(async () => {

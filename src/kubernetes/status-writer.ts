@@ -3,11 +3,11 @@ import type { ConvoyMetrics } from '../observability/metrics';
 import type { ObjectStore } from '../store/store';
 import type { KubeObject } from '../store/objects';
 import { objectKey, objectNamespace } from '../store/objects';
-import { Backoff, sleep } from '../providers/kubernetes/backoff';
-import { KubeClient, statusCodeOf } from '../providers/kubernetes/client';
-import { objectPath, resourceForKind } from '../providers/kubernetes/resources';
-import { canonicalJson, mergeStatus, statusesEqual } from './merge';
-import type { ObjectStatus, StatusSink } from './types';
+import { Backoff, sleep } from './backoff';
+import { KubeClient, statusCodeOf } from './client';
+import { objectPath, resourceForKind } from './resources';
+import { canonicalJson, mergeStatus, statusesEqual } from '../status/merge';
+import type { ObjectStatus, StatusSink } from '../status/types';
 
 export interface KubernetesStatusWriterOptions {
   client?: KubeClient;

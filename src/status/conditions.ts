@@ -2,7 +2,8 @@
  * Condition types and reasons Convoy writes, spelled as in Gateway API v1.6.1 (apis/v1), and a
  * constructor that always stamps observedGeneration.
  */
-import type { Condition } from '../status/types';
+import type { Condition } from './types';
+import { compareStrings } from '../util/compare';
 
 export const ConditionType = {
   Accepted: 'Accepted',
@@ -89,13 +90,9 @@ export function sortConditions(conditions: Condition[]): Condition[] {
     const i = ORDER.indexOf(t);
     return i < 0 ? ORDER.length : i;
   };
-  return [...conditions].sort((a, b) => rank(a.type) - rank(b.type) || cmp(a.type, b.type));
+  return [...conditions].sort((a, b) => rank(a.type) - rank(b.type) || compareStrings(a.type, b.type));
 }
 
 export function findCondition(conditions: readonly Condition[], type: string): Condition | undefined {
   return conditions.find((c) => c.type === type);
-}
-
-function cmp(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }

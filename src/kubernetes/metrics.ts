@@ -1,6 +1,6 @@
 import { Counter, Gauge } from 'prom-client';
 import type { Registry } from 'prom-client';
-import type { ConvoyMetrics } from '../../observability/metrics';
+import type { ConvoyMetrics } from '../observability/metrics';
 
 /**
  * Metrics of the Kubernetes provider, registered on the process's ConvoyMetrics registry.

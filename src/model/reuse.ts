@@ -11,28 +11,8 @@
  * Content equality is a deep comparison of plain data that short-circuits on identical references,
  * so it gets cheaper the more the builder itself reuses.
  */
-import type { ClusterModel, FilterChainModel, FleetModel, PortModel, SecretModel } from './model';
-
-/** Deep equality of plain data (objects, arrays, primitives); key order does not matter. */
-export function deepEqual(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
-  if (Array.isArray(a)) {
-    if (!Array.isArray(b) || a.length !== b.length) return false;
-    for (let i = 0; i < a.length; i++) if (!deepEqual(a[i], b[i])) return false;
-    return true;
-  }
-  if (Array.isArray(b)) return false;
-  const ka = Object.keys(a);
-  const ob = b as Record<string, unknown>;
-  if (ka.length !== Object.keys(ob).length) return false;
-  const oa = a as Record<string, unknown>;
-  for (const k of ka) {
-    if (!(k in ob)) return false;
-    if (!deepEqual(oa[k], ob[k])) return false;
-  }
-  return true;
-}
+import type { ClusterModel, FilterChainModel, FleetModel, PortModel, SecretModel } from './fleet';
+import { deepEqual } from '../util/deep-equal';
 
 function byName<T extends { name: string }>(items: readonly T[] | undefined): Map<string, T> {
   const m = new Map<string, T>();

@@ -4,7 +4,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
-import { KubeClient } from '../../../src/providers/kubernetes/client';
+import { KubeClient } from '../../src/kubernetes/client';
 
 /**
  * An in-memory imitation of the parts of the Kubernetes API the provider, the status writer and

@@ -19,18 +19,6 @@ export function messageNameOf(typeUrl: string): string {
   return typeUrl.slice(typeUrl.indexOf('/') + 1);
 }
 
-/** Push order within one stream: secrets first, then CDS, EDS, LDS, RDS (docs/xds.md §7). */
-export const PUSH_ORDER: readonly TypeUrl[] = [
-  TypeUrl.Secret,
-  TypeUrl.Cluster,
-  TypeUrl.Endpoint,
-  TypeUrl.Listener,
-  TypeUrl.Route,
-];
-
-/** Types whose SotW responses must carry the full state (wildcard-capable). */
-export const FULL_STATE_TYPES: ReadonlySet<string> = new Set([TypeUrl.Listener, TypeUrl.Cluster]);
-
 /**
  * The typed Envoy resources for one fleet, as produced by src/envoy from a FleetModel.
  * Every resource has a unique `name` within its type (`cluster_name` for CLAs).

@@ -1,4 +1,4 @@
-import { TypeUrl } from '../xds/resources';
+import { TypeUrl } from '../envoy/resources';
 
 /**
  * Renders the ADS server's per-stream bookkeeping (AdsServer.debugState()) as an operator view,
