@@ -358,7 +358,7 @@ for (const variant of ['delta', 'sotw'] as Variant[]) {
             const r = await tlsGet('c.example.com');
             return r.status === 200 && r.peerCertificate?.subjectCN === 'c.example.com' ? r : undefined;
           },
-          { what: 'c.example.com served after adding its ListenerSet', timeoutMs: 20_000 },
+          { what: 'c.example.com served after adding its ListenerSet', timeoutMs: 30_000 },
         );
         assert.equal(echo(c).backend, 'v2');
         assert.equal((await inFlight).status, 200, 'in-flight request to another hostname completed');
@@ -376,7 +376,7 @@ for (const variant of ['delta', 'sotw'] as Variant[]) {
               return true; // no filter chain matches: Envoy closes the connection
             }
           },
-          { what: 'c.example.com no longer served after removing its ListenerSet', timeoutMs: 20_000 },
+          { what: 'c.example.com no longer served after removing its ListenerSet', timeoutMs: 30_000 },
         );
         const afterRemoval = await viaAgent('/');
         assert.equal(afterRemoval.status, 200);
@@ -414,8 +414,9 @@ for (const variant of ['delta', 'sotw'] as Variant[]) {
       assert.equal(condition(protoConflict.conditions, 'Conflicted')?.reason, 'ProtocolConflict');
       assert.equal(condition(s.status.conditions, 'Accepted')?.status, 'False');
       assert.equal(condition(s.status.conditions, 'Accepted')?.reason, 'ListenersNotValid');
-      // The Gateway's own listener keeps its hostname, certificate and routes.
-      await sleep(500);
+      // The Gateway's own listener keeps its hostname, certificate and routes, once Envoy runs
+      // the configuration built with the conflicting ListenerSet.
+      await w.waitEnvoySynced('Envoy synced with the conflicting ListenerSet');
       const r = await tlsGet('gw.example.com');
       assert.equal(r.peerCertificate?.subjectCN, 'gw.example.com');
       assert.equal(echo(r).backend, 'v1');
@@ -457,12 +458,22 @@ for (const variant of ['delta', 'sotw'] as Variant[]) {
           const problems = await w.convoy.getJson<{ file: string; message: string }[]>('/status/problems');
           return problems.some((p) => p.file.endsWith('16-broken.yaml'));
         },
-        { what: 'the broken file reported in /status/problems', timeoutMs: 15_000 },
+        { what: 'the broken file reported in /status/problems', timeoutMs: 30_000 },
       );
       // Break the routes file too: its last good content stays in service.
       const routesText = (await import('node:fs')).readFileSync(`${w.objectsDir}/20-routes.yaml`, 'utf8');
       w.writeRaw('20-routes.yaml', routesText + '\n---\nkind: HTTPRoute\n  bad: : indentation\n');
-      await sleep(1500);
+      await waitFor(
+        async () => {
+          const problems = await w.convoy.getJson<{ file: string }[]>('/status/problems');
+          return problems.some((p) => p.file.endsWith('20-routes.yaml'));
+        },
+        { what: 'the broken routes file reported in /status/problems', timeoutMs: 30_000 },
+      );
+      // Had the broken file changed anything, a build would follow within the controller's
+      // debounce (at most 500 ms): give it that long, then check Envoy runs the latest build.
+      await sleep(1000);
+      await w.waitEnvoySynced('Envoy synced after the broken routes file');
       assert.equal(echo(await http('www.example.com', '/api/x')).backend, 'api');
       for (const [sni, cn] of [
         ['a.example.com', 'a.example.com'],

@@ -115,7 +115,7 @@ describe('Kubernetes modules against a real API server', { timeout: 240_000 }, (
     });
     try {
       await provider.start();
-      await waitFor(() => store.isSynced(), { what: 'initial sync', timeoutMs: 20_000 });
+      await waitFor(() => store.isSynced(), { what: 'initial sync' });
       const gc = store.get('GatewayClass', '', 'prov');
       assert.ok(gc);
       assert.equal(gc.apiVersion, 'gateway.networking.k8s.io/v1');
@@ -153,7 +153,7 @@ describe('Kubernetes modules against a real API server', { timeout: 240_000 }, (
       });
       await waitFor(() => store.get('HTTPRoute', 'apps', 'r2') && !store.get('HTTPRoute', 'apps', 'r1'), {
         what: 'changes made after the API server restart',
-        timeoutMs: 20_000,
+        timeoutMs: 45_000,
       });
       assert.ok(provider.state().every((s) => s.synced));
     } finally {
@@ -257,7 +257,10 @@ describe('Kubernetes modules against a real API server', { timeout: 240_000 }, (
   });
 
   test('leader election: one leader of two; graceful handover; takeover after a crash within the lease duration', async () => {
-    const timing = { leaseDurationMs: 3000, renewDeadlineMs: 2000, retryPeriodMs: 500 };
+    // Long enough that a busy CPU or a slow API server does not cost a leader its Lease (each
+    // request may take up to a retry period), with a wide gap between the next attempt of a
+    // standby (one retry period) and the expiry of a Lease nobody released.
+    const timing = { leaseDurationMs: 20_000, renewDeadlineMs: 12_000, retryPeriodMs: 2000 };
     const make = (identity: string) =>
       new LeaderElector({
         kubeconfig: cluster.convoyKubeconfig,
@@ -276,10 +279,12 @@ describe('Kubernetes modules against a real API server', { timeout: 240_000 }, (
       assert.equal(a.isLeader && !b.isLeader, true);
       await sleep(200);
     }
-    let t0 = Date.now();
     await a.stop();
-    await waitFor(() => b.isLeader, { what: 'b takes over after a released the lease', timeoutMs: 5000 });
-    assert.ok(Date.now() - t0 < timing.leaseDurationMs, `graceful handover took ${Date.now() - t0} ms`);
+    // Without the release, b would wait for the Lease to expire (about a lease duration).
+    await waitFor(() => b.isLeader, {
+      what: 'b takes over after a released the lease',
+      timeoutMs: timing.leaseDurationMs / 2,
+    });
 
     // A replica in its own process that leads, then is SIGKILLed (no release).
     await b.stop();
@@ -294,15 +299,16 @@ describe('Kubernetes modules against a real API server', { timeout: 240_000 }, (
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     try {
-      await waitFor(() => out.includes('LEADING'), { what: 'child leads', timeoutMs: 10_000 });
+      await waitFor(() => out.includes('LEADING'), { what: 'child leads' });
       const d = make('replica-d');
       d.start();
       await waitFor(() => d.leader === 'replica-c', { what: 'd sees c' });
       child.kill('SIGKILL');
-      t0 = Date.now();
-      await waitFor(() => d.isLeader, { what: 'd takes over from the crashed leader', timeoutMs: 10_000 });
-      const took = Date.now() - t0;
-      assert.ok(took <= timing.leaseDurationMs + timing.retryPeriodMs + 500, `takeover took ${took} ms`);
+      // d takes over once the Lease expires: about a lease duration after c's last renewal.
+      await waitFor(() => d.isLeader, {
+        what: 'd takes over from the crashed leader',
+        timeoutMs: 2 * timing.leaseDurationMs,
+      });
       const lease = await admin.request<{ spec: { holderIdentity: string; leaseTransitions: number } }>(
         'GET',
         '/apis/coordination.k8s.io/v1/namespaces/convoy-system/leases/convoy-leader',
@@ -335,8 +341,11 @@ describe('Kubernetes provider when the Gateway API CRDs are not installed yet', 
     });
     try {
       await provider.start();
-      await waitFor(() => store.isSynced(), { what: 'sync without CRDs', timeoutMs: 20_000 });
-      assert.equal(provider.state().find((s) => s.kind === 'HTTPRoute')?.phase, 'missing');
+      await waitFor(() => store.isSynced(), { what: 'sync without CRDs', timeoutMs: 30_000 });
+      // A missing CRD is listed again every missingRetryMs (phase 'listing' meanwhile).
+      await waitFor(() => provider.state().find((s) => s.kind === 'HTTPRoute')?.phase === 'missing', {
+        what: 'HTTPRoute reported missing',
+      });
       await bare.installCrds();
       await bare.admin.request('POST', `${GW}/gatewayclasses`, {
         body: {
@@ -348,7 +357,7 @@ describe('Kubernetes provider when the Gateway API CRDs are not installed yet', 
       });
       await waitFor(() => store.get('GatewayClass', '', 'late'), {
         what: 'GatewayClass after CRD install',
-        timeoutMs: 20_000,
+        timeoutMs: 30_000,
       });
     } finally {
       await provider.stop();

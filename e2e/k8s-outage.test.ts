@@ -55,8 +55,10 @@ describe('API server outage', { timeout: 300_000 }, () => {
   test('Envoy keeps serving, Convoy reconverges after the restart, no status is lost', async (t) => {
     const convoy = await w.startConvoy();
     await w.startEnvoy(convoy, 'infra/gw');
+    // The default request timeout (10 s): the steady client counts a timed-out request as a
+    // failure, and a busy machine may be slow to answer without Envoy failing.
     const location = async (host = 'www.example.com') => {
-      const r = await request({ port, host, path: '/p', timeoutMs: 2000 });
+      const r = await request({ port, host, path: '/p' });
       return r.status === 302 ? r.headers.location : `status ${r.status}`;
     };
     await waitFor(async () => (await location()) === `http://one.example.org:${port}/p`, {
@@ -83,7 +85,13 @@ describe('API server outage', { timeout: 300_000 }, () => {
     await w.apply(route('late', 'late.example.org', ['late.example.com']));
     await w.cluster.stopApiServer();
     const outageStart = Date.now();
+    const okAtOutage = ok;
     await sleep(6000);
+    // However slow the machine, the steady client is answered many times during the outage.
+    await waitFor(() => ok - okAtOutage >= 20 || failures.length > 0, {
+      what: 'twenty requests answered during the outage',
+      timeoutMs: 60_000,
+    });
     assert.equal(
       failures.length,
       0,
@@ -129,7 +137,6 @@ describe('API server outage', { timeout: 300_000 }, () => {
     stop = true;
     await client;
     assert.equal(failures.length, 0, `no failed request at any time: ${failures.slice(0, 5).join(', ')}`);
-    assert.ok(ok > 50, `steady client made ${ok} requests`);
     const metrics = (await convoy.get('/metrics')).body;
     assert.match(
       metrics,

@@ -103,11 +103,12 @@ describe('HTTPRoute to traffic through a real Envoy', { timeout: 240_000 }, () =
         ) ?? false,
       'route Accepted with resolved backends',
     );
+    // The default request timeout (10 s): single requests below are assertions, not polls.
     const get = async (path: string) => {
-      const r = await request({ port, host: 'www.example.com', path, timeoutMs: 2000 });
+      const r = await request({ port, host: 'www.example.com', path });
       return r.status === 200 ? r.json<EchoResponse>() : undefined;
     };
-    const home = await waitFor(() => get('/'), { what: 'traffic to web through Envoy', timeoutMs: 20_000 });
+    const home = await waitFor(() => get('/'), { what: 'traffic to web through Envoy', timeoutMs: 30_000 });
     assert.equal(home.backend, 'web');
     assert.equal(home.host, 'www.example.com');
     assert.equal((await get('/api/users'))?.backend, 'api');

@@ -386,11 +386,15 @@ for (const variant of ['sotw', 'delta'] as const) {
     test('Envoy still completes CDS, goes LIVE and serves the listener', async () => {
       // The bootstrap waits for CDS forever (initial_fetch_timeout 0s): an empty cluster set
       // must still be answered, or this Envoy never starts serving.
-      await envoy.waitLive(20_000);
+      await envoy.waitLive();
       const r = await request({ port: listenerPort, path: '/' });
       assert.equal(r.status, 503);
       assert.equal(r.body, 'no backends');
-      assert.equal(cp.typeState(`empty-${variant}`, TypeUrl.Cluster)?.state, 'synced');
+      // Envoy goes LIVE as it sends its ACK; the server may read the ACK a moment later.
+      await waitFor(() => cp.typeState(`empty-${variant}`, TypeUrl.Cluster)?.state === 'synced', {
+        what: 'the empty CDS answer ACKed',
+        context: () => JSON.stringify(cp.stream(`empty-${variant}`), null, 1),
+      });
     });
   });
 }

@@ -125,7 +125,8 @@ export class EnvoyProcess {
         },
         {
           what: `envoy ${name} admin address`,
-          timeoutMs: 20_000,
+          // Starting a large binary on a busy machine: generous, it only bounds a failure.
+          timeoutMs: 60_000,
           abort: () => envoy.exitInfo,
           context: () => envoy.logContext(),
         },

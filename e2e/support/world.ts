@@ -79,8 +79,15 @@ export class World {
     fs.renameSync(target + '.tmp', target);
   }
 
+  /**
+   * Writes raw text (e.g. broken YAML) to a file of the world, also by write-then-rename: a
+   * rescan that caught the file truncated but not yet written would see it empty and delete
+   * what it served, which on a busy machine happens often enough to break tests.
+   */
   writeRaw(file: string, text: string): void {
-    fs.writeFileSync(path.join(this.objectsDir, file), text);
+    const target = path.join(this.objectsDir, file);
+    fs.writeFileSync(target + '.tmp', text);
+    fs.renameSync(target + '.tmp', target);
   }
 
   remove(file: string): void {
@@ -192,6 +199,27 @@ export class World {
         return last && predicate(last) ? last : undefined;
       },
       { what, timeoutMs: 20_000, context: () => `last status: ${JSON.stringify(last, null, 1)}` },
+    );
+  }
+
+  /**
+   * Waits until Convoy has nothing left to send to this world's Envoy and every response was
+   * answered: the Envoy runs the latest configuration Convoy built. Statuses are published after
+   * their build's snapshot, so once a status shows a change, this waits for Envoy to apply it.
+   */
+  async waitEnvoySynced(what: string): Promise<void> {
+    const nodeId = `e2e-${this.variant}`;
+    let last: unknown;
+    await waitFor(
+      async () => {
+        const debug = await this.convoy.getJson<{
+          streams: { nodeId: string; types: Record<string, { state: string }> }[];
+        }>('/debug/xds');
+        const stream = debug.streams.find((s) => s.nodeId === nodeId);
+        last = stream;
+        return stream !== undefined && Object.values(stream.types).every((t) => t.state !== 'stale');
+      },
+      { what, timeoutMs: 30_000, context: () => `last stream state: ${JSON.stringify(last, null, 1)}` },
     );
   }
 

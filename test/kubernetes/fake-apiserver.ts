@@ -28,6 +28,8 @@ export interface RequestRecord {
   path: string;
   query: Record<string, string>;
   body?: unknown;
+  /** The bearer token the request carried: tells apart clients made with different tokens. */
+  token?: string;
 }
 
 export class FakeApiServer {
@@ -57,12 +59,12 @@ export class FakeApiServer {
     await new Promise<void>((r) => this.server.close(() => r()));
   }
 
-  /** A KubeClient talking to this server. */
-  client(): KubeClient {
+  /** A KubeClient talking to this server, authenticated with `token`. */
+  client(token = 'fake-token'): KubeClient {
     const kc = new KubeConfig();
     kc.loadFromOptions({
       clusters: [{ name: 'fake', server: this.url, skipTLSVerify: true }],
-      users: [{ name: 'u', token: 'fake-token' }],
+      users: [{ name: 'u', token }],
       contexts: [{ name: 'fake', cluster: 'fake', user: 'u' }],
       currentContext: 'fake',
     });
@@ -190,6 +192,7 @@ export class FakeApiServer {
         path: url.pathname,
         query: Object.fromEntries(url.searchParams),
         body: text ? JSON.parse(text) : undefined,
+        token: /^Bearer (.+)$/i.exec(req.headers.authorization ?? '')?.[1],
       };
       if (record.query.watch === 'true') record.method = 'WATCH';
       this.requests.push(record);

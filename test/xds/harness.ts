@@ -52,7 +52,12 @@ export class Harness {
   }
 }
 
-/** Waits until no response arrives for `ms` and returns the responses received meanwhile. */
+/**
+ * Waits `ms` and returns the responses received meanwhile: the grace period of a check that
+ * nothing is sent. An absence has no event to wait for, so callers first wait (with `until`)
+ * for the server to have processed what they sent; a slow machine then only shortens the
+ * window in which a wrong response would be seen, and never fails a correct server.
+ */
 export async function quiet(c: AdsClient, ms = 150): Promise<AdsResponse[]> {
   const start = c.received;
   await new Promise((r) => setTimeout(r, ms));

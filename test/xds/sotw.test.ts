@@ -89,6 +89,8 @@ describe('SotW ADS', () => {
     const c = client();
     c.subscribe(LDS, []);
     c.subscribe(CDS, []);
+    // Both requests reached the server (a busy CPU may delay them past any fixed pause).
+    await until(() => !!typeDebug(h, c, CDS) && !!typeDebug(h, c, LDS), 10_000, 'both requests received');
     assert.deepEqual(await quiet(c, 200), []);
     const stream = h.server.debugState().streams[0];
     assert.equal(stream.held, true);
@@ -254,6 +256,8 @@ describe('SotW ADS', () => {
     assert.deepEqual((await c.next(EDS)).names, ['a', 'b']);
     await untilSynced(h, c);
     c.subscribe(EDS, ['a']);
+    // The change below must reach the server after the unsubscription, not race it.
+    await until(() => typeDebug(h, c, EDS)?.subscribedNames.join() === 'a', 10_000, 'unsubscribed');
     assert.deepEqual(await quiet(c), []);
     set({ clusters: ['a', 'b'], ports: { b: 1 } });
     assert.deepEqual(await quiet(c), []);
@@ -263,7 +267,7 @@ describe('SotW ADS', () => {
     await untilSynced(h, c);
     // Unsubscribe and resubscribe without any change: still answered.
     c.subscribe(EDS, ['a']);
-    await quiet(c, 50);
+    await until(() => typeDebug(h, c, EDS)?.subscribedNames.join() === 'a', 10_000, 'unsubscribed again');
     c.subscribe(EDS, ['a', 'b']);
     assert.deepEqual((await c.next(EDS)).names, ['b']);
   });
@@ -302,6 +306,12 @@ describe('SotW ADS', () => {
     await connectLikeEnvoy(h, c, ['default/app/80']);
     let mark = c.received;
     c.subscribe(RDS, ['http-8080', 'https-8443', 'http-9090']);
+    // The name must be remembered before it appears, so wait for the server to hold it.
+    await until(
+      () => typeDebug(h, c, RDS)?.subscribedNames.includes('http-9090') === true,
+      10_000,
+      'http-9090 subscribed',
+    );
     assert.deepEqual(await quiet(c), []);
     assert.equal(typeDebug(h, c, RDS)?.state, 'synced');
     set({ extraHttpPorts: [9090] });
@@ -361,7 +371,8 @@ describe('SotW ADS', () => {
     again.send({ type_url: LDS, version_info: had.get(LDS) });
     again.send({ type_url: SDS, version_info: had.get(SDS), resource_names: ['default/cert'] });
     again.send({ type_url: RDS, version_info: had.get(RDS), resource_names: ['http-8080', 'https-8443'] });
-    await again.waitFor((r) => r.typeUrl === RDS);
+    // Responses of different types may arrive in any order: wait for each one expected.
+    await Promise.all([EDS, SDS, RDS].map((t) => again.waitFor((r) => r.typeUrl === t)));
     await quiet(again);
     assert.deepEqual(again.responses.map(short).sort(), [
       'ClusterLoadAssignment',

@@ -2,7 +2,7 @@ import { describe, test, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdir, mkdtemp, rename, rm, symlink, unlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { FileProvider, parseFile, uidFor } from '../../../src/providers/files/provider';
 import { ObjectStore } from '../../../src/store/store';
 import { silentLogger } from '../../../src/observability/logger';
@@ -36,10 +36,18 @@ let store: ObjectStore;
 let metrics: ConvoyMetrics;
 let provider: FileProvider | undefined;
 
+/**
+ * Writes a file atomically (a hidden temporary file renamed into place), as editors and
+ * ConfigMap volumes do. The provider watches the directory while tests write: a plain
+ * writeFile truncates first, and a rescan that runs in between (a busy CPU stretches the gap
+ * past the debounce) would see an empty file and delete its objects.
+ */
 async function put(rel: string, content: string): Promise<void> {
   const p = join(dir, rel);
   await mkdir(dirname(p), { recursive: true });
-  await writeFile(p, content);
+  const tmp = join(dirname(p), `.${basename(p)}.tmp`);
+  await writeFile(tmp, content);
+  await rename(tmp, p);
 }
 
 function newProvider(opts: { debounceMs?: number } = {}): FileProvider {
@@ -54,7 +62,8 @@ function newProvider(opts: { debounceMs?: number } = {}): FileProvider {
   return provider;
 }
 
-async function waitFor(what: string, cond: () => boolean, timeoutMs = 5000): Promise<void> {
+/** Polls until `cond` holds; the deadline only bounds a test that is already failing. */
+async function waitFor(what: string, cond: () => boolean, timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!cond()) {
     if (Date.now() > deadline) assert.fail(`timed out waiting for: ${what}`);
@@ -213,7 +222,7 @@ describe('FileProvider rescans', () => {
     assert.equal(first.metadata.generation, 1);
     // Wait into the next second so a re-stamped creationTimestamp would show.
     const ts = first.metadata.creationTimestamp;
-    await waitFor('clock to tick', () => new Date().toISOString().slice(0, 19) + 'Z' !== ts, 2000);
+    await waitFor('clock to tick', () => new Date().toISOString().slice(0, 19) + 'Z' !== ts);
 
     await put('a.yaml', GW('one', 80, '\n  labels:\n    team: blue'));
     await p.reload();
@@ -356,7 +365,9 @@ describe('FileProvider watching', () => {
     await put('b.yaml', GW('added'));
     await waitFor('added file', () => gw('added') !== undefined);
 
-    await put('a.yaml', GW('one', 8081));
+    // An in-place write (truncate, then write): a rescan may see the empty file in between;
+    // what counts is the state the provider settles on.
+    await writeFile(join(dir, 'a.yaml'), GW('one', 8081));
     await waitFor('edited file', () => listenerPort(gw('one')) === 8081);
 
     // Editors and ConfigMap volumes write a temporary file and rename it into place.
@@ -409,6 +420,7 @@ describe('FileProvider watching', () => {
     await put('a.yaml', GW('one'));
     const p = newProvider();
     await p.start();
+    // A file cut off mid-document (put in place whole, so no rescan sees it empty first).
     await put('a.yaml', GW('one', 8080).slice(0, 60));
     await waitFor('problem reported', () => p.problems().length > 0);
     assert.equal(listenerPort(gw('one')), 80);

@@ -33,12 +33,26 @@ function route(name: string, path = '/') {
   };
 }
 
-async function until(check: () => boolean, timeoutMs = 5000, what = 'condition'): Promise<void> {
+/**
+ * Polls until `check` holds. The deadline is generous on purpose: it only bounds a test that
+ * is already failing, so a busy CPU never turns a slow event into a failure.
+ */
+async function until(
+  check: () => boolean | Promise<boolean>,
+  what = 'condition',
+  timeoutMs = 30_000,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  while (!check()) {
+  while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 10));
   }
+}
+
+/** How many watch events of a type the provider has received (convoy_kubernetes_watch_events_total). */
+async function watchEvents(metrics: ConvoyMetrics, type: string): Promise<number> {
+  const m = await metrics.registry.getSingleMetric('convoy_kubernetes_watch_events_total')?.get();
+  return (m?.values ?? []).filter((v) => v.labels.type === type).reduce((sum, v) => sum + v.value, 0);
 }
 
 const fast = {
@@ -52,11 +66,13 @@ describe('KubernetesProvider against a fake API server', () => {
   let api: FakeApiServer;
   let store: ObjectStore;
   let provider: KubernetesProvider | undefined;
+  let metrics: ConvoyMetrics;
 
   beforeEach(async () => {
     api = new FakeApiServer();
     await api.start();
     store = new ObjectStore();
+    metrics = new ConvoyMetrics();
   });
   afterEach(async () => {
     await provider?.stop();
@@ -69,7 +85,7 @@ describe('KubernetesProvider against a fake API server', () => {
       client: api.client(),
       store,
       logger: silentLogger(),
-      metrics: new ConvoyMetrics(),
+      metrics,
       resources,
       ...fast,
       ...extra,
@@ -83,7 +99,7 @@ describe('KubernetesProvider against a fake API server', () => {
     store.onSynced(() => syncedCalls++);
     await start();
     assert.equal(store.isSynced(), false, 'not synced before the lists complete');
-    await until(() => store.isSynced(), 5000, 'sync');
+    await until(() => store.isSynced(), 'sync');
     const r = store.get('HTTPRoute', 'default', 'a');
     assert.ok(r);
     assert.equal(r.apiVersion, 'gateway.networking.k8s.io/v1');
@@ -113,11 +129,13 @@ describe('KubernetesProvider against a fake API server', () => {
       data: { password: 'cA==' },
     });
     await start([resourceForKind('Secret')!]);
-    await until(() => store.isSynced());
+    // The store reports synced once the LIST is applied; the WATCH follows it, so wait for both.
+    await until(() => store.isSynced() && api.watchCount === 1, 'sync and watch');
     assert.equal(store.get('Secret', 'default', 'opaque'), undefined);
     assert.deepEqual(store.get('Secret', 'default', 'cert')?.data, { 'tls.crt': 'Y3J0', 'tls.key': 'a2V5' });
     const secretRequests = api.requests.filter((q) => q.path === SECRETS);
-    assert.ok(secretRequests.length >= 2);
+    // Both the LIST and the WATCH carry the field selector.
+    assert.deepEqual([...new Set(secretRequests.map((q) => q.method))].sort(), ['GET', 'WATCH']);
     for (const q of secretRequests) assert.equal(q.query.fieldSelector, 'type=kubernetes.io/tls');
     // A watch event for a new TLS Secret is trimmed the same way.
     api.upsert(SECRETS, {
@@ -150,15 +168,14 @@ describe('KubernetesProvider against a fake API server', () => {
     assert.equal(w.query.allowWatchBookmarks, 'true');
     assert.ok(Number(w.query.resourceVersion) > 0);
     api.upsert(ROUTES, route('b'));
-    await until(() => store.get('HTTPRoute', 'default', 'b') !== undefined, 2000, 'add');
+    await until(() => store.get('HTTPRoute', 'default', 'b') !== undefined, 'add');
     api.upsert(ROUTES, route('a', '/changed'));
     await until(
       () => JSON.stringify(store.get('HTTPRoute', 'default', 'a')?.spec).includes('/changed'),
-      2000,
       'modify',
     );
     api.remove(ROUTES, 'default', 'b');
-    await until(() => store.get('HTTPRoute', 'default', 'b') === undefined, 2000, 'delete');
+    await until(() => store.get('HTTPRoute', 'default', 'b') === undefined, 'delete');
   });
 
   test('resumes a dropped watch from the last seen resourceVersion (including bookmarks) without relisting', async () => {
@@ -170,10 +187,10 @@ describe('KubernetesProvider against a fake API server', () => {
     api.upsert('/api/v1/services', { metadata: { name: 's', namespace: 'default' }, spec: {} });
     api.bookmark(ROUTES);
     const bookmarkRv = api.get('/api/v1/services', 'default', 's')!.metadata.resourceVersion;
-    await new Promise((r) => setTimeout(r, 50));
+    await until(async () => (await watchEvents(metrics, 'BOOKMARK')) === 1, 'bookmark received');
     const listsBefore = api.requests.filter((q) => q.method === 'GET' && q.path === ROUTES).length;
     api.dropWatches();
-    await until(() => api.watchCount === 1, 3000, 'rewatch');
+    await until(() => api.watchCount === 1, 'rewatch');
     const watches = api.requests.filter((q) => q.method === 'WATCH');
     assert.equal(watches.at(-1)!.query.resourceVersion, bookmarkRv);
     assert.equal(api.requests.filter((q) => q.method === 'GET' && q.path === ROUTES).length, listsBefore);
@@ -192,7 +209,7 @@ describe('KubernetesProvider against a fake API server', () => {
     api.remove(ROUTES, 'default', 'gone');
     api.upsert(ROUTES, route('new'));
     api.compact();
-    await until(() => store.get('HTTPRoute', 'default', 'new') !== undefined, 5000, 'relist');
+    await until(() => store.get('HTTPRoute', 'default', 'new') !== undefined, 'relist');
     assert.equal(store.get('HTTPRoute', 'default', 'gone'), undefined);
     assert.ok(store.get('HTTPRoute', 'default', 'keep'));
     assert.deepEqual(deletes, ['HTTPRoute/default/gone']);
@@ -207,7 +224,6 @@ describe('KubernetesProvider against a fake API server', () => {
     api.dropWatches();
     await until(
       () => api.requests.filter((q) => q.method === 'GET' && q.path === ROUTES).length === 2,
-      3000,
       'relist',
     );
   });
@@ -216,7 +232,7 @@ describe('KubernetesProvider against a fake API server', () => {
     api.failNext((q) => q.method === 'GET' && q.path === ROUTES, 500, 3);
     api.upsert(ROUTES, route('a'));
     await start([resourceForKind('HTTPRoute')!]);
-    await until(() => store.isSynced(), 5000, 'sync after retries');
+    await until(() => store.isSynced(), 'sync after retries');
     assert.ok(store.get('HTTPRoute', 'default', 'a'));
     assert.equal(api.requests.filter((q) => q.method === 'GET' && q.path === ROUTES).length, 4);
     assert.match(provider!.state()[0].lastError ?? '', /500/);
@@ -225,28 +241,33 @@ describe('KubernetesProvider against a fake API server', () => {
   test('a Gateway API CRD that is not installed is skipped (synced), and picked up once installed', async () => {
     api.missing.add(LISTENERSETS);
     await start([resourceForKind('ListenerSet')!, resourceForKind('HTTPRoute')!]);
-    await until(() => store.isSynced(), 3000, 'sync despite the missing CRD');
-    assert.equal(provider!.state().find((s) => s.kind === 'ListenerSet')?.phase, 'missing');
+    await until(() => store.isSynced(), 'sync despite the missing CRD');
+    // The informer re-lists a missing CRD every missingRetryMs, so its phase alternates between
+    // 'missing' and a brief 'listing': wait for the phase rather than sampling it once.
+    await until(
+      () => provider!.state().find((s) => s.kind === 'ListenerSet')?.phase === 'missing',
+      'ListenerSet reported missing',
+    );
     api.missing.delete(LISTENERSETS);
     api.upsert(LISTENERSETS, {
       metadata: { name: 'ls', namespace: 'default' },
       spec: { parentRef: { name: 'gw' }, listeners: [] },
     });
-    await until(
-      () => store.get('ListenerSet', 'default', 'ls') !== undefined,
-      3000,
-      'ListenerSet after install',
-    );
+    await until(() => store.get('ListenerSet', 'default', 'ls') !== undefined, 'ListenerSet after install');
     await until(() => provider!.state().find((s) => s.kind === 'ListenerSet')?.phase === 'watching');
   });
 
   test('a missing core kind is not skipped: sync waits', async () => {
     api.missing.add('/api/v1/services');
     await start([resourceForKind('Service')!]);
-    await new Promise((r) => setTimeout(r, 200));
+    // Two LISTs mean the first 404 was handled (and retried) without marking the store synced.
+    await until(
+      () => api.requests.filter((q) => q.method === 'GET' && q.path === '/api/v1/services').length >= 2,
+      'a retried LIST',
+    );
     assert.equal(store.isSynced(), false);
     api.missing.delete('/api/v1/services');
-    await until(() => store.isSynced(), 3000);
+    await until(() => store.isSynced(), 'sync once Services exist');
   });
 
   test('stop() ends the watches', async () => {
@@ -254,6 +275,6 @@ describe('KubernetesProvider against a fake API server', () => {
     await until(() => api.watchCount === 2);
     await provider!.stop();
     provider = undefined;
-    await until(() => api.watchCount === 0, 2000, 'watches closed');
+    await until(() => api.watchCount === 0, 'watches closed');
   });
 });
