@@ -5,13 +5,10 @@ import { Debouncer } from '../store/debounce';
 import { objectNamespace, type KubeObject } from '../store/objects';
 import type { ObjectStatus, StatusSink } from '../status/types';
 import { mergeStatus, sameBuiltStatus } from '../status/merge';
-import {
-  addListenerSet,
-  buildGateways,
-  updateRoutes,
-  type BuildState,
-  type RouteEdit,
-} from '../gateway/build';
+import { buildGateways } from '../gateway/build';
+import { addListenerSet } from '../gateway/incremental/listenerset';
+import { updateRoutes, type RouteEdit } from '../gateway/incremental/routes';
+import type { BuildState } from '../gateway/incremental/state';
 import { translateFleet, type TranslateOptions } from '../envoy/translate';
 import type { XdsCache } from '../xds/cache';
 import type { FleetModel, SecretModel } from '../dag/model';
@@ -248,7 +245,7 @@ export class Controller {
   /**
    * Route fast path: existing HTTPRoutes/GRPCRoutes were edited and nothing else changed since
    * the last full build but certificate contents and endpoints (both kept current in lastFleets).
-   * `updateRoutes` (gateway/build.ts) checks that the edits cannot change attachment, listeners or
+   * `updateRoutes` (gateway/incremental/routes.ts) checks that the edits cannot change attachment, listeners or
    * any other object's status, and recomputes the route configurations of the listeners those
    * routes are attached to in the last FleetModels (or rebuilds the affected fleets with the same
    * fleet assembly as a full build when it cannot show the clusters stay the same). The fleets' SecretModels are taken from lastFleets: a route edit does not change
@@ -299,7 +296,7 @@ export class Controller {
   /**
    * ListenerSet fast path: since the last full build, exactly one ListenerSet was created, maybe
    * with HTTPRoutes/GRPCRoutes that name only it (and Secrets no build referred to, which a build
-   * reads from the store anyway). `addListenerSet` (gateway/build.ts) checks that this can only
+   * reads from the store anyway). `addListenerSet` (gateway/incremental/listenerset.ts) checks that this can only
    * change the set's, its Gateway's and the new routes' statuses and add the set's own filter
    * chains, secrets and clusters to its Gateway's last FleetModel; otherwise it returns undefined
    * and this returns false (nothing published) for a full build. The reference index learns the

@@ -1,9 +1,9 @@
 /**
  * The contract between the two halves of src/gateway:
- *  - listeners.ts & co. (GatewayClass, Gateway + ListenerSet merge, conflicts, TLS, grants)
- *    produce ResolvedGateway[] from the store;
- *  - routes/ & build.ts attach HTTPRoute/GRPCRoute/TLSRoute to those listeners, count
- *    attachedRoutes, and assemble FleetModel + status.
+ *  - gateways.ts & co. (GatewayClass, Gateway + ListenerSet merge, conflicts, listener
+ *    validation, TLS, grants) produce ResolvedGateway[] from the store;
+ *  - routes/, build.ts and fleet.ts attach HTTPRoute/GRPCRoute/TLSRoute to those listeners,
+ *    count attachedRoutes, and assemble FleetModel + status.
  * Everything here is plain data computed without I/O.
  */
 import type { KubeObject } from '../store/objects';

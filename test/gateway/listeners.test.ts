@@ -1,14 +1,13 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
+import { detectConflicts, listenerConflict } from '../../src/gateway/conflicts';
+import { gatewayAndListenerSetStatuses } from '../../src/gateway/gateway-status';
+import { resolveGateways } from '../../src/gateway/gateways';
 import {
-  detectConflicts,
-  gatewayAndListenerSetStatuses,
-  listenerConflict,
   listenerHostnameProblem,
   markOverlappingTLS,
-  resolveGateways,
   resolveRouteKinds,
-} from '../../src/gateway/listeners';
+} from '../../src/gateway/listener-validation';
 import type { Listener, GatewayStatus } from '../../src/gateway/api';
 import type { KubeObject } from '../../src/store/objects';
 import type { ResolvedListener } from '../../src/gateway/resolved';

@@ -1,6 +1,7 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { gatewayAndListenerSetStatuses, resolveGateways } from '../../src/gateway/listeners';
+import { gatewayAndListenerSetStatuses } from '../../src/gateway/gateway-status';
+import { resolveGateways } from '../../src/gateway/gateways';
 import { compareListenerSets, listenerSetAllowed, listenerSetParent } from '../../src/gateway/listenersets';
 import type { GatewayStatus, Listener, ListenerSetStatus, AllowedListeners } from '../../src/gateway/api';
 import type { KubeObject } from '../../src/store/objects';

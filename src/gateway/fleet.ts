@@ -1,0 +1,172 @@
+/**
+ * Fleet assembly: one Gateway's ready listeners and the routes attached to them → its FleetModel
+ * (ports, filter chains, route configurations, clusters and secrets).
+ */
+import type { FilterChainModel, FleetModel, PortModel, SecretModel, VirtualHostModel } from '../dag/model';
+import { objectNamespace } from '../store/objects';
+import type { ResolvedGateway, ResolvedListener, StoreView } from './resolved';
+import type { ClusterRef } from './backends';
+import { buildClusters } from './backends';
+import type { AttachmentResult } from './routes/attach';
+import { cmp } from './routes/identity';
+import type { AttachedRoute, CompiledRoute } from './routes/types';
+import { CATCH_ALL, ListenerClaims, isolateHostnames } from './routes/vhosts';
+import type { ListenerRoutes } from './routes/vhosts';
+import { VirtualHostMemo } from './virtual-hosts';
+
+/** Route kinds served by HTTP and HTTPS listeners' route configurations. */
+export const HTTP_KINDS: ReadonlySet<string> = new Set(['HTTPRoute', 'GRPCRoute']);
+
+/** Returns the routes attached to listener `l` whose kind is one of `kinds`, in attachment order. */
+export function routesOf(
+  attachment: AttachmentResult,
+  l: ResolvedListener,
+  kinds: ReadonlySet<string>,
+): AttachedRoute[] {
+  return (attachment.attached.get(l.qualifiedName) ?? []).filter((a) => kinds.has(a.route.id.kind));
+}
+
+/** Builds the FleetModel of one Gateway from its ready listeners and the routes attached to them. */
+export function buildFleet(view: StoreView, gw: ResolvedGateway, attachment: AttachmentResult): FleetModel {
+  const namespace = objectNamespace(gw.object);
+  const name = gw.object.metadata.name;
+  const ready = gw.accepted ? gw.listeners.filter((l) => l.ready) : [];
+  const byPort = new Map<number, ResolvedListener[]>();
+  for (const l of ready) {
+    const list = byPort.get(l.port);
+    if (list) list.push(l);
+    else byPort.set(l.port, [l]);
+  }
+  const usedRoutes = new Set<CompiledRoute>();
+  const secrets = new Map<string, SecretModel>();
+  const ports: PortModel[] = [];
+  const memo = new VirtualHostMemo(view, gw.fleet);
+  for (const port of [...byPort.keys()].sort((a, b) => a - b)) {
+    const listeners = byPort.get(port)!;
+    const first = listeners[0];
+    if (first.protocol === 'HTTP') {
+      const http = listeners.filter((l) => l.protocol === 'HTTP');
+      const group: ListenerRoutes[] = http.map((l) => ({
+        listener: l,
+        routes: routesOf(attachment, l, HTTP_KINDS),
+      }));
+      const { virtualHosts, used } = memo.virtualHosts(group, new ListenerClaims(http), port, 'http');
+      for (const r of used) usedRoutes.add(r);
+      ports.push({
+        name: `http-${port}`,
+        port,
+        http: { routeConfigName: `http-${port}`, virtualHosts },
+        filterChains: [],
+      });
+    } else if (first.protocol === 'HTTPS' || first.protocol === 'TLS') {
+      const sni = listeners.filter((l) => l.protocol === 'HTTPS' || l.protocol === 'TLS');
+      const claims = new ListenerClaims(sni);
+      const filterChains: FilterChainModel[] = [];
+      for (const l of sni) {
+        const secretNames = l.tlsMode === 'Passthrough' ? [] : l.certificates.map((c) => c.name);
+        for (const c of l.tlsMode === 'Passthrough' ? [] : l.certificates) secrets.set(c.name, c);
+        if (l.protocol === 'HTTPS') {
+          const group: ListenerRoutes[] = [{ listener: l, routes: routesOf(attachment, l, HTTP_KINDS) }];
+          const { virtualHosts, used } = memo.virtualHosts(group, claims, port, 'https');
+          for (const r of used) usedRoutes.add(r);
+          filterChains.push({
+            name: l.qualifiedName,
+            serverNames: l.hostname ? [l.hostname.toLowerCase()] : [],
+            mode: 'Terminate',
+            protocol: 'HTTPS',
+            secretNames,
+            routeConfigName: `https-${port}/${l.hostname ? l.hostname.toLowerCase() : CATCH_ALL}`,
+            virtualHosts,
+          });
+        } else {
+          filterChains.push(
+            ...tlsChains(l, routesOf(attachment, l, TLS_KINDS), claims, secretNames, usedRoutes),
+          );
+        }
+      }
+      filterChains.sort((a, b) => cmp(a.name, b.name));
+      ports.push({ name: `${first.protocol.toLowerCase()}-${port}`, port, filterChains });
+    }
+  }
+  memo.commit();
+  return {
+    fleet: gw.fleet,
+    gateway: { namespace, name },
+    ports,
+    clusters: buildClusters(view, referencedClusters(ports, usedRoutes), gw.fleet),
+    secrets: [...secrets.values()].sort((a, b) => cmp(a.name, b.name)),
+  };
+}
+
+const TLS_KINDS: ReadonlySet<string> = new Set(['TLSRoute']);
+
+/**
+ * Filter chains of one TLS listener: the listener's own chain (its hostname, or catch-all), plus
+ * one chain per other SNI hostname its TLSRoutes bring (e.g. `a.example.com` under a `*.example.com`
+ * listener). When several routes claim one hostname the oldest wins. A chain without a route
+ * rejects connections (empty tcpBackends), so an unclaimed SNI never falls through to another chain.
+ */
+function tlsChains(
+  l: ResolvedListener,
+  attached: AttachedRoute[],
+  claims: ListenerClaims,
+  secretNames: string[],
+  used: Set<CompiledRoute>,
+): FilterChainModel[] {
+  const own = l.hostname ? l.hostname.toLowerCase() : CATCH_ALL;
+  const [isolated] = isolateHostnames([{ listener: l, routes: attached }], claims);
+  const byHost = new Map<string, CompiledRoute | undefined>([[own, undefined]]);
+  // `attached` is in route precedence order (oldest first): keep the first claim per hostname.
+  for (const a of isolated.routes) {
+    for (const h of a.hostnames) if (!byHost.get(h)) byHost.set(h, a.route);
+  }
+  return [...byHost.keys()].sort().map((h) => {
+    const route = byHost.get(h);
+    if (route) used.add(route);
+    return {
+      name: h === own ? l.qualifiedName : `${l.qualifiedName}/${h}`,
+      serverNames: h === CATCH_ALL ? [] : [h],
+      mode: l.tlsMode ?? 'Terminate',
+      protocol: 'TLS' as const,
+      secretNames,
+      tcpBackends: route?.tcpBackends ? route.tcpBackends.map((b) => ({ ...b })) : [],
+    };
+  });
+}
+
+/** Cluster names the routes of some virtual hosts forward or mirror to, per array. */
+const clusterNamesMemo = new WeakMap<VirtualHostModel[], string[]>();
+
+/** Returns the names of the clusters the routes of `vhosts` forward or mirror to (memoized per array). */
+export function clusterNamesOf(vhosts: VirtualHostModel[]): string[] {
+  let names = clusterNamesMemo.get(vhosts);
+  if (!names) {
+    const set = new Set<string>();
+    for (const vh of vhosts) {
+      for (const r of vh.routes) {
+        const a = r.action;
+        if (a.kind !== 'forward') continue;
+        for (const b of a.backends) set.add(b.cluster);
+        for (const m of a.mirrors ?? []) set.add(m.cluster);
+      }
+    }
+    names = [...set];
+    clusterNamesMemo.set(vhosts, names);
+  }
+  return names;
+}
+
+/** Cluster references (with protocol) for every cluster the fleet's routes and chains name. */
+function referencedClusters(ports: PortModel[], used: Set<CompiledRoute>): ClusterRef[] {
+  const names = new Set<string>();
+  for (const p of ports) {
+    if (p.http) for (const n of clusterNamesOf(p.http.virtualHosts)) names.add(n);
+    for (const fc of p.filterChains) {
+      if (fc.virtualHosts) for (const n of clusterNamesOf(fc.virtualHosts)) names.add(n);
+      for (const b of fc.tcpBackends ?? []) names.add(b.cluster);
+    }
+  }
+  const refs: ClusterRef[] = [];
+  for (const route of used) for (const c of route.clusters) if (names.has(c.name)) refs.push(c);
+  return refs;
+}

@@ -1,0 +1,169 @@
+/**
+ * Gateways Convoy owns, resolved: each Gateway's own listeners merged with those of the
+ * ListenerSets it admits, conflicts detected over the merged list (conflicts.ts), each listener
+ * validated (listener-validation.ts), and whether the Gateway and each ListenerSet is accepted.
+ */
+import type { KubeObject } from '../store/objects';
+import { objectNamespace } from '../store/objects';
+import type {
+  BuildOptions,
+  ListenerOwner,
+  ResolvedGateway,
+  ResolvedListener,
+  ResolvedListenerSet,
+  StoreView,
+} from './resolved';
+import type { Listener } from './api';
+import { gatewaySpec, listenerSetSpec } from './api';
+import { ConditionType, Reason } from './conditions';
+import { detectConflicts } from './conflicts';
+import { acceptedGatewayClasses, ownedGatewayClasses } from './gatewayclass';
+import {
+  gatewayNotAccepted,
+  markOverlappingTLS,
+  notAllowedListener,
+  tlsModeOf,
+  validateListener,
+} from './listener-validation';
+import { listenerSetAllowed, listenerSetsByParent } from './listenersets';
+
+function compareObjects(a: KubeObject, b: KubeObject): number {
+  const ka = `${objectNamespace(a)}/${a.metadata.name}`;
+  const kb = `${objectNamespace(b)}/${b.metadata.name}`;
+  return ka < kb ? -1 : ka > kb ? 1 : 0;
+}
+
+/** Gateways of Convoy's classes, sorted by namespace/name; deleting ones are skipped. */
+export function ownedGateways(view: StoreView, opts: BuildOptions): KubeObject[] {
+  const classes = ownedGatewayClasses(view, opts);
+  return view
+    .list('Gateway')
+    .filter((gw) => !gw.metadata.deletionTimestamp && classes.has(gatewaySpec(gw).gatewayClassName))
+    .sort(compareObjects);
+}
+
+/**
+ * A reason the Gateway as a whole cannot be accepted, independent of its listeners: its class is
+ * ours but not accepted, or it names infrastructure parameters (Convoy supports none).
+ */
+export function gatewayProblem(
+  view: StoreView,
+  opts: BuildOptions,
+  gw: KubeObject,
+  acceptedClasses: Set<string> = acceptedGatewayClasses(view, opts),
+): { reason: string; message: string } | undefined {
+  const spec = gatewaySpec(gw);
+  if (!acceptedClasses.has(spec.gatewayClassName)) {
+    return { reason: Reason.Invalid, message: `GatewayClass ${spec.gatewayClassName} is not accepted` };
+  }
+  const ref = spec.infrastructure?.parametersRef;
+  if (ref) {
+    return {
+      reason: Reason.InvalidParameters,
+      message: `infrastructure.parametersRef ${ref.group || 'core'}/${ref.kind} ${ref.name}: Convoy supports no Gateway parameters`,
+    };
+  }
+  return undefined;
+}
+
+/** Whether a Gateway is accepted, given its own resolved listeners. */
+function gatewayAccepted(own: ResolvedListener[]): boolean {
+  return own.some((l) => l.conditions.some((c) => c.type === ConditionType.Accepted && c.status === 'True'));
+}
+
+interface SetInfo {
+  object: KubeObject;
+  owner: ListenerOwner;
+  allowed: boolean;
+  specs: Listener[];
+}
+
+function resolveGateway(
+  view: StoreView,
+  opts: BuildOptions,
+  gw: KubeObject,
+  setsByParent: Map<string, KubeObject[]>,
+  acceptedClasses: Set<string>,
+): ResolvedGateway {
+  const ns = objectNamespace(gw);
+  const gwOwner: ListenerOwner = { kind: 'Gateway', namespace: ns, name: gw.metadata.name };
+  const ownSpecs = gatewaySpec(gw).listeners ?? [];
+  const sets: SetInfo[] = (setsByParent.get(`${ns}/${gw.metadata.name}`) ?? []).map((ls) => {
+    const lsNs = objectNamespace(ls);
+    return {
+      object: ls,
+      owner: { kind: 'ListenerSet', namespace: lsNs, name: ls.metadata.name },
+      allowed: listenerSetAllowed(view, gw, lsNs),
+      specs: listenerSetSpec(ls)?.listeners ?? [],
+    };
+  });
+
+  // Merged list: Gateway listeners, then admitted sets' listeners in precedence order.
+  const merged: { owner: ListenerOwner; spec: Listener; gen?: number; fromGateway: boolean; set?: number }[] =
+    [];
+  for (const spec of ownSpecs)
+    merged.push({ owner: gwOwner, spec, gen: gw.metadata.generation, fromGateway: true });
+  sets.forEach((s, idx) => {
+    if (!s.allowed) return;
+    for (const spec of s.specs) {
+      merged.push({ owner: s.owner, spec, gen: s.object.metadata.generation, fromGateway: false, set: idx });
+    }
+  });
+  const conflicts = detectConflicts(
+    merged.map((m) => ({
+      port: m.spec.port,
+      protocol: m.spec.protocol,
+      hostname: m.spec.hostname,
+      tlsMode: tlsModeOf(m.spec),
+      fromGateway: m.fromGateway,
+    })),
+  );
+  const resolved = merged.map((m, i) =>
+    validateListener(view, opts, { owner: m.owner, spec: m.spec, generation: m.gen, conflict: conflicts[i] }),
+  );
+
+  markOverlappingTLS(resolved, opts);
+  const problem = gatewayProblem(view, opts, gw, acceptedClasses);
+  let own = resolved.slice(0, ownSpecs.length);
+  const accepted = !problem && gatewayAccepted(own);
+  if (!accepted) own = own.map((l) => gatewayNotAccepted(l, opts, gw.metadata.generation));
+  const listeners: ResolvedListener[] = [...own];
+  const bySet = new Map<number, ResolvedListener[]>();
+  resolved.forEach((l, i) => {
+    const set = merged[i].set;
+    if (set === undefined) return;
+    const list = bySet.get(set);
+    if (list) list.push(l);
+    else bySet.set(set, [l]);
+  });
+  const listenerSets: ResolvedListenerSet[] = sets.map((s, idx) => {
+    const gen = s.object.metadata.generation;
+    if (!s.allowed) {
+      return {
+        object: s.object,
+        accepted: false,
+        listeners: s.specs.map((spec) => notAllowedListener(opts, s.owner, spec, gen)),
+      };
+    }
+    let setListeners = bySet.get(idx) ?? [];
+    if (!accepted) setListeners = setListeners.map((l) => gatewayNotAccepted(l, opts, gen));
+    listeners.push(...setListeners);
+    return {
+      object: s.object,
+      accepted: accepted && setListeners.some((l) => l.ready),
+      listeners: setListeners,
+    };
+  });
+
+  return { object: gw, fleet: `${ns}/${gw.metadata.name}`, accepted, listeners, listenerSets };
+}
+
+/**
+ * Resolves every Gateway Convoy owns, sorted by namespace/name: its listeners merged with those of
+ * the ListenerSets it admits, each validated, and whether it and each of its ListenerSets is accepted.
+ */
+export function resolveGateways(view: StoreView, opts: BuildOptions): ResolvedGateway[] {
+  const setsByParent = listenerSetsByParent(view);
+  const acceptedClasses = acceptedGatewayClasses(view, opts);
+  return ownedGateways(view, opts).map((gw) => resolveGateway(view, opts, gw, setsByParent, acceptedClasses));
+}
