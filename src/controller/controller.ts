@@ -6,6 +6,7 @@ import { objectNamespace, type KubeObject } from '../store/objects';
 import type { ObjectStatus, StatusSink } from '../status/types';
 import { mergeStatus, sameBuiltStatus } from '../status/merge';
 import { buildGateways } from '../gateway/build';
+import { BuildMemo } from '../gateway/build-memo';
 import { addListenerSet } from '../gateway/incremental/listenerset';
 import { updateRoutes, type RouteEdit } from '../gateway/incremental/routes';
 import type { BuildState } from '../gateway/incremental/state';
@@ -58,6 +59,8 @@ export class Controller {
   private lastBuildFailed = false;
   /** What the last full build knew (routes, attachment, statuses), for the route fast path. */
   private state: BuildState | undefined;
+  /** What builds over this store remember between runs (gateway/build-memo.ts). */
+  private readonly memo = new BuildMemo();
   /** Models of the last full build, reused by the endpoint fast path. */
   private lastFleets = new Map<string, FleetModel>();
   private references: ReferenceIndex | undefined;
@@ -170,7 +173,7 @@ export class Controller {
     const started = process.hrtime.bigint();
     try {
       this.state = undefined;
-      const result = buildGateways(store, this.buildOptions());
+      const result = buildGateways(store, this.buildOptions(), this.memo);
       this.state = result.state;
       const liveFleets = new Set<string>();
       const previous = this.lastFleets;
@@ -265,7 +268,7 @@ export class Controller {
         if (!current) return false;
         edits.push({ previous, current });
       }
-      const result = updateRoutes(this.opts.store, this.buildOptions(), this.state, edits, (f) =>
+      const result = updateRoutes(this.opts.store, this.buildOptions(), this.memo, this.state, edits, (f) =>
         this.lastFleets.get(f),
       );
       if (!result || result.fleets.some((f) => !this.lastFleets.has(f.model.fleet))) return false;
@@ -317,8 +320,14 @@ export class Controller {
       const sets = current.filter((o) => o.kind === 'ListenerSet');
       if (sets.length !== 1) return false;
       const routes = current.filter((o) => o.kind !== 'ListenerSet');
-      const result = addListenerSet(this.opts.store, this.buildOptions(), this.state, sets[0], routes, (f) =>
-        this.lastFleets.get(f),
+      const result = addListenerSet(
+        this.opts.store,
+        this.buildOptions(),
+        this.memo,
+        this.state,
+        sets[0],
+        routes,
+        (f) => this.lastFleets.get(f),
       );
       if (!result) return false;
       this.state = result.state;
@@ -359,8 +368,8 @@ export class Controller {
         const namespace = objectNamespace(before);
         const current = this.opts.store.get('Secret', namespace, before.metadata.name);
         if (!current) return false;
-        const was = secretToModel(before, namespace);
-        const now = secretToModel(current, namespace);
+        const was = secretToModel(before, namespace, this.memo.certificates);
+        const now = secretToModel(current, namespace, this.memo.certificates);
         if (!was.ok || !now.ok || was.secret.name !== now.secret.name) return false;
         replaced.set(now.secret.name, now.secret);
       }

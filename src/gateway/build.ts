@@ -28,23 +28,30 @@ import { ROUTE_KINDS } from './routes/types';
 import { cmp } from './routes/identity';
 import type { BuildState } from './incremental/state';
 import { namedParentsOf, statusKey } from './incremental/state';
+import { BuildMemo } from './build-memo';
+import { LayeredMap, LayeredSet } from '../util/layered-map';
 
 /**
  * Builds every Gateway Convoy owns from the store view: their FleetModels, every status Convoy
- * writes, and the state the fast paths (incremental/) start from.
+ * writes, and the state the fast paths (incremental/) start from. `memo` carries what earlier
+ * builds over the same store computed (the Controller passes its own); without one, everything is
+ * computed afresh. The result is the same either way.
  */
 export function buildGateways(
   view: StoreView,
   opts: BuildOptions,
+  memo: BuildMemo = new BuildMemo(),
 ): GatewayBuildResult & { state: BuildState } {
-  const gateways = resolveGateways(view, opts);
+  const gateways = resolveGateways(view, opts, memo);
   const policy: BackendPolicy = { externalNameServices: opts.externalNameServices };
-  const routes = compileRoutes(view, gateways, policy);
+  const routes = compileRoutes(view, gateways, policy, memo.routes);
   const attachment = attachRoutes(view, opts, gateways, routes);
   for (const gw of gateways) {
     for (const l of allListeners(gw)) l.attachedRoutes = attachment.counts.get(l.qualifiedName) ?? 0;
   }
-  const fleets = gateways.map((gw) => buildFleet(view, gw, attachment)).sort((a, b) => cmp(a.fleet, b.fleet));
+  const fleets = gateways
+    .map((gw) => buildFleet(view, gw, attachment.attached, memo))
+    .sort((a, b) => cmp(a.fleet, b.fleet));
   const routeStatuses = [...attachment.statuses, ...staleRouteStatuses(view, opts, attachment.statuses)].sort(
     compareStatuses,
   );
@@ -54,19 +61,18 @@ export function buildGateways(
     ...routeStatuses,
   ];
   const parents = indexParents(gateways);
-  const listenerGateway = new Map<string, ResolvedGateway>();
-  for (const t of parents.values())
-    for (const l of t.listeners) listenerGateway.set(l.qualifiedName, t.gateway);
+  const listenerFleet = new Map<string, string>();
+  for (const t of parents.values()) for (const l of t.listeners) listenerFleet.set(l.qualifiedName, t.fleet);
   const state: BuildState = {
     gateways,
-    parents,
-    routes: new Map(routes.map((r) => [r.id.key, r])),
-    attachment,
+    parents: LayeredMap.adopt(parents),
+    routes: LayeredMap.adopt(new Map(routes.map((r) => [r.id.key, r]))),
+    attached: LayeredMap.adopt(attachment.attached),
     statuses,
     policy,
-    statusIndex: new Map(statuses.map((s, i) => [statusKey(s), i])),
-    listenerGateway,
-    namedParents: namedParentsOf(view),
+    statusIndex: LayeredMap.adopt(new Map(statuses.map((s, i) => [statusKey(s), i]))),
+    listenerFleet: LayeredMap.adopt(listenerFleet),
+    namedParents: LayeredSet.of(namedParentsOf(view)),
   };
   return { fleets, statuses, state };
 }

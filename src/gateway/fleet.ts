@@ -2,16 +2,17 @@
  * Fleet assembly: one Gateway's ready listeners and the routes attached to them → its FleetModel
  * (ports, filter chains, route configurations, clusters and secrets).
  */
-import type { FilterChainModel, FleetModel, PortModel, SecretModel, VirtualHostModel } from '../dag/model';
+import type { FilterChainModel, FleetModel, PortModel, SecretModel } from '../dag/model';
 import { objectNamespace } from '../store/objects';
 import type { ResolvedGateway, ResolvedListener, StoreView } from './resolved';
 import type { ClusterRef } from './backends';
 import { buildClusters } from './backends';
-import type { AttachmentResult } from './routes/attach';
 import { cmp } from './routes/identity';
 import type { AttachedRoute, CompiledRoute } from './routes/types';
 import { CATCH_ALL, ListenerClaims, isolateHostnames } from './routes/vhosts';
 import type { ListenerRoutes } from './routes/vhosts';
+import type { BuildMemo } from './build-memo';
+import type { FleetVirtualHosts } from './virtual-hosts';
 import { VirtualHostMemo } from './virtual-hosts';
 
 /** Route kinds served by HTTP and HTTPS listeners' route configurations. */
@@ -19,15 +20,23 @@ export const HTTP_KINDS: ReadonlySet<string> = new Set(['HTTPRoute', 'GRPCRoute'
 
 /** Returns the routes attached to listener `l` whose kind is one of `kinds`, in attachment order. */
 export function routesOf(
-  attachment: AttachmentResult,
+  attached: ReadonlyMap<string, AttachedRoute[]>,
   l: ResolvedListener,
   kinds: ReadonlySet<string>,
 ): AttachedRoute[] {
-  return (attachment.attached.get(l.qualifiedName) ?? []).filter((a) => kinds.has(a.route.id.kind));
+  return (attached.get(l.qualifiedName) ?? []).filter((a) => kinds.has(a.route.id.kind));
 }
 
-/** Builds the FleetModel of one Gateway from its ready listeners and the routes attached to them. */
-export function buildFleet(view: StoreView, gw: ResolvedGateway, attachment: AttachmentResult): FleetModel {
+/**
+ * Builds the FleetModel of one Gateway from its ready listeners and the routes attached to them
+ * (`attached`, by listener qualifiedName); `memo` keeps unchanged virtual hosts and clusters.
+ */
+export function buildFleet(
+  view: StoreView,
+  gw: ResolvedGateway,
+  attached: ReadonlyMap<string, AttachedRoute[]>,
+  memo: BuildMemo,
+): FleetModel {
   const namespace = objectNamespace(gw.object);
   const name = gw.object.metadata.name;
   const ready = gw.accepted ? gw.listeners.filter((l) => l.ready) : [];
@@ -40,7 +49,7 @@ export function buildFleet(view: StoreView, gw: ResolvedGateway, attachment: Att
   const usedRoutes = new Set<CompiledRoute>();
   const secrets = new Map<string, SecretModel>();
   const ports: PortModel[] = [];
-  const memo = new VirtualHostMemo(view, gw.fleet);
+  const vhosts = new VirtualHostMemo(memo.virtualHosts, gw.fleet);
   for (const port of [...byPort.keys()].sort((a, b) => a - b)) {
     const listeners = byPort.get(port)!;
     const first = listeners[0];
@@ -48,9 +57,9 @@ export function buildFleet(view: StoreView, gw: ResolvedGateway, attachment: Att
       const http = listeners.filter((l) => l.protocol === 'HTTP');
       const group: ListenerRoutes[] = http.map((l) => ({
         listener: l,
-        routes: routesOf(attachment, l, HTTP_KINDS),
+        routes: routesOf(attached, l, HTTP_KINDS),
       }));
-      const { virtualHosts, used } = memo.virtualHosts(group, new ListenerClaims(http), port, 'http');
+      const { virtualHosts, used } = vhosts.virtualHosts(group, new ListenerClaims(http), port, 'http');
       for (const r of used) usedRoutes.add(r);
       ports.push({
         name: `http-${port}`,
@@ -66,8 +75,8 @@ export function buildFleet(view: StoreView, gw: ResolvedGateway, attachment: Att
         const secretNames = l.tlsMode === 'Passthrough' ? [] : l.certificates.map((c) => c.name);
         for (const c of l.tlsMode === 'Passthrough' ? [] : l.certificates) secrets.set(c.name, c);
         if (l.protocol === 'HTTPS') {
-          const group: ListenerRoutes[] = [{ listener: l, routes: routesOf(attachment, l, HTTP_KINDS) }];
-          const { virtualHosts, used } = memo.virtualHosts(group, claims, port, 'https');
+          const group: ListenerRoutes[] = [{ listener: l, routes: routesOf(attached, l, HTTP_KINDS) }];
+          const { virtualHosts, used } = vhosts.virtualHosts(group, claims, port, 'https');
           for (const r of used) usedRoutes.add(r);
           filterChains.push({
             name: l.qualifiedName,
@@ -80,7 +89,7 @@ export function buildFleet(view: StoreView, gw: ResolvedGateway, attachment: Att
           });
         } else {
           filterChains.push(
-            ...tlsChains(l, routesOf(attachment, l, TLS_KINDS), claims, secretNames, usedRoutes),
+            ...tlsChains(l, routesOf(attached, l, TLS_KINDS), claims, secretNames, usedRoutes),
           );
         }
       }
@@ -88,12 +97,17 @@ export function buildFleet(view: StoreView, gw: ResolvedGateway, attachment: Att
       ports.push({ name: `${first.protocol.toLowerCase()}-${port}`, port, filterChains });
     }
   }
-  memo.commit();
+  vhosts.commit();
   return {
     fleet: gw.fleet,
     gateway: { namespace, name },
     ports,
-    clusters: buildClusters(view, referencedClusters(ports, usedRoutes), gw.fleet),
+    clusters: buildClusters(
+      view,
+      referencedClusters(ports, usedRoutes, memo.virtualHosts),
+      memo.clusters,
+      gw.fleet,
+    ),
     secrets: [...secrets.values()].sort((a, b) => cmp(a.name, b.name)),
   };
 }
@@ -134,35 +148,17 @@ function tlsChains(
   });
 }
 
-/** Cluster names the routes of some virtual hosts forward or mirror to, per array. */
-const clusterNamesMemo = new WeakMap<VirtualHostModel[], string[]>();
-
-/** Returns the names of the clusters the routes of `vhosts` forward or mirror to (memoized per array). */
-export function clusterNamesOf(vhosts: VirtualHostModel[]): string[] {
-  let names = clusterNamesMemo.get(vhosts);
-  if (!names) {
-    const set = new Set<string>();
-    for (const vh of vhosts) {
-      for (const r of vh.routes) {
-        const a = r.action;
-        if (a.kind !== 'forward') continue;
-        for (const b of a.backends) set.add(b.cluster);
-        for (const m of a.mirrors ?? []) set.add(m.cluster);
-      }
-    }
-    names = [...set];
-    clusterNamesMemo.set(vhosts, names);
-  }
-  return names;
-}
-
 /** Cluster references (with protocol) for every cluster the fleet's routes and chains name. */
-function referencedClusters(ports: PortModel[], used: Set<CompiledRoute>): ClusterRef[] {
+function referencedClusters(
+  ports: PortModel[],
+  used: Set<CompiledRoute>,
+  vhosts: FleetVirtualHosts,
+): ClusterRef[] {
   const names = new Set<string>();
   for (const p of ports) {
-    if (p.http) for (const n of clusterNamesOf(p.http.virtualHosts)) names.add(n);
+    if (p.http) for (const n of vhosts.clusterNamesOf(p.http.virtualHosts)) names.add(n);
     for (const fc of p.filterChains) {
-      if (fc.virtualHosts) for (const n of clusterNamesOf(fc.virtualHosts)) names.add(n);
+      if (fc.virtualHosts) for (const n of vhosts.clusterNamesOf(fc.virtualHosts)) names.add(n);
       for (const b of fc.tcpBackends ?? []) names.add(b.cluster);
     }
   }

@@ -26,6 +26,8 @@ import {
   validateListener,
 } from './listener-validation';
 import { listenerSetAllowed, listenerSetsByParent } from './listenersets';
+import type { BuildMemo } from './build-memo';
+import type { CertificateMemo } from './tls';
 
 function compareObjects(a: KubeObject, b: KubeObject): number {
   const ka = `${objectNamespace(a)}/${a.metadata.name}`;
@@ -84,6 +86,7 @@ function resolveGateway(
   gw: KubeObject,
   setsByParent: Map<string, KubeObject[]>,
   acceptedClasses: Set<string>,
+  certificates: CertificateMemo | undefined,
 ): ResolvedGateway {
   const ns = objectNamespace(gw);
   const gwOwner: ListenerOwner = { kind: 'Gateway', namespace: ns, name: gw.metadata.name };
@@ -119,7 +122,12 @@ function resolveGateway(
     })),
   );
   const resolved = merged.map((m, i) =>
-    validateListener(view, opts, { owner: m.owner, spec: m.spec, generation: m.gen, conflict: conflicts[i] }),
+    validateListener(
+      view,
+      opts,
+      { owner: m.owner, spec: m.spec, generation: m.gen, conflict: conflicts[i] },
+      certificates,
+    ),
   );
 
   markOverlappingTLS(resolved, opts);
@@ -161,9 +169,12 @@ function resolveGateway(
 /**
  * Resolves every Gateway Convoy owns, sorted by namespace/name: its listeners merged with those of
  * the ListenerSets it admits, each validated, and whether it and each of its ListenerSets is accepted.
+ * `memo` keeps certificate checks of unchanged Secrets.
  */
-export function resolveGateways(view: StoreView, opts: BuildOptions): ResolvedGateway[] {
+export function resolveGateways(view: StoreView, opts: BuildOptions, memo?: BuildMemo): ResolvedGateway[] {
   const setsByParent = listenerSetsByParent(view);
   const acceptedClasses = acceptedGatewayClasses(view, opts);
-  return ownedGateways(view, opts).map((gw) => resolveGateway(view, opts, gw, setsByParent, acceptedClasses));
+  return ownedGateways(view, opts).map((gw) =>
+    resolveGateway(view, opts, gw, setsByParent, acceptedClasses, memo?.certificates),
+  );
 }

@@ -10,6 +10,7 @@ import type { AllowedRouteKind, Listener } from './api';
 import { GATEWAY_API_GROUP } from './api';
 import { ConditionType, Reason, makeCondition, sortConditions } from './conditions';
 import type { ConflictReason } from './conflicts';
+import type { CertificateMemo } from './tls';
 import { resolveListenerCertificates } from './tls';
 
 // ---------------------------------------------------------------------------------------------
@@ -100,11 +101,15 @@ interface ValidateInput {
   conflict?: ConflictReason;
 }
 
-/** Validates one listener of an admitted owner and builds its ResolvedListener. */
+/**
+ * Validates one listener of an admitted owner and builds its ResolvedListener; `certificates`
+ * keeps the checks of unchanged Secrets.
+ */
 export function validateListener(
   view: StoreView,
   opts: BuildOptions,
   input: ValidateInput,
+  certificateMemo?: CertificateMemo,
 ): ResolvedListener {
   const { owner, spec, conflict } = input;
   const cond = (type: string, status: Condition['status'], reason: string, message: string) =>
@@ -158,7 +163,7 @@ export function validateListener(
         message: `${protocol} listener in Terminate mode needs at least one certificateRef`,
       };
     } else {
-      const res = resolveListenerCertificates(view, owner, refs);
+      const res = resolveListenerCertificates(view, owner, refs, certificateMemo);
       certificates = res.certificates;
       certProblem = res.problem;
     }

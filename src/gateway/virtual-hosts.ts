@@ -4,7 +4,6 @@
  * hosts themselves are computed by routes/vhosts.ts.
  */
 import type { VirtualHostModel } from '../dag/model';
-import type { StoreView } from './resolved';
 import type { CompiledRoute } from './routes/types';
 import { isolateHostnames, virtualHostsOf } from './routes/vhosts';
 import type { ListenerRoutes, ListenerClaims } from './routes/vhosts';
@@ -17,29 +16,66 @@ export interface VirtualHostEntry {
   used: CompiledRoute[];
 }
 
-/** Last build's virtual hosts per store view, fleet and route configuration (listener names). */
-const virtualHostMemos = new WeakMap<StoreView, Map<string, Map<string, VirtualHostEntry>>>();
+/**
+ * What fleet assembly remembers between builds: the virtual hosts of each fleet's last assembly by
+ * route configuration, and the cluster names each virtual-host list references.
+ */
+export class FleetVirtualHosts {
+  private readonly byFleet = new Map<string, ReadonlyMap<string, VirtualHostEntry>>();
+  private readonly clusterNamesByList = new WeakMap<VirtualHostModel[], string[]>();
+
+  /** Returns the entries of the last committed assembly of `fleet`, by route configuration. */
+  last(fleet: string): ReadonlyMap<string, VirtualHostEntry> | undefined {
+    return this.byFleet.get(fleet);
+  }
+
+  /** Records the entries of an assembly of `fleet`, replacing the previous ones. */
+  remember(fleet: string, entries: ReadonlyMap<string, VirtualHostEntry>): void {
+    this.byFleet.set(fleet, entries);
+  }
+
+  /** Returns the names of the clusters the routes of `vhosts` forward or mirror to (once per array). */
+  clusterNamesOf(vhosts: VirtualHostModel[]): string[] {
+    let names = this.clusterNamesByList.get(vhosts);
+    if (!names) {
+      const set = new Set<string>();
+      for (const vh of vhosts) {
+        for (const r of vh.routes) {
+          const a = r.action;
+          if (a.kind !== 'forward') continue;
+          for (const b of a.backends) set.add(b.cluster);
+          for (const m of a.mirrors ?? []) set.add(m.cluster);
+        }
+      }
+      names = [...set];
+      this.clusterNamesByList.set(vhosts, names);
+    }
+    return names;
+  }
+}
 
 /**
- * Virtual hosts of one route configuration, memoized between builds. They are a pure function of
- * the isolated listener routes (listener, compiled routes, kept hostnames) and the port, so when
- * those are the same as last time (compiled routes are memoized, see routes/memo.ts) the previous
- * VirtualHostModel[] is returned and the unchanged chain keeps its identity downstream.
+ * Virtual hosts of the route configurations of one fleet assembly, memoized between builds. They
+ * are a pure function of the isolated listener routes (listener, compiled routes, kept hostnames)
+ * and the port, so when those are the same as last time (compiled routes are memoized, see
+ * routes/memo.ts) the previous VirtualHostModel[] is returned and the unchanged chain keeps its
+ * identity downstream. The entries computed become the fleet's in `memos` on commit().
  */
 export class VirtualHostMemo {
-  private readonly previous: Map<string, VirtualHostEntry>;
+  private readonly previous: ReadonlyMap<string, VirtualHostEntry>;
   private readonly next: Map<string, VirtualHostEntry>;
 
   /** `carry`: keep every previous entry (a partial rebuild that only recomputes some). */
   constructor(
-    private readonly view: StoreView,
+    private readonly memos: FleetVirtualHosts,
     private readonly fleet: string,
     carry = false,
   ) {
-    this.previous = virtualHostMemos.get(view)?.get(fleet) ?? new Map();
+    this.previous = memos.last(fleet) ?? new Map();
     this.next = carry ? new Map(this.previous) : new Map();
   }
 
+  /** Returns the key of a route configuration: its scheme, port and listeners. */
   static key(group: ListenerRoutes[], port: number, scheme: 'http' | 'https'): string {
     return `${scheme}:${port}:${group.map((g) => g.listener.qualifiedName).join('\n')}`;
   }
@@ -49,6 +85,7 @@ export class VirtualHostMemo {
     return this.previous.get(key);
   }
 
+  /** Returns the virtual hosts of one route configuration: last build's when its inputs are the same. */
   virtualHosts(
     group: ListenerRoutes[],
     claims: ListenerClaims,
@@ -72,13 +109,9 @@ export class VirtualHostMemo {
     return this.next.get(key);
   }
 
+  /** Makes this assembly's entries the fleet's last ones (for the next build to reuse). */
   commit(): void {
-    let byFleet = virtualHostMemos.get(this.view);
-    if (!byFleet) {
-      byFleet = new Map();
-      virtualHostMemos.set(this.view, byFleet);
-    }
-    byFleet.set(this.fleet, this.next);
+    this.memos.remember(this.fleet, this.next);
   }
 }
 

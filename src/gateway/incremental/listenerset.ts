@@ -15,7 +15,7 @@ import { buildClusters } from '../backends';
 import { ConditionType } from '../conditions';
 import type { ConflictInput } from '../conflicts';
 import { PortClaims } from '../conflicts';
-import { clusterNamesOf } from '../fleet';
+import type { BuildMemo } from '../build-memo';
 import { gatewayStatus } from '../gateway-status';
 import { acceptedGatewayClasses } from '../gatewayclass';
 import { markOverlappingTLS, notAllowedListener, tlsModeOf, validateListener } from '../listener-validation';
@@ -37,13 +37,13 @@ import type { ParentTarget } from '../routes/attach';
 import { attachRoute, parentKey, targetOf } from '../routes/attach';
 import { ROUTE_COMPILERS } from '../routes/compilers';
 import { cmp, compareRouteIds, routeIdentity } from '../routes/identity';
-import { compileMemoized } from '../routes/memo';
 import type { AttachedRoute, CompiledRoute } from '../routes/types';
 import { ListenerClaims, coveringHostnames } from '../routes/vhosts';
 import type { ListenerRoutes } from '../routes/vhosts';
 import { VirtualHostMemo } from '../virtual-hosts';
+import type { CertificateMemo } from '../tls';
 import type { BuildState } from './state';
-import { addNamedParents, statusKey } from './state';
+import { parentNamesOf, statusKey } from './state';
 
 /**
  * Adds a ListenerSet created since the state's build (with new HTTPRoutes/GRPCRoutes whose
@@ -55,11 +55,13 @@ import { addNamedParents, statusKey } from './state';
  * listeners is HTTPS with an exact hostname on a port the fleet already serves by SNI, where no
  * ready listener has no hostname or one that covers it (so no other chain's hostname isolation
  * changes). Returns the patched FleetModel (undefined when nothing is served differently), every
- * status (the new ones appended), and the new state; or undefined when a full build is needed.
+ * status (the new ones appended), and the new state (`state` itself is left as it is); or undefined
+ * when a full build is needed. `memo` must be the one the state's build used.
  */
 export function addListenerSet(
   view: StoreView,
   opts: BuildOptions,
+  memo: BuildMemo,
   state: BuildState,
   ls: KubeObject,
   added: KubeObject[],
@@ -80,10 +82,10 @@ export function addListenerSet(
     const t = Date.parse(s.object.metadata.creationTimestamp ?? '');
     if (Number.isNaN(t) || t >= created) return undefined;
   }
-  const resolved = resolveAddedListenerSet(view, opts, g, ls);
+  const resolved = resolveAddedListenerSet(view, opts, g, ls, memo.certificates);
   if (!resolved) return undefined;
   const { set, allowed } = resolved;
-  // g as a full build would resolve it now; g itself is only updated once nothing can fail.
+  // g as a full build would resolve it now (g itself is left as it is).
   const gw: ResolvedGateway = {
     ...g,
     listeners: allowed ? [...g.listeners, ...set.listeners] : g.listeners,
@@ -93,7 +95,7 @@ export function addListenerSet(
     kind: 'ListenerSet',
     namespace: lsNs,
     name: ls.metadata.name,
-    gateway: g,
+    fleet: gw.fleet,
     listeners: set.listeners,
     accepted: set.accepted,
   };
@@ -111,7 +113,7 @@ export function addListenerSet(
     const id = routeIdentity(kind, obj);
     if (state.routes.has(id.key) || addedKeys.has(`${kind}/${ns}/${obj.metadata.name}`)) return undefined;
     addedKeys.add(`${kind}/${ns}/${obj.metadata.name}`);
-    compiled.push(compileMemoized(ROUTE_COMPILERS[kind], view, obj, state.policy));
+    compiled.push(memo.routes.compile(ROUTE_COMPILERS[kind], view, obj, state.policy));
   }
   // Routes other than the new ones have the parentRefs of the state's build (route edits that
   // change them are full builds), so namedParents tells whether one of them names the new set.
@@ -150,7 +152,7 @@ export function addListenerSet(
     const previous = previousFleet(gw.fleet);
     if (!previous) return undefined;
     const ports = previous.ports.slice();
-    const memo = new VirtualHostMemo(view, gw.fleet, true);
+    const vhosts = new VirtualHostMemo(memo.virtualHosts, gw.fleet, true);
     let secrets = previous.secrets;
     let clusters = previous.clusters;
     const clusterByName = new Map(clusters.map((c) => [c.name, c]));
@@ -171,7 +173,7 @@ export function addListenerSet(
       // claims of all siblings (buildFleet's) and of `l` alone give the same isolation.
       if (routes.some((a) => a.hostnames.some((h) => h !== host))) return undefined;
       const group: ListenerRoutes[] = [{ listener: l, routes }];
-      const entry = memo.virtualHosts(group, new ListenerClaims([l]), l.port, 'https');
+      const entry = vhosts.virtualHosts(group, new ListenerClaims([l]), l.port, 'https');
       for (const c of l.certificates)
         if (!secrets.some((x) => x.name === c.name)) secrets = sortedWith(secrets, c);
       const chain: FilterChainModel = {
@@ -185,7 +187,7 @@ export function addListenerSet(
       };
       if (ports[i].filterChains.some((c) => c.name === chain.name)) return undefined;
       ports[i] = { ...ports[i], filterChains: sortedWith(ports[i].filterChains, chain) };
-      const names = new Set(clusterNamesOf(entry.virtualHosts));
+      const names = new Set(memo.virtualHosts.clusterNamesOf(entry.virtualHosts));
       for (const route of entry.used) {
         for (const ref of route.clusters) {
           if (!names.has(ref.name)) continue;
@@ -207,28 +209,29 @@ export function addListenerSet(
         if (ref && !deepEqual(ref, c)) return undefined;
       }
     }
-    for (const c of buildClusters(view, newRefs, `${gw.fleet}#added`)) clusters = sortedWith(clusters, c);
-    memo.commit();
+    for (const c of buildClusters(view, newRefs, memo.clusters, `${gw.fleet}#added`))
+      clusters = sortedWith(clusters, c);
+    vhosts.commit();
     fleet = { ...previous, ports, clusters, secrets };
   }
 
-  // Nothing can fail any more: update the state in place (the caller replaces its last state by it).
-  g.listeners = gw.listeners;
-  g.listenerSets = gw.listenerSets;
-  state.parents.set(setKey, target);
-  for (const [qn, list] of byListener) {
-    state.attachment.attached.set(qn, list);
-    state.attachment.counts.set(qn, list.length);
-  }
-  for (const route of compiled) state.routes.set(route.id.key, route);
-  state.statuses[gwAt] = gwStatus;
-  for (const s of appended) {
-    state.statusIndex.set(statusKey(s), state.statuses.length);
-    state.statuses.push(s);
-  }
-  for (const l of set.listeners) state.listenerGateway.set(l.qualifiedName, g);
-  for (const obj of added) addNamedParents(state.namedParents, obj);
-  return { fleet, statuses: state.statuses, state };
+  // The new state: what changed, over indexes shared with `state`.
+  const gateways = state.gateways.slice();
+  gateways[at] = gw;
+  const statuses = [...state.statuses, ...appended];
+  statuses[gwAt] = gwStatus;
+  const next: BuildState = {
+    ...state,
+    gateways,
+    parents: state.parents.with([[setKey, target]]),
+    routes: state.routes.with(compiled.map((route) => [route.id.key, route])),
+    attached: state.attached.with(byListener),
+    statuses,
+    statusIndex: state.statusIndex.with(appended.map((s, i) => [statusKey(s), state.statuses.length + i])),
+    listenerFleet: state.listenerFleet.with(set.listeners.map((l) => [l.qualifiedName, gw.fleet])),
+    namedParents: state.namedParents.with(added.flatMap(parentNamesOf)),
+  };
+  return { fleet, statuses, state: next };
 }
 
 /** `sorted` (by name) with `item` inserted at its place: a new array. */
@@ -257,6 +260,7 @@ export function resolveAddedListenerSet(
   opts: BuildOptions,
   g: ResolvedGateway,
   ls: KubeObject,
+  certificates?: CertificateMemo,
 ): { set: ResolvedListenerSet; allowed: boolean } | undefined {
   if (!g.accepted) return undefined;
   const lsNs = objectNamespace(ls);
@@ -296,7 +300,7 @@ export function resolveAddedListenerSet(
     };
     const conflict = claims.get(spec.port)?.conflict(input);
     if (!conflict) claim(input);
-    listeners.push(validateListener(view, opts, { owner, spec, generation: gen, conflict }));
+    listeners.push(validateListener(view, opts, { owner, spec, generation: gen, conflict }, certificates));
   }
   // Overlap marking over copies: an existing listener newly marked would change its status.
   // markOverlappingTLS marks nothing on a port whose accepted HTTPS listeners all have a hostname

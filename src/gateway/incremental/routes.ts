@@ -8,13 +8,12 @@ import { deepEqual } from '../../dag/reuse';
 import type { ObjectStatus } from '../../status/types';
 import type { KubeObject } from '../../store/objects';
 import type { BuildOptions, ResolvedGateway, ResolvedListener, StoreView } from '../resolved';
-import { HTTP_KINDS, buildFleet, clusterNamesOf, routesOf } from '../fleet';
-import type { AttachmentResult } from '../routes/attach';
+import type { BuildMemo } from '../build-memo';
+import { HTTP_KINDS, buildFleet, routesOf } from '../fleet';
 import { attachRoute, hasValidRules } from '../routes/attach';
 import { ROUTE_COMPILERS } from '../routes/compilers';
 import { routeIdentity } from '../routes/identity';
-import { compileMemoized } from '../routes/memo';
-import type { CompiledRoute } from '../routes/types';
+import type { AttachedRoute, CompiledRoute } from '../routes/types';
 import { ListenerClaims } from '../routes/vhosts';
 import type { ListenerRoutes } from '../routes/vhosts';
 import { VirtualHostMemo } from '../virtual-hosts';
@@ -44,21 +43,25 @@ export interface RouteEdit {
  * every Gateway/ListenerSet status stay as they are. Returns the rebuilt FleetModels of the
  * Gateways those listeners belong to (assembled by the same buildFleet as a full build, whose
  * memo reuses every untouched virtual-host list), every status with the routes' ones replaced, and
- * the new state; or undefined when a full build is needed. Everything except the routes must be
- * as the state's build saw it.
+ * the new state (`state` itself is left as it is); or undefined when a full build is needed.
+ * Everything except the routes must be as the state's build saw it, and `memo` the one that build
+ * used.
  */
 export function updateRoutes(
   view: StoreView,
   opts: BuildOptions,
+  memo: BuildMemo,
   state: BuildState,
   edits: RouteEdit[],
   previousFleet: (fleet: string) => FleetModel | undefined = () => undefined,
 ): { fleets: RouteUpdatedFleet[]; statuses: ObjectStatus[]; state: BuildState } | undefined {
-  const routes = new Map(state.routes);
-  const attached = new Map(state.attachment.attached);
-  const { statusIndex, listenerGateway } = state;
+  // What changes, copied on write: the state's indexes are shared, never changed.
+  const routes = new Map<string, CompiledRoute>();
+  const attached = new Map<string, AttachedRoute[]>();
+  const { statusIndex, listenerFleet } = state;
   const statuses = [...state.statuses];
-  const affected = new Map<ResolvedGateway, Set<string>>();
+  /** Fleet → the listeners whose routes changed. */
+  const affected = new Map<string, Set<string>>();
   const replaced = new Map<CompiledRoute, CompiledRoute>();
   for (const { previous, current } of edits) {
     const kind = current.kind;
@@ -70,9 +73,9 @@ export function updateRoutes(
     if (!deepEqual(before?.parentRefs, after?.parentRefs) || !deepEqual(before?.hostnames, after?.hostnames))
       return undefined;
     const id = routeIdentity(kind, current);
-    const old = routes.get(id.key);
+    const old = routes.get(id.key) ?? state.routes.get(id.key);
     if (!old || old.object !== previous) return undefined;
-    const next = compileMemoized(ROUTE_COMPILERS[kind], view, current, state.policy);
+    const next = memo.routes.compile(ROUTE_COMPILERS[kind], view, current, state.policy);
     if (!hasValidRules(old) || !hasValidRules(next)) return undefined;
     const was = attachRoute(view, opts, state.parents, old);
     const now = attachRoute(view, opts, state.parents, next);
@@ -80,30 +83,42 @@ export function updateRoutes(
     const at = statusIndex.get(`${kind}/${id.namespace}/${id.name}`);
     if (at === undefined) return undefined;
     for (const [qn, hostnames] of now.listeners) {
-      const list = attached.get(qn);
-      const gw = listenerGateway.get(qn);
+      const list = attached.get(qn) ?? state.attached.get(qn);
+      const fleet = listenerFleet.get(qn);
       const i = list ? list.findIndex((a) => a.route === old) : -1;
-      if (!list || !gw || i < 0) return undefined;
+      if (!list || !fleet || i < 0) return undefined;
       const copy = list.slice();
       copy[i] = { route: next, hostnames };
       attached.set(qn, copy);
-      const set = affected.get(gw) ?? new Set<string>();
+      const set = affected.get(fleet) ?? new Set<string>();
       set.add(qn);
-      affected.set(gw, set);
+      affected.set(fleet, set);
     }
     routes.set(id.key, next);
     replaced.set(old, next);
     statuses[at] = now.status;
   }
-  const attachment: AttachmentResult = { ...state.attachment, attached };
-  const fleets = [...affected].map(([gw, listeners]) => {
+  const gateways = new Map(state.gateways.map((g) => [g.fleet, g]));
+  const changed: [ResolvedGateway, Set<string>][] = [];
+  for (const [fleet, listeners] of affected) {
+    const gw = gateways.get(fleet);
+    if (!gw) return undefined;
+    changed.push([gw, listeners]);
+  }
+  const next: BuildState = {
+    ...state,
+    routes: state.routes.with(routes),
+    attached: state.attached.with(attached),
+    statuses,
+  };
+  const fleets = changed.map(([gw, listeners]) => {
     const previous = previousFleet(gw.fleet);
-    const patched = previous && patchFleet(view, gw, attachment, previous, listeners, replaced);
+    const patched = previous && patchFleet(memo, gw, next.attached, previous, listeners, replaced);
     return patched
       ? { model: patched, patched: true }
-      : { model: buildFleet(view, gw, attachment), patched: false };
+      : { model: buildFleet(view, gw, next.attached, memo), patched: false };
   });
-  return { fleets, statuses, state: { ...state, routes, attachment, statuses } };
+  return { fleets, statuses, state: next };
 }
 
 /**
@@ -118,9 +133,9 @@ export function updateRoutes(
  * should be) returns undefined and the caller runs buildFleet.
  */
 function patchFleet(
-  view: StoreView,
+  memo: BuildMemo,
   gw: ResolvedGateway,
-  attachment: AttachmentResult,
+  attached: ReadonlyMap<string, AttachedRoute[]>,
   previous: FleetModel,
   listeners: Set<string>,
   replaced: Map<CompiledRoute, CompiledRoute>,
@@ -134,7 +149,7 @@ function patchFleet(
     if (list) list.push(l);
     else byPort.set(l.port, [l]);
   }
-  const memo = new VirtualHostMemo(view, gw.fleet, true);
+  const vhosts = new VirtualHostMemo(memo.virtualHosts, gw.fleet, true);
   const ports = previous.ports.slice();
   const portIndex = new Map(ports.map((p, i) => [p.port, i]));
   /** Recomputed route configurations: memo key → the virtual hosts `previous` serves there. */
@@ -155,10 +170,10 @@ function patchFleet(
       const http = group.filter((x) => x.protocol === 'HTTP');
       const routes: ListenerRoutes[] = http.map((x) => ({
         listener: x,
-        routes: routesOf(attachment, x, HTTP_KINDS),
+        routes: routesOf(attached, x, HTTP_KINDS),
       }));
       if (!port.http) return undefined;
-      const entry = memo.virtualHosts(routes, new ListenerClaims(http), l.port, 'http');
+      const entry = vhosts.virtualHosts(routes, new ListenerClaims(http), l.port, 'http');
       recomputed.set(VirtualHostMemo.key(routes, l.port, 'http'), port.http.virtualHosts);
       ports[at] = { ...port, http: { ...port.http, virtualHosts: entry.virtualHosts } };
     } else if (first.protocol === 'HTTPS' || first.protocol === 'TLS') {
@@ -168,8 +183,8 @@ function patchFleet(
         claims = new ListenerClaims(group.filter((x) => x.protocol === 'HTTPS' || x.protocol === 'TLS'));
         claimsByPort.set(l.port, claims);
       }
-      const routes: ListenerRoutes[] = [{ listener: l, routes: routesOf(attachment, l, HTTP_KINDS) }];
-      const entry = memo.virtualHosts(routes, claims, l.port, 'https');
+      const routes: ListenerRoutes[] = [{ listener: l, routes: routesOf(attached, l, HTTP_KINDS) }];
+      const entry = vhosts.virtualHosts(routes, claims, l.port, 'https');
       const i = port.filterChains.findIndex((c) => c.name === l.qualifiedName);
       const served = i < 0 ? undefined : port.filterChains[i].virtualHosts;
       if (!served || recomputed.has(VirtualHostMemo.key(routes, l.port, 'https'))) return undefined;
@@ -181,10 +196,16 @@ function patchFleet(
   }
   for (const [key, served] of recomputed) {
     // The memo entry of the last build must be the one `previous` was assembled from.
-    const before = memo.previousEntry(key);
-    const after = memo.nextEntry(key);
+    const before = vhosts.previousEntry(key);
+    const after = vhosts.nextEntry(key);
     if (!before || !after || !deepEqual(before.virtualHosts, served)) return undefined;
-    if (!sameSet(clusterNamesOf(before.virtualHosts), clusterNamesOf(after.virtualHosts))) return undefined;
+    if (
+      !sameSet(
+        memo.virtualHosts.clusterNamesOf(before.virtualHosts),
+        memo.virtualHosts.clusterNamesOf(after.virtualHosts),
+      )
+    )
+      return undefined;
     if (
       !sameSet(
         before.used.map((r) => replaced.get(r) ?? r),
@@ -193,7 +214,7 @@ function patchFleet(
     )
       return undefined;
   }
-  memo.commit();
+  vhosts.commit();
   return { ...previous, ports };
 }
 

@@ -9,53 +9,57 @@ import { objectNamespace } from '../../store/objects';
 import type { ParentReference } from '../api';
 import type { BackendPolicy } from '../backends';
 import type { ResolvedGateway, StoreView } from '../resolved';
-import type { AttachmentResult, ParentTarget } from '../routes/attach';
+import type { ParentTarget } from '../routes/attach';
 import { ROUTE_KINDS } from '../routes/types';
-import type { CompiledRoute } from '../routes/types';
+import type { AttachedRoute, CompiledRoute } from '../routes/types';
+import type { LayeredMap, LayeredSet } from '../../util/layered-map';
 
 /**
- * What a full build knew, kept so that a route edit can be applied without a full build
- * (updateRoutes). updateRoutes produces a new state; addListenerSet updates it in place once its
- * checks passed (the caller holds only the latest state, and a failure is a full build).
+ * What a full build knew, kept so that a change can be applied without a full build (updateRoutes,
+ * addListenerSet). A state is never changed: each fast path returns a new one that shares every
+ * index it did not touch with its predecessor (LayeredMap, copy-on-write arrays), so a caller may
+ * keep an old state, and a fast path that gives up (returns undefined) leaves nothing half done.
  */
 export interface BuildState {
-  gateways: ResolvedGateway[];
-  parents: Map<string, ParentTarget>;
+  readonly gateways: readonly ResolvedGateway[];
+  readonly parents: LayeredMap<string, ParentTarget>;
   /** Compiled routes that name a parent Convoy owns, by RouteIdentity.key. */
-  routes: Map<string, CompiledRoute>;
-  /** Routes attached per listener, and attachedRoutes counts (statuses not kept up to date). */
-  attachment: AttachmentResult;
+  readonly routes: LayeredMap<string, CompiledRoute>;
+  /** Routes attached per listener (qualifiedName), in route precedence order. */
+  readonly attached: LayeredMap<string, AttachedRoute[]>;
   /** Every status of the build, in the build's order. */
-  statuses: ObjectStatus[];
-  policy: BackendPolicy;
-  /** Position in `statuses` by `kind/namespace/name` (route updates replace statuses in place). */
-  statusIndex: Map<string, number>;
-  /** The Gateway each listener (qualifiedName) belongs to. */
-  listenerGateway: Map<string, ResolvedGateway>;
+  readonly statuses: readonly ObjectStatus[];
+  readonly policy: BackendPolicy;
+  /** Position in `statuses` by `kind/namespace/name` (statusKey). */
+  readonly statusIndex: LayeredMap<string, number>;
+  /** The fleet (Gateway `namespace/name`) each listener (qualifiedName) belongs to. */
+  readonly listenerFleet: LayeredMap<string, string>;
   /**
    * `namespace/name` of every parentRef of every route in the view, whatever its kind (a superset
    * of the ListenerSets routes name: addListenerSet falls back when a new set's key is in it).
    */
-  namedParents: Set<string>;
+  readonly namedParents: LayeredSet<string>;
 }
 
 /** Returns the `namespace/name` of every parentRef of every route in the view (BuildState.namedParents). */
-export function namedParentsOf(view: StoreView): Set<string> {
-  const out = new Set<string>();
+export function namedParentsOf(view: StoreView): string[] {
+  const out: string[] = [];
   for (const kind of ROUTE_KINDS) {
-    for (const obj of view.list(kind)) addNamedParents(out, obj);
+    for (const obj of view.list(kind)) out.push(...parentNamesOf(obj));
   }
   return out;
 }
 
-/** Adds the `namespace/name` of every parentRef of `route` to `out`. */
-export function addNamedParents(out: Set<string>, route: KubeObject): void {
+/** Returns the `namespace/name` of every parentRef of `route`. */
+export function parentNamesOf(route: KubeObject): string[] {
   const refs = (route.spec as { parentRefs?: ParentReference[] } | undefined)?.parentRefs;
-  if (!Array.isArray(refs)) return;
+  if (!Array.isArray(refs)) return [];
   const ns = objectNamespace(route);
+  const out: string[] = [];
   for (const r of refs) {
-    if (r && typeof r === 'object' && typeof r.name === 'string') out.add(`${r.namespace || ns}/${r.name}`);
+    if (r && typeof r === 'object' && typeof r.name === 'string') out.push(`${r.namespace || ns}/${r.name}`);
   }
+  return out;
 }
 
 /** Returns the `kind/namespace/name` key of a status (BuildState.statusIndex). */

@@ -23,13 +23,15 @@ export interface ParentTarget {
   kind: 'Gateway' | 'ListenerSet';
   namespace: string;
   name: string;
-  gateway: ResolvedGateway;
+  /** The fleet (`namespace/name` of the Gateway) the parent's listeners belong to. */
+  fleet: string;
   /** The parent's own listeners, in precedence order. */
   listeners: ResolvedListener[];
   /** A ListenerSet not accepted by its Gateway serves nothing. Always true for Gateways. */
   accepted: boolean;
 }
 
+/** Returns the key of a route parent in indexParents' map: `kind/namespace/name`. */
 export function parentKey(kind: string, namespace: string, name: string): string {
   return `${kind}/${namespace}/${name}`;
 }
@@ -38,6 +40,7 @@ function ownedBy(l: ResolvedListener, owner: ListenerOwner): boolean {
   return l.owner.kind === owner.kind && l.owner.namespace === owner.namespace && l.owner.name === owner.name;
 }
 
+/** Indexes every Gateway and ListenerSet of the resolved Gateways as a route parent, by parentKey. */
 export function indexParents(gateways: ResolvedGateway[]): Map<string, ParentTarget> {
   const out = new Map<string, ParentTarget>();
   for (const gw of gateways) {
@@ -48,7 +51,7 @@ export function indexParents(gateways: ResolvedGateway[]): Map<string, ParentTar
       kind: 'Gateway',
       namespace,
       name,
-      gateway: gw,
+      fleet: gw.fleet,
       listeners: gw.listeners.filter((l) => ownedBy(l, owner)),
       accepted: true,
     });
@@ -61,7 +64,7 @@ export function indexParents(gateways: ResolvedGateway[]): Map<string, ParentTar
         kind: 'ListenerSet',
         namespace: sns,
         name: sname,
-        gateway: gw,
+        fleet: gw.fleet,
         listeners: set.listeners,
         accepted: set.accepted,
       });
@@ -175,7 +178,7 @@ function normalizedParentKind(ref: ParentReference): { group: string; kind: stri
 
 /** The parent a parentRef names, if Convoy owns it (else no status entry is written for it). */
 export function targetOf(
-  parents: Map<string, ParentTarget>,
+  parents: ReadonlyMap<string, ParentTarget>,
   ref: ParentReference,
   routeNamespace: string,
 ): ParentTarget | undefined {
@@ -233,7 +236,7 @@ export function hasValidRules(route: CompiledRoute): boolean {
 export function attachRoute(
   view: StoreView,
   opts: BuildOptions,
-  parents: Map<string, ParentTarget>,
+  parents: ReadonlyMap<string, ParentTarget>,
   route: CompiledRoute,
 ): RouteAttachment {
   const refs = (route.object.spec as { parentRefs?: ParentReference[] } | undefined)?.parentRefs;

@@ -10,7 +10,7 @@ import type { ResolvedGateway, StoreView } from '../resolved';
 import { indexParents, targetOf } from './attach';
 import { compileGRPCRoute, compileHTTPRoute } from './compile';
 import { compareRouteIds } from './identity';
-import { compileMemoized } from './memo';
+import type { CompiledRouteMemo } from './memo';
 import { compileTLSRoute } from './tls';
 import type { CompiledRoute, RouteKind } from './types';
 import { ROUTE_KINDS } from './types';
@@ -25,11 +25,15 @@ export const ROUTE_COMPILERS: Record<
   TLSRoute: compileTLSRoute,
 };
 
-/** Compiles the routes that name at least one parent Convoy owns, sorted by precedence. */
+/**
+ * Compiles the routes that name at least one parent Convoy owns, sorted by precedence; `memo`
+ * returns the previous CompiledRoute of every route whose inputs are unchanged.
+ */
 export function compileRoutes(
   view: StoreView,
   gateways: ResolvedGateway[],
-  policy: BackendPolicy = {},
+  policy: BackendPolicy,
+  memo: CompiledRouteMemo,
 ): CompiledRoute[] {
   const parents = indexParents(gateways);
   const out: CompiledRoute[] = [];
@@ -40,7 +44,7 @@ export function compileRoutes(
       const ns = objectNamespace(obj);
       if (!Array.isArray(refs) || !refs.some((r) => targetOf(parents, r, ns))) continue;
       // Memoized on the route object and what it read: unchanged routes keep their CompiledRoute.
-      out.push(compileMemoized(ROUTE_COMPILERS[kind], view, obj, policy));
+      out.push(memo.compile(ROUTE_COMPILERS[kind], view, obj, policy));
     }
   }
   return out.sort((a, b) => compareRouteIds(a.id, b.id));
