@@ -1,7 +1,7 @@
 /**
  * The whole gateway build: store view → one FleetModel per Gateway + every status Convoy writes.
  *
- *   resolveGateways (gateways.ts) → compile routes (routes/compilers.ts) → attach routes
+ *   resolveGatewayClasses (gatewayclass.ts) → resolveGateways (gateways.ts) → compile routes (routes/compilers.ts) → attach routes
  *   (routes/attach.ts) → fill attachedRoutes → assemble FleetModels (fleet.ts) → statuses.
  *
  * The fast paths that apply a change to the state of the last build are in incremental/.
@@ -17,7 +17,7 @@ import type {
 import type { ObjectStatus } from '../status/types';
 import { objectNamespace } from '../store/objects';
 import { GATEWAY_API_VERSION } from './api';
-import { gatewayClassStatuses } from './gatewayclass';
+import { gatewayClassStatuses, resolveGatewayClasses } from './gatewayclass';
 import { resolveGateways } from './gateways';
 import { gatewayAndListenerSetStatuses } from './gateway-status';
 import type { BackendPolicy } from './backends';
@@ -42,7 +42,8 @@ export function buildGateways(
   opts: BuildOptions,
   memo: BuildMemo = new BuildMemo(),
 ): GatewayBuildResult & { state: BuildState } {
-  const gateways = resolveGateways(view, opts, memo);
+  const classes = resolveGatewayClasses(view, opts);
+  const gateways = resolveGateways(view, opts, memo, classes);
   const policy: BackendPolicy = { externalNameServices: opts.externalNameServices };
   const routes = compileRoutes(view, gateways, policy, memo.routes);
   const attachment = attachRoutes(view, opts, gateways, routes);
@@ -56,8 +57,8 @@ export function buildGateways(
     compareStatuses,
   );
   const statuses: ObjectStatus[] = [
-    ...gatewayClassStatuses(view, opts),
-    ...gatewayAndListenerSetStatuses(gateways, view, opts),
+    ...gatewayClassStatuses(classes, opts),
+    ...gatewayAndListenerSetStatuses(gateways, opts),
     ...routeStatuses,
   ];
   const parents = indexParents(gateways);

@@ -1,66 +1,25 @@
 /**
  * Gateway status (conditions, addresses, listeners, attachedListenerSets) and the statuses of the
- * ListenerSets of each Gateway, from the resolved Gateways.
+ * ListenerSets of each Gateway, from the resolved Gateways only: what they report was decided by
+ * resolution (gateways.ts) and recorded on the resolved objects; nothing here reads the store.
  */
-import type { KubeObject } from '../store/objects';
 import { objectNamespace } from '../store/objects';
 import type { Condition, ObjectStatus } from '../status/types';
-import type { BuildOptions, ResolvedGateway, StoreView } from './resolved';
-import type { GatewayStatus, GatewayStatusAddress } from './api';
-import { GATEWAY_API_VERSION, gatewaySpec } from './api';
+import type { BuildOptions, ResolvedGateway } from './resolved';
+import type { GatewayStatus } from './api';
+import { GATEWAY_API_VERSION } from './api';
 import { ConditionType, Reason, makeCondition } from './conditions';
-import { acceptedGatewayClasses } from './gatewayclass';
-import { gatewayProblem } from './gateways';
-import { listenerSetAllowed, listenerSetStatus, listenerSetVerdict, listenerStatus } from './listenersets';
-
-function gatewayAddresses(gw: KubeObject, view: StoreView, opts: BuildOptions): GatewayStatusAddress[] {
-  const out: GatewayStatusAddress[] = [];
-  for (const a of gatewaySpec(gw).addresses ?? []) {
-    if (!a.value) continue;
-    out.push({ type: a.type || 'IPAddress', value: a.value });
-  }
-  if (out.length > 0) return out;
-  return dataPlaneAddresses(view, opts);
-}
-
-const IPV4 = /^(\d{1,3}\.){3}\d{1,3}$/;
-
-/** The Envoy fleet's reachable addresses: from the configured Service's LB ingress, then flags. */
-export function dataPlaneAddresses(view: StoreView, opts: BuildOptions): GatewayStatusAddress[] {
-  const source = opts.gatewayAddresses;
-  if (!source) return [];
-  const values: string[] = [];
-  if (source.service) {
-    const svc = view.get('Service', source.service.namespace, source.service.name);
-    const ingress = svc?.loadBalancerIngress;
-    if (Array.isArray(ingress)) {
-      for (const i of ingress as { ip?: unknown; hostname?: unknown }[]) {
-        if (typeof i?.ip === 'string' && i.ip) values.push(i.ip);
-        else if (typeof i?.hostname === 'string' && i.hostname) values.push(i.hostname);
-      }
-    }
-  }
-  for (const v of source.static ?? []) if (v && !values.includes(v)) values.push(v);
-  return values.map((value) => ({
-    type: IPV4.test(value) || value.includes(':') ? 'IPAddress' : 'Hostname',
-    value,
-  }));
-}
+import { listenerSetStatus, listenerSetVerdict, listenerStatus } from './listenersets';
 
 /** Builds the status of one resolved Gateway: conditions, addresses, own listeners, attachedListenerSets. */
-export function gatewayStatus(
-  g: ResolvedGateway,
-  view: StoreView,
-  opts: BuildOptions,
-  acceptedClasses: Set<string>,
-): ObjectStatus {
+export function gatewayStatus(g: ResolvedGateway, opts: BuildOptions): ObjectStatus {
   const gw = g.object;
   const gen = gw.metadata.generation;
   const own = g.listeners.filter((l) => l.owner.kind === 'Gateway');
   const cond = (type: string, status: Condition['status'], reason: string, message: string) =>
     makeCondition(type, status, reason, message, gen, opts.now);
   let conditions: Condition[];
-  const problem = gatewayProblem(view, opts, gw, acceptedClasses);
+  const problem = g.problem;
   if (problem) {
     conditions = [
       cond(ConditionType.Accepted, 'False', problem.reason, problem.message),
@@ -87,7 +46,7 @@ export function gatewayStatus(
     ];
   }
   const status: GatewayStatus = {
-    addresses: gatewayAddresses(gw, view, opts),
+    addresses: g.addresses.map((a) => ({ ...a })),
     conditions,
     listeners: own.map((l) => listenerStatus(l)),
     attachedListenerSets: g.listenerSets.filter((s) => s.accepted).length,
@@ -106,18 +65,14 @@ export function gatewayStatus(
  * Sorted by kind, then namespace/name.
  */
 export function gatewayAndListenerSetStatuses(
-  gateways: ResolvedGateway[],
-  view: StoreView,
+  gateways: readonly ResolvedGateway[],
   opts: BuildOptions,
 ): ObjectStatus[] {
   const out: ObjectStatus[] = [];
-  const acceptedClasses = acceptedGatewayClasses(view, opts);
   for (const g of gateways) {
-    out.push(gatewayStatus(g, view, opts, acceptedClasses));
-    for (const set of g.listenerSets) {
-      const allowed = listenerSetAllowed(view, g.object, objectNamespace(set.object));
-      out.push(listenerSetStatus(set, listenerSetVerdict(set, allowed, g.accepted), opts));
-    }
+    out.push(gatewayStatus(g, opts));
+    for (const set of g.listenerSets)
+      out.push(listenerSetStatus(set, listenerSetVerdict(set, g.accepted), opts));
   }
   const key = (s: ObjectStatus) => `${s.kind}/${s.metadata.namespace ?? ''}/${s.metadata.name}`;
   return out.sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));

@@ -2,6 +2,9 @@
  * Gateways Convoy owns, resolved: each Gateway's own listeners merged with those of the
  * ListenerSets it admits, conflicts detected over the merged list (conflicts.ts), each listener
  * validated (listener-validation.ts), and whether the Gateway and each ListenerSet is accepted.
+ * Everything Gateway and ListenerSet status reports is decided here and recorded on the resolved
+ * objects (the Gateway's problem and addresses, each set's admission), so gateway-status.ts reads
+ * only those.
  */
 import type { KubeObject } from '../store/objects';
 import { objectNamespace } from '../store/objects';
@@ -9,15 +12,16 @@ import type {
   BuildOptions,
   ListenerOwner,
   ResolvedGateway,
+  ResolvedGatewayClass,
   ResolvedListener,
   ResolvedListenerSet,
   StoreView,
 } from './resolved';
-import type { Listener } from './api';
+import type { GatewayStatusAddress, Listener } from './api';
 import { gatewaySpec, listenerSetSpec } from './api';
 import { ConditionType, Reason } from './conditions';
 import { detectConflicts } from './conflicts';
-import { acceptedGatewayClasses, ownedGatewayClasses } from './gatewayclass';
+import { acceptedGatewayClasses, resolveGatewayClasses } from './gatewayclass';
 import {
   gatewayNotAccepted,
   markOverlappingTLS,
@@ -35,9 +39,9 @@ function compareObjects(a: KubeObject, b: KubeObject): number {
   return ka < kb ? -1 : ka > kb ? 1 : 0;
 }
 
-/** Gateways of Convoy's classes, sorted by namespace/name; deleting ones are skipped. */
-export function ownedGateways(view: StoreView, opts: BuildOptions): KubeObject[] {
-  const classes = ownedGatewayClasses(view, opts);
+/** Returns the Gateways of Convoy's classes (accepted or not), sorted by namespace/name; deleting ones are skipped. */
+export function ownedGateways(view: StoreView, ownedClasses: readonly ResolvedGatewayClass[]): KubeObject[] {
+  const classes = new Set(ownedClasses.map((c) => c.object.metadata.name));
   return view
     .list('Gateway')
     .filter((gw) => !gw.metadata.deletionTimestamp && classes.has(gatewaySpec(gw).gatewayClassName))
@@ -45,14 +49,12 @@ export function ownedGateways(view: StoreView, opts: BuildOptions): KubeObject[]
 }
 
 /**
- * A reason the Gateway as a whole cannot be accepted, independent of its listeners: its class is
- * ours but not accepted, or it names infrastructure parameters (Convoy supports none).
+ * Returns the reason the Gateway as a whole cannot be accepted, independent of its listeners: its
+ * class is ours but not accepted, or it names infrastructure parameters (Convoy supports none).
  */
-export function gatewayProblem(
-  view: StoreView,
-  opts: BuildOptions,
+function gatewayProblem(
   gw: KubeObject,
-  acceptedClasses: Set<string> = acceptedGatewayClasses(view, opts),
+  acceptedClasses: Set<string>,
 ): { reason: string; message: string } | undefined {
   const spec = gatewaySpec(gw);
   if (!acceptedClasses.has(spec.gatewayClassName)) {
@@ -131,7 +133,7 @@ function resolveGateway(
   );
 
   markOverlappingTLS(resolved, opts);
-  const problem = gatewayProblem(view, opts, gw, acceptedClasses);
+  const problem = gatewayProblem(gw, acceptedClasses);
   let own = resolved.slice(0, ownSpecs.length);
   const accepted = !problem && gatewayAccepted(own);
   if (!accepted) own = own.map((l) => gatewayNotAccepted(l, opts, gw.metadata.generation));
@@ -149,6 +151,7 @@ function resolveGateway(
     if (!s.allowed) {
       return {
         object: s.object,
+        allowed: false,
         accepted: false,
         listeners: s.specs.map((spec) => notAllowedListener(opts, s.owner, spec, gen)),
       };
@@ -158,23 +161,73 @@ function resolveGateway(
     listeners.push(...setListeners);
     return {
       object: s.object,
+      allowed: true,
       accepted: accepted && setListeners.some((l) => l.ready),
       listeners: setListeners,
     };
   });
 
-  return { object: gw, fleet: `${ns}/${gw.metadata.name}`, accepted, listeners, listenerSets };
+  return {
+    object: gw,
+    fleet: `${ns}/${gw.metadata.name}`,
+    accepted,
+    ...(problem ? { problem } : {}),
+    addresses: gatewayAddresses(gw, view, opts),
+    listeners,
+    listenerSets,
+  };
+}
+
+/** Returns a Gateway's status.addresses: those of its spec, else the Envoy fleet's. */
+function gatewayAddresses(gw: KubeObject, view: StoreView, opts: BuildOptions): GatewayStatusAddress[] {
+  const out: GatewayStatusAddress[] = [];
+  for (const a of gatewaySpec(gw).addresses ?? []) {
+    if (!a.value) continue;
+    out.push({ type: a.type || 'IPAddress', value: a.value });
+  }
+  if (out.length > 0) return out;
+  return dataPlaneAddresses(view, opts);
+}
+
+const IPV4 = /^(\d{1,3}\.){3}\d{1,3}$/;
+
+/** Returns the Envoy fleet's reachable addresses: from the configured Service's LB ingress, then flags. */
+function dataPlaneAddresses(view: StoreView, opts: BuildOptions): GatewayStatusAddress[] {
+  const source = opts.gatewayAddresses;
+  if (!source) return [];
+  const values: string[] = [];
+  if (source.service) {
+    const svc = view.get('Service', source.service.namespace, source.service.name);
+    const ingress = svc?.loadBalancerIngress;
+    if (Array.isArray(ingress)) {
+      for (const i of ingress as { ip?: unknown; hostname?: unknown }[]) {
+        if (typeof i?.ip === 'string' && i.ip) values.push(i.ip);
+        else if (typeof i?.hostname === 'string' && i.hostname) values.push(i.hostname);
+      }
+    }
+  }
+  for (const v of source.static ?? []) if (v && !values.includes(v)) values.push(v);
+  return values.map((value) => ({
+    type: IPV4.test(value) || value.includes(':') ? 'IPAddress' : 'Hostname',
+    value,
+  }));
 }
 
 /**
  * Resolves every Gateway Convoy owns, sorted by namespace/name: its listeners merged with those of
  * the ListenerSets it admits, each validated, and whether it and each of its ListenerSets is accepted.
- * `memo` keeps certificate checks of unchanged Secrets.
+ * `classes` are the resolved GatewayClasses of the same view; `memo` keeps certificate checks of
+ * unchanged Secrets.
  */
-export function resolveGateways(view: StoreView, opts: BuildOptions, memo?: BuildMemo): ResolvedGateway[] {
+export function resolveGateways(
+  view: StoreView,
+  opts: BuildOptions,
+  memo?: BuildMemo,
+  classes: readonly ResolvedGatewayClass[] = resolveGatewayClasses(view, opts),
+): ResolvedGateway[] {
   const setsByParent = listenerSetsByParent(view);
-  const acceptedClasses = acceptedGatewayClasses(view, opts);
-  return ownedGateways(view, opts).map((gw) =>
+  const acceptedClasses = acceptedGatewayClasses(classes);
+  return ownedGateways(view, classes).map((gw) =>
     resolveGateway(view, opts, gw, setsByParent, acceptedClasses, memo?.certificates),
   );
 }

@@ -44,7 +44,7 @@ const conflicted = (reason: string, rr = 'ResolvedRefs=True/ResolvedRefs') => [
 function gatewayStatusOf(objects: KubeObject[], name = 'gw'): GatewayStatus {
   const view = store(gatewayClass(), ...objects);
   const gws = resolveGateways(view, OPTS);
-  const statuses = gatewayAndListenerSetStatuses(gws, view, OPTS);
+  const statuses = gatewayAndListenerSetStatuses(gws, OPTS);
   const st = statuses.find((s) => s.kind === 'Gateway' && s.metadata.name === name);
   assert.ok(st, `no status for Gateway ${name}`);
   return st.status as unknown as GatewayStatus;
@@ -615,7 +615,7 @@ describe('resolveGateways', () => {
       gws.map((g) => g.fleet),
       ['x/a', 'x/b', 'y/a'],
     );
-    const statuses = gatewayAndListenerSetStatuses(gws, view, OPTS);
+    const statuses = gatewayAndListenerSetStatuses(gws, OPTS);
     assert.deepEqual(
       statuses.map((s) => `${s.metadata.namespace}/${s.metadata.name}`),
       ['x/a', 'x/b', 'y/a'],
@@ -673,7 +673,7 @@ describe('resolveGateways', () => {
     const view = store(gatewayClass(), gateway('gw', [http('web')], {}, { generation: 7 }));
     const gws = resolveGateways(view, OPTS);
     gws[0].listeners[0].attachedRoutes = 3;
-    const [st] = gatewayAndListenerSetStatuses(gws, view, OPTS);
+    const [st] = gatewayAndListenerSetStatuses(gws, OPTS);
     assert.equal(st.apiVersion, 'gateway.networking.k8s.io/v1');
     assert.equal(st.kind, 'Gateway');
     assert.deepEqual(st.metadata, { namespace: 'infra', name: 'gw', generation: 7 });
@@ -729,8 +729,8 @@ describe('resolveGateways', () => {
         tlsSecret('infra', 'cert'),
         gateway('gw', [http('a'), https('b', 'cert'), http('c', 80)]),
       );
-    const x = gatewayAndListenerSetStatuses(resolveGateways(mk(), OPTS), mk(), OPTS);
-    const y = gatewayAndListenerSetStatuses(resolveGateways(mk(), OPTS), mk(), OPTS);
+    const x = gatewayAndListenerSetStatuses(resolveGateways(mk(), OPTS), OPTS);
+    const y = gatewayAndListenerSetStatuses(resolveGateways(mk(), OPTS), OPTS);
     assert.deepEqual(x, y);
   });
 });
@@ -837,7 +837,7 @@ describe('Gateway-level problems', () => {
     const gws = resolveGateways(view, OPTS);
     assert.equal(gws[0].accepted, false);
     assert.ok(gws[0].listeners.every((l) => !l.ready));
-    const st = gatewayAndListenerSetStatuses(gws, view, OPTS)[0].status as unknown as GatewayStatus;
+    const st = gatewayAndListenerSetStatuses(gws, OPTS)[0].status as unknown as GatewayStatus;
     assert.deepEqual(summary(st.conditions), [
       'Accepted=False/InvalidParameters',
       'Programmed=False/Invalid',
@@ -852,7 +852,7 @@ describe('Gateway-level problems', () => {
     const gws = resolveGateways(view, OPTS);
     assert.equal(gws.length, 1);
     assert.equal(gws[0].accepted, false);
-    const st = gatewayAndListenerSetStatuses(gws, view, OPTS)[0].status as unknown as GatewayStatus;
+    const st = gatewayAndListenerSetStatuses(gws, OPTS)[0].status as unknown as GatewayStatus;
     assert.deepEqual(summary(st.conditions), ['Accepted=False/Invalid', 'Programmed=False/Invalid']);
   });
 });

@@ -17,7 +17,6 @@ import type { ConflictInput } from '../conflicts';
 import { PortClaims } from '../conflicts';
 import type { BuildMemo } from '../build-memo';
 import { gatewayStatus } from '../gateway-status';
-import { acceptedGatewayClasses } from '../gatewayclass';
 import { markOverlappingTLS, notAllowedListener, tlsModeOf, validateListener } from '../listener-validation';
 import {
   listenerSetAllowed,
@@ -82,13 +81,12 @@ export function addListenerSet(
     const t = Date.parse(s.object.metadata.creationTimestamp ?? '');
     if (Number.isNaN(t) || t >= created) return undefined;
   }
-  const resolved = resolveAddedListenerSet(view, opts, g, ls, memo.certificates);
-  if (!resolved) return undefined;
-  const { set, allowed } = resolved;
+  const set = resolveAddedListenerSet(view, opts, g, ls, memo.certificates);
+  if (!set) return undefined;
   // g as a full build would resolve it now (g itself is left as it is).
   const gw: ResolvedGateway = {
     ...g,
-    listeners: allowed ? [...g.listeners, ...set.listeners] : g.listeners,
+    listeners: set.allowed ? [...g.listeners, ...set.listeners] : g.listeners,
     listenerSets: [...g.listenerSets, set],
   };
   const target: ParentTarget = {
@@ -136,10 +134,10 @@ export function addListenerSet(
   for (const l of set.listeners) l.attachedRoutes = byListener.get(l.qualifiedName)?.length ?? 0;
 
   // Statuses: the Gateway's is replaced, the set's and the routes' are appended.
-  const gwStatus = gatewayStatus(gw, view, opts, acceptedGatewayClasses(view, opts));
+  const gwStatus = gatewayStatus(gw, opts);
   const gwAt = state.statusIndex.get(statusKey(gwStatus));
   if (gwAt === undefined) return undefined;
-  const setStatus = listenerSetStatus(set, listenerSetVerdict(set, allowed, gw.accepted), opts);
+  const setStatus = listenerSetStatus(set, listenerSetVerdict(set, gw.accepted), opts);
   const appended = [setStatus, ...newStatuses];
   const appendedKeys = new Set(appended.map(statusKey));
   if (appendedKeys.size !== appended.length) return undefined;
@@ -247,9 +245,9 @@ function sortedWith<T extends { name: string }>(sorted: readonly T[], item: T): 
 }
 
 /**
- * What resolveGateway would give for `ls`, a ListenerSet that sorts last in precedence among the
- * sets of the accepted Gateway `g` (g as resolved without it): its ResolvedListenerSet, and whether
- * g admits it. Its listeners are checked against the claims detectConflicts would hold when it
+ * Resolves `ls` as resolveGateway would, a ListenerSet that sorts last in precedence among the
+ * sets of the accepted Gateway `g` (g as resolved without it): its ResolvedListenerSet, including
+ * whether g admits it. Its listeners are checked against the claims detectConflicts would hold when it
  * reaches them (every listener of the Gateway's own, and the non-conflicted ones of admitted sets,
  * which are exactly g.listeners), so existing outcomes cannot change. Returns undefined when the
  * Gateway is not accepted or when adding the set would give an existing listener an
@@ -261,7 +259,7 @@ export function resolveAddedListenerSet(
   g: ResolvedGateway,
   ls: KubeObject,
   certificates?: CertificateMemo,
-): { set: ResolvedListenerSet; allowed: boolean } | undefined {
+): ResolvedListenerSet | undefined {
   if (!g.accepted) return undefined;
   const lsNs = objectNamespace(ls);
   const owner: ListenerOwner = { kind: 'ListenerSet', namespace: lsNs, name: ls.metadata.name };
@@ -270,7 +268,7 @@ export function resolveAddedListenerSet(
   const allowed = listenerSetAllowed(view, g.object, lsNs);
   if (!allowed) {
     const listeners = specs.map((spec) => notAllowedListener(opts, owner, spec, gen));
-    return { allowed, set: { object: ls, accepted: false, listeners } };
+    return { object: ls, allowed, accepted: false, listeners };
   }
   const ports = new Set(specs.map((s) => s.port));
   const claims = new Map<number, PortClaims>();
@@ -310,7 +308,7 @@ export function resolveAddedListenerSet(
     l.conditions.some((c) => c.type === ConditionType.Accepted && c.status === 'True');
   const mayOverlap = (l: ResolvedListener) => accepted(l) && (!l.hostname || l.hostname.startsWith('*.'));
   if (!existing.some(mayOverlap) && !listeners.some(mayOverlap)) {
-    return { allowed, set: { object: ls, accepted: listeners.some((l) => l.ready), listeners } };
+    return { object: ls, allowed, accepted: listeners.some((l) => l.ready), listeners };
   }
   const copies = existing.map((l) => ({ ...l }));
   markOverlappingTLS([...copies, ...listeners], opts);
@@ -318,5 +316,5 @@ export function resolveAddedListenerSet(
     if (copies[i].conditions === existing[i].conditions) continue;
     if (!existing[i].conditions.some((c) => c.type === ConditionType.OverlappingTLSConfig)) return undefined;
   }
-  return { allowed, set: { object: ls, accepted: listeners.some((l) => l.ready), listeners } };
+  return { object: ls, allowed, accepted: listeners.some((l) => l.ready), listeners };
 }
