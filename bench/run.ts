@@ -397,7 +397,8 @@ function startController(server: Server): Controller {
 }
 
 async function measureIncremental(server: Server, args: BenchArgs, results: Results): Promise<void> {
-  // The Controller's first build over an already-built cache: a full rebuild with warm JIT.
+  // The Controller's first build over an already-built cache: a full rebuild with warm JIT. Its
+  // BuildMemo starts empty (the Controller owns it; (a)'s build shared nothing with it).
   const first = nextFleetChange(server.cache, () => true, 120_000).catch(() => undefined);
   const t0 = nowMs();
   startController(server).start();

@@ -5,13 +5,11 @@ import { Debouncer } from '../store/debounce';
 import { objectNamespace, type KubeObject } from '../store/objects';
 import type { ObjectStatus, StatusSink } from '../status/types';
 import { mergeStatus, sameBuiltStatus } from '../status/merge';
-import {
-  addListenerSet,
-  buildGateways,
-  updateRoutes,
-  type BuildState,
-  type RouteEdit,
-} from '../gateway/build';
+import { buildGateways } from '../gateway/build';
+import { BuildMemo } from '../gateway/build-memo';
+import { addListenerSet } from '../gateway/incremental/listenerset';
+import { updateRoutes, type RouteEdit } from '../gateway/incremental/routes';
+import type { BuildState } from '../gateway/incremental/state';
 import { translateFleet, type TranslateOptions } from '../envoy/translate';
 import type { XdsCache } from '../xds/cache';
 import type { FleetModel, SecretModel } from '../model/fleet';
@@ -64,6 +62,8 @@ export class Controller {
   private lastBuildFailed = false;
   /** What the last full build knew (routes, attachment, statuses), for the route fast path. */
   private state: BuildState | undefined;
+  /** What builds over this store remember between runs (gateway/build-memo.ts). */
+  private readonly memo = new BuildMemo();
   /** Models of the last full build, reused by the endpoint fast path. */
   private lastFleets = new Map<string, FleetModel>();
   private references: ReferenceIndex | undefined;
@@ -176,7 +176,7 @@ export class Controller {
     const started = process.hrtime.bigint();
     try {
       this.state = undefined;
-      const result = buildGateways(store, this.buildOptions());
+      const result = buildGateways(store, this.buildOptions(), this.memo);
       this.state = result.state;
       const liveFleets = new Set<string>();
       const previous = this.lastFleets;
@@ -251,7 +251,7 @@ export class Controller {
   /**
    * Route fast path: existing HTTPRoutes/GRPCRoutes were edited and nothing else changed since
    * the last full build but certificate contents and endpoints (both kept current in lastFleets).
-   * `updateRoutes` (gateway/build.ts) checks that the edits cannot change attachment, listeners or
+   * `updateRoutes` (gateway/incremental/routes.ts) checks that the edits cannot change attachment, listeners or
    * any other object's status, and recomputes the route configurations of the listeners those
    * routes are attached to in the last FleetModels (or rebuilds the affected fleets with the same
    * fleet assembly as a full build when it cannot show the clusters stay the same). The fleets' SecretModels are taken from lastFleets: a route edit does not change
@@ -271,7 +271,7 @@ export class Controller {
         if (!current) return false;
         edits.push({ previous, current });
       }
-      const result = updateRoutes(this.opts.store, this.buildOptions(), this.state, edits, (f) =>
+      const result = updateRoutes(this.opts.store, this.buildOptions(), this.memo, this.state, edits, (f) =>
         this.lastFleets.get(f),
       );
       if (!result || result.fleets.some((f) => !this.lastFleets.has(f.model.fleet))) return false;
@@ -302,7 +302,7 @@ export class Controller {
   /**
    * ListenerSet fast path: since the last full build, exactly one ListenerSet was created, maybe
    * with HTTPRoutes/GRPCRoutes that name only it (and Secrets no build referred to, which a build
-   * reads from the store anyway). `addListenerSet` (gateway/build.ts) checks that this can only
+   * reads from the store anyway). `addListenerSet` (gateway/incremental/listenerset.ts) checks that this can only
    * change the set's, its Gateway's and the new routes' statuses and add the set's own filter
    * chains, secrets and clusters to its Gateway's last FleetModel; otherwise it returns undefined
    * and this returns false (nothing published) for a full build. The reference index learns the
@@ -323,8 +323,14 @@ export class Controller {
       const sets = current.filter((o) => o.kind === 'ListenerSet');
       if (sets.length !== 1) return false;
       const routes = current.filter((o) => o.kind !== 'ListenerSet');
-      const result = addListenerSet(this.opts.store, this.buildOptions(), this.state, sets[0], routes, (f) =>
-        this.lastFleets.get(f),
+      const result = addListenerSet(
+        this.opts.store,
+        this.buildOptions(),
+        this.memo,
+        this.state,
+        sets[0],
+        routes,
+        (f) => this.lastFleets.get(f),
       );
       if (!result) return false;
       this.state = result.state;
@@ -365,8 +371,8 @@ export class Controller {
         const namespace = objectNamespace(before);
         const current = this.opts.store.get('Secret', namespace, before.metadata.name);
         if (!current) return false;
-        const was = secretToModel(before, namespace);
-        const now = secretToModel(current, namespace);
+        const was = secretToModel(before, namespace, this.memo.certificates);
+        const now = secretToModel(current, namespace, this.memo.certificates);
         if (!was.ok || !now.ok || was.secret.name !== now.secret.name) return false;
         replaced.set(now.secret.name, now.secret);
       }

@@ -186,22 +186,26 @@ function describeRef(ref: BackendObjectReference): string {
 const PROTOCOL_RANK: Record<ClusterProtocol, number> = { tcp: 0, http1: 1, http2: 2 };
 
 /**
- * One ClusterModel per distinct cluster name, sorted by name. When several users of one Service
- * port need different protocols, the strongest wins (http2 > http1 > tcp): tcp_proxy ignores HTTP
- * protocol options, and an h2 upstream serves HTTP/1 routes too. Models are memoized between calls
- * with the same view and `scope` (e.g. the fleet) while their Service and EndpointSlices are the
- * same objects.
+ * Builds one ClusterModel per distinct cluster name, sorted by name. When several users of one
+ * Service port need different protocols, the strongest wins (http2 > http1 > tcp): tcp_proxy ignores
+ * HTTP protocol options, and an h2 upstream serves HTTP/1 routes too. With a memo, models are kept
+ * between calls with the same `scope` (e.g. the fleet) while their Service and EndpointSlices are
+ * the same objects.
  */
-export function buildClusters(view: StoreView, refs: Iterable<ClusterRef>, scope = ''): ClusterModel[] {
+export function buildClusters(
+  view: StoreView,
+  refs: Iterable<ClusterRef>,
+  memo?: ClusterModelMemo,
+  scope = '',
+): ClusterModel[] {
   const byName = new Map<string, ClusterRef>();
   for (const ref of refs) {
     const prev = byName.get(ref.name);
     if (!prev || PROTOCOL_RANK[ref.protocol] > PROTOCOL_RANK[prev.protocol]) byName.set(ref.name, ref);
   }
   const slices = new EndpointSliceIndex(view);
-  const scopes = clusterMemos.get(view) ?? new Map<string, Map<string, ClusterMemo>>();
-  const previous = scopes.get(scope);
-  const next = new Map<string, ClusterMemo>();
+  const previous = memo?.last(scope);
+  const next = new Map<string, ClusterEntry>();
   const out = [...byName.values()]
     .sort((a, b) => compareStrings(a.name, b.name))
     .map((ref) => {
@@ -233,20 +237,35 @@ export function buildClusters(view: StoreView, refs: Iterable<ClusterRef>, scope
       next.set(ref.name, memo);
       return memo.model;
     });
-  scopes.set(scope, next);
-  clusterMemos.set(view, scopes);
+  memo?.remember(scope, next);
   return out;
 }
 
-interface ClusterMemo {
+interface ClusterEntry {
   port: number;
   service: KubeObject | undefined;
   slices: readonly KubeObject[];
   model: ClusterModel;
 }
 
-/** Last build's EDS clusters per store view and scope (the fleet; see buildClusters). */
-const clusterMemos = new WeakMap<StoreView, Map<string, Map<string, ClusterMemo>>>();
+/**
+ * The ClusterModels of the last buildClusters call per scope (the fleet), with the Service and
+ * EndpointSlice objects each was built from. An entry is reused only while those are the very same
+ * objects of the current view, so one memo serves any view.
+ */
+export class ClusterModelMemo {
+  private readonly byScope = new Map<string, ReadonlyMap<string, ClusterEntry>>();
+
+  /** Returns the clusters the last call for `scope` built, by name. */
+  last(scope: string): ReadonlyMap<string, ClusterEntry> | undefined {
+    return this.byScope.get(scope);
+  }
+
+  /** Records the clusters a call for `scope` built, replacing the previous ones. */
+  remember(scope: string, clusters: ReadonlyMap<string, ClusterEntry>): void {
+    this.byScope.set(scope, clusters);
+  }
+}
 
 function sameItems<T>(a: readonly T[], b: readonly T[]): boolean {
   if (a.length !== b.length) return false;

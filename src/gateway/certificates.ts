@@ -32,25 +32,40 @@ function decodeBase64(value: string | undefined): string | undefined {
 }
 
 /**
- * Parsing and checking a key pair costs about a millisecond, and a Secret may be referenced by
- * thousands of listeners and rebuilt on every change. Store objects are immutable (a change is a
- * new object), so the result is memoized per object; the returned model must not be mutated.
+ * Validated Secrets by object and namespace. Parsing and checking a key pair costs about a
+ * millisecond, and a Secret may be referenced by thousands of listeners and rebuilt on every
+ * change. Store objects are immutable (a change is a new object), so the result of an object is
+ * the same for good; the returned model must not be mutated.
  */
-const secretCache = new WeakMap<KubeObject, Map<string, CertificateResult>>();
+export class CertificateMemo {
+  private readonly bySecret = new WeakMap<KubeObject, Map<string, CertificateResult>>();
 
-/** Validates a Secret object as a TLS certificate; the SecretModel is named `ns/name`. */
-export function secretToModel(secret: KubeObject, namespace: string): CertificateResult {
-  let byNs = secretCache.get(secret);
-  if (!byNs) {
-    byNs = new Map();
-    secretCache.set(secret, byNs);
+  /** Returns checkSecret(secret, namespace), computed once per Secret object and namespace. */
+  check(secret: KubeObject, namespace: string): CertificateResult {
+    let byNs = this.bySecret.get(secret);
+    if (!byNs) {
+      byNs = new Map();
+      this.bySecret.set(secret, byNs);
+    }
+    let res = byNs.get(namespace);
+    if (!res) {
+      res = checkSecret(secret, namespace);
+      byNs.set(namespace, res);
+    }
+    return res;
   }
-  let res = byNs.get(namespace);
-  if (!res) {
-    res = checkSecret(secret, namespace);
-    byNs.set(namespace, res);
-  }
-  return res;
+}
+
+/**
+ * Validates a Secret object as a TLS certificate; the SecretModel is named `ns/name`. With a memo,
+ * each Secret object is checked once (see CertificateMemo).
+ */
+export function secretToModel(
+  secret: KubeObject,
+  namespace: string,
+  memo?: CertificateMemo,
+): CertificateResult {
+  return memo ? memo.check(secret, namespace) : checkSecret(secret, namespace);
 }
 
 function checkSecret(secret: KubeObject, namespace: string): CertificateResult {
@@ -79,6 +94,7 @@ export function resolveCertificateRef(
   view: StoreView,
   owner: ListenerOwner,
   ref: SecretObjectReference,
+  memo?: CertificateMemo,
 ): CertificateResult {
   const group = normalizeGroup(ref.group);
   const kind = ref.kind ?? 'Secret';
@@ -107,7 +123,7 @@ export function resolveCertificateRef(
   if (!secret) {
     return { ok: false, reason: Reason.InvalidCertificateRef, message: `Secret ${display} does not exist` };
   }
-  return secretToModel(secret, namespace);
+  return secretToModel(secret, namespace, memo);
 }
 
 export interface ListenerCertificates {
@@ -121,12 +137,13 @@ export function resolveListenerCertificates(
   view: StoreView,
   owner: ListenerOwner,
   refs: SecretObjectReference[] | undefined,
+  memo?: CertificateMemo,
 ): ListenerCertificates {
   const certificates: SecretModel[] = [];
   let problem: CertificateProblem | undefined;
   const seen = new Set<string>();
   for (const ref of refs ?? []) {
-    const res = resolveCertificateRef(view, owner, ref);
+    const res = resolveCertificateRef(view, owner, ref, memo);
     if (res.ok) {
       if (!seen.has(res.secret.name)) {
         seen.add(res.secret.name);

@@ -1,8 +1,9 @@
 /**
  * GatewayClass: Convoy owns the classes whose spec.controllerName equals opts.controllerName.
  * Owned classes are Accepted and advertise the supported features; other classes are left alone.
+ * Resolution (resolveGatewayClasses) decides; the status (gatewayClassStatuses) reports it.
  */
-import type { BuildOptions, StoreView } from './resolved';
+import type { BuildOptions, ResolvedGatewayClass, StoreView } from './resolved';
 import type { KubeObject } from '../store/objects';
 import type { ObjectStatus } from '../status/types';
 import { GATEWAY_API_VERSION, gatewayClassSpec } from './api';
@@ -10,6 +11,7 @@ import { ConditionType, Reason, makeCondition } from '../status/conditions';
 import { supportedFeatures } from './features';
 import { compareStrings } from '../util/compare';
 
+/** Returns the names of the GatewayClasses Convoy owns (its controllerName), deleting ones left out. */
 export function ownedGatewayClasses(view: StoreView, opts: BuildOptions): Set<string> {
   const names = new Set<string>();
   for (const gc of view.list('GatewayClass')) {
@@ -34,25 +36,32 @@ export function gatewayClassProblem(gc: KubeObject): { reason: string; message: 
   return undefined;
 }
 
-/** Owned classes that are also accepted (Gateways of other owned classes are not accepted). */
-export function acceptedGatewayClasses(view: StoreView, opts: BuildOptions): Set<string> {
+/** Resolves the GatewayClasses Convoy owns, sorted by name: whether each is accepted, and why not. */
+export function resolveGatewayClasses(view: StoreView, opts: BuildOptions): ResolvedGatewayClass[] {
   const owned = ownedGatewayClasses(view, opts);
-  for (const gc of view.list('GatewayClass')) {
-    if (owned.has(gc.metadata.name) && gatewayClassProblem(gc)) owned.delete(gc.metadata.name);
-  }
-  return owned;
-}
-
-export function gatewayClassStatuses(view: StoreView, opts: BuildOptions): ObjectStatus[] {
-  const owned = ownedGatewayClasses(view, opts);
-  const out: ObjectStatus[] = [];
-  const classes = view
+  return view
     .list('GatewayClass')
     .filter((gc) => owned.has(gc.metadata.name))
-    .sort((a, b) => compareStrings(a.metadata.name, b.metadata.name));
-  for (const gc of classes) {
+    .sort((a, b) => compareStrings(a.metadata.name, b.metadata.name))
+    .map((gc) => {
+      const problem = gatewayClassProblem(gc);
+      return problem ? { object: gc, accepted: false, problem } : { object: gc, accepted: true };
+    });
+}
+
+/** Returns the names of the accepted classes (Gateways of other owned classes are not accepted). */
+export function acceptedGatewayClasses(classes: readonly ResolvedGatewayClass[]): Set<string> {
+  return new Set(classes.filter((c) => c.accepted).map((c) => c.object.metadata.name));
+}
+
+/** Builds the status of every resolved GatewayClass: Accepted (or why not) and the supported features. */
+export function gatewayClassStatuses(
+  classes: readonly ResolvedGatewayClass[],
+  opts: BuildOptions,
+): ObjectStatus[] {
+  const out: ObjectStatus[] = [];
+  for (const { object: gc, problem } of classes) {
     const generation = gc.metadata.generation;
-    const problem = gatewayClassProblem(gc);
     const accepted = problem
       ? makeCondition(ConditionType.Accepted, 'False', problem.reason, problem.message, generation, opts.now)
       : makeCondition(

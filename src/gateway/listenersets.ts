@@ -103,13 +103,9 @@ export type ListenerSetVerdict =
   | { kind: 'ListenersNotValid' }
   | { kind: 'Accepted'; partial: boolean };
 
-/** Top-level verdict for a ListenerSet, from its resolved form and its parent's acceptance. */
-export function listenerSetVerdict(
-  set: ResolvedListenerSet,
-  allowed: boolean,
-  parentAccepted: boolean,
-): ListenerSetVerdict {
-  if (!allowed) return { kind: 'NotAllowed' };
+/** Returns the top-level verdict for a ListenerSet, from its resolved form and its parent's acceptance. */
+export function listenerSetVerdict(set: ResolvedListenerSet, parentAccepted: boolean): ListenerSetVerdict {
+  if (!set.allowed) return { kind: 'NotAllowed' };
   if (!parentAccepted) return { kind: 'ParentNotAccepted' };
   const ready = set.listeners.filter((l) => l.ready).length;
   if (ready === 0) return { kind: 'ListenersNotValid' };

@@ -1,14 +1,15 @@
 /**
  * The contract between the two halves of src/gateway:
- *  - listeners.ts & co. (GatewayClass, Gateway + ListenerSet merge, conflicts, TLS, grants)
- *    produce ResolvedGateway[] from the store;
- *  - routes/ & build.ts attach HTTPRoute/GRPCRoute/TLSRoute to those listeners, count
- *    attachedRoutes, and assemble FleetModel + status.
+ *  - gateways.ts & co. (GatewayClass, Gateway + ListenerSet merge, conflicts, listener
+ *    validation, TLS, grants) produce ResolvedGateway[] from the store;
+ *  - routes/, build.ts and fleet.ts attach HTTPRoute/GRPCRoute/TLSRoute to those listeners,
+ *    count attachedRoutes, and assemble FleetModel + status.
  * Everything here is plain data computed without I/O.
  */
 import type { KubeObject } from '../store/objects';
 import type { FleetModel, SecretModel } from '../model/fleet';
 import type { Condition, ObjectStatus } from '../status/types';
+import type { GatewayStatusAddress } from './api';
 
 /** Read-only view of the store the build runs against (ObjectStore satisfies it). */
 export interface StoreView {
@@ -87,6 +88,8 @@ export interface LabelSelector {
 
 export interface ResolvedListenerSet {
   object: KubeObject;
+  /** The parent Gateway's spec.allowedListeners admits the set's namespace. */
+  allowed: boolean;
   /** Accepted by its parent Gateway (allowedListeners, parent accepted, at least one valid listener). */
   accepted: boolean;
   listeners: ResolvedListener[];
@@ -98,10 +101,25 @@ export interface ResolvedGateway {
   fleet: string;
   /** The Gateway is ours (its class is Convoy's and Accepted) and Accepted itself. */
   accepted: boolean;
+  /**
+   * Why the Gateway as a whole is not accepted whatever its listeners (its class is not accepted,
+   * or it names infrastructure parameters); undefined when its listeners decide.
+   */
+  problem?: { reason: string; message: string };
+  /** Its status.addresses: those of its spec, else the Envoy fleet's (BuildOptions.gatewayAddresses). */
+  addresses: GatewayStatusAddress[];
   /** The Gateway's own listeners, then attached ListenerSets' listeners, in precedence order. */
   listeners: ResolvedListener[];
   /** ListenerSets whose parentRef names this Gateway (accepted or not), in precedence order. */
   listenerSets: ResolvedListenerSet[];
+}
+
+/** A GatewayClass Convoy owns (its controllerName), and whether Convoy accepts it. */
+export interface ResolvedGatewayClass {
+  object: KubeObject;
+  accepted: boolean;
+  /** Why it is not accepted (e.g. a parametersRef: Convoy takes no parameters). */
+  problem?: { reason: string; message: string };
 }
 
 /** What the whole build returns. */

@@ -1,6 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { buildGateways, redirectPort } from '../../src/gateway/build';
+import { buildGateways } from '../../src/gateway/build';
+import { redirectPort } from '../../src/gateway/virtual-hosts';
 import type { FilterChainModel, FleetModel } from '../../src/model/fleet';
 import type { KubeObject } from '../../src/store/objects';
 import {

@@ -1,6 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildGateways } from '../../src/gateway/build';
+import { BuildMemo } from '../../src/gateway/build-memo';
 import type { FleetModel } from '../../src/model/fleet';
 import type { KubeObject } from '../../src/store/objects';
 import type { ObjectStore } from '../../src/store/store';
@@ -19,8 +20,9 @@ import {
 } from '../support/objects';
 
 /**
- * Builds over one long-lived store reuse last build's work (compiled routes, virtual hosts). The
- * result must always equal a build from scratch, and unchanged parts must keep their identity.
+ * Builds over one long-lived store with one BuildMemo reuse last build's work (compiled routes,
+ * virtual hosts). The result must always equal a build from scratch, and unchanged parts must keep
+ * their identity.
  */
 
 const hosts = ['a.example.com', 'b.example.com', 'c.example.com'];
@@ -52,8 +54,9 @@ function world(path = '/'): KubeObject[] {
   ];
 }
 
-function fleet(store: ObjectStore): FleetModel {
-  return buildGateways(store, OPTS).fleets[0];
+/** A build of `store` with `memo`, the memo of every earlier build of that store. */
+function fleet(store: ObjectStore, memo: BuildMemo): FleetModel {
+  return buildGateways(store, OPTS, memo).fleets[0];
 }
 
 function fresh(objects: KubeObject[]): FleetModel {
@@ -63,8 +66,9 @@ function fresh(objects: KubeObject[]): FleetModel {
 describe('incremental builds over one store', () => {
   test('a rebuild without changes keeps every virtual host list', () => {
     const store = storeOf(...world());
-    const a = fleet(store);
-    const b = fleet(store);
+    const memo = new BuildMemo();
+    const a = fleet(store, memo);
+    const b = fleet(store, memo);
     assert.deepEqual(b, a);
     for (let p = 0; p < a.ports.length; p++) {
       assert.equal(b.ports[p].http?.virtualHosts, a.ports[p].http?.virtualHosts);
@@ -76,10 +80,11 @@ describe('incremental builds over one store', () => {
 
   test('a route edit changes only its chain and equals a build from scratch', () => {
     const store = storeOf(...world());
-    const a = fleet(store);
+    const memo = new BuildMemo();
+    const a = fleet(store, memo);
     const edited = world('/v2');
     store.put(edited.find((o) => o.metadata.name === 'r0')!);
-    const b = fleet(store);
+    const b = fleet(store, memo);
     assert.deepEqual(b, fresh(edited));
     const https = (f: FleetModel) => f.ports.find((p) => p.port === 443)!.filterChains;
     assert.notEqual(https(b)[0].virtualHosts, https(a)[0].virtualHosts);
@@ -89,22 +94,24 @@ describe('incremental builds over one store', () => {
 
   test('a backend going away and coming back is reflected at once', () => {
     const store = storeOf(...world());
-    const before = fleet(store);
+    const memo = new BuildMemo();
+    const before = fleet(store, memo);
     store.delete('Service', 'default', 'web');
     const without = world().filter((o) => !(o.kind === 'Service' && o.metadata.name === 'web'));
-    assert.deepEqual(fleet(store), fresh(without));
+    assert.deepEqual(fleet(store, memo), fresh(without));
     for (const o of backendService('web', 80, ['10.0.0.1'])) store.put(o);
-    assert.deepEqual(fleet(store), before);
+    assert.deepEqual(fleet(store, memo), before);
   });
 
   test('clusters keep their identity until their Service or EndpointSlices change', () => {
     const store = storeOf(...world());
-    const a = fleet(store);
-    const b = fleet(store);
+    const memo = new BuildMemo();
+    const a = fleet(store, memo);
+    const b = fleet(store, memo);
     assert.equal(b.clusters[0], a.clusters[0]);
     const moved = backendService('web', 80, ['10.0.0.2']);
     store.put(moved[1]);
-    const c = fleet(store);
+    const c = fleet(store, memo);
     assert.notEqual(c.clusters[0], a.clusters[0]);
     assert.deepEqual(
       c.clusters[0].endpoints.map((e) => e.address),

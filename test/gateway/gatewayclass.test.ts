@@ -4,6 +4,7 @@ import {
   acceptedGatewayClasses,
   gatewayClassStatuses,
   ownedGatewayClasses,
+  resolveGatewayClasses,
 } from '../../src/gateway/gatewayclass';
 import { SUPPORTED_FEATURES } from '../../src/gateway/features';
 import { CONTROLLER, gatewayClass, NOW, OPTS, storeOf } from '../support/objects';
@@ -27,7 +28,7 @@ describe('gatewayClassStatuses', () => {
       gatewayClass('x', 'other.io/c'),
       gatewayClass('a', CONTROLLER, { generation: 1 }),
     );
-    const statuses = gatewayClassStatuses(view, OPTS);
+    const statuses = gatewayClassStatuses(resolveGatewayClasses(view, OPTS), OPTS);
     assert.deepEqual(
       statuses.map((s) => s.metadata.name),
       ['a', 'z'],
@@ -64,7 +65,10 @@ describe('gatewayClassStatuses', () => {
     assert.deepEqual(new Set(features), new Set(SUPPORTED_FEATURES));
   });
   test('no owned classes → no statuses', () => {
-    assert.deepEqual(gatewayClassStatuses(storeOf(gatewayClass('x', 'other.io/c')), OPTS), []);
+    assert.deepEqual(
+      gatewayClassStatuses(resolveGatewayClasses(storeOf(gatewayClass('x', 'other.io/c')), OPTS), OPTS),
+      [],
+    );
   });
 });
 
@@ -72,7 +76,7 @@ describe('GatewayClass parametersRef', () => {
   test('Convoy takes no parameters: Accepted=False/InvalidParameters', () => {
     const gc = gatewayClass('p', CONTROLLER, { generation: 2 });
     (gc.spec as Record<string, unknown>).parametersRef = { group: 'example.io', kind: 'Params', name: 'x' };
-    const [st] = gatewayClassStatuses(storeOf(gc), OPTS);
+    const [st] = gatewayClassStatuses(resolveGatewayClasses(storeOf(gc), OPTS), OPTS);
     const [cond] = st.status.conditions as {
       type: string;
       status: string;
@@ -84,7 +88,7 @@ describe('GatewayClass parametersRef', () => {
       ['Accepted', 'False', 'InvalidParameters', 2],
     );
     assert.ok(ownedGatewayClasses(storeOf(gc), OPTS).has('p'), 'still owned (status is ours to write)');
-    assert.equal(acceptedGatewayClasses(storeOf(gc), OPTS).size, 0);
+    assert.equal(acceptedGatewayClasses(resolveGatewayClasses(storeOf(gc), OPTS)).size, 0);
   });
 });
 

@@ -1,14 +1,13 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
+import { detectConflicts, listenerConflict } from '../../src/gateway/conflicts';
+import { gatewayAndListenerSetStatuses } from '../../src/gateway/gateway-status';
+import { resolveGateways } from '../../src/gateway/gateways';
 import {
-  detectConflicts,
-  gatewayAndListenerSetStatuses,
-  listenerConflict,
   listenerHostnameProblem,
   markOverlappingTLS,
-  resolveGateways,
   resolveRouteKinds,
-} from '../../src/gateway/listeners';
+} from '../../src/gateway/listener-validation';
 import type { Listener, GatewayStatus } from '../../src/gateway/api';
 import type { KubeObject } from '../../src/store/objects';
 import type { ResolvedListener } from '../../src/gateway/resolved';
@@ -44,7 +43,7 @@ const conflicted = (reason: string, rr = 'ResolvedRefs=True/ResolvedRefs') => [
 function gatewayStatusOf(objects: KubeObject[], name = 'gw'): GatewayStatus {
   const view = storeOf(gatewayClass(), ...objects);
   const gws = resolveGateways(view, OPTS);
-  const statuses = gatewayAndListenerSetStatuses(gws, view, OPTS);
+  const statuses = gatewayAndListenerSetStatuses(gws, OPTS);
   const st = statuses.find((s) => s.kind === 'Gateway' && s.metadata.name === name);
   assert.ok(st, `no status for Gateway ${name}`);
   return st.status as unknown as GatewayStatus;
@@ -619,7 +618,7 @@ describe('resolveGateways', () => {
       gws.map((g) => g.fleet),
       ['x/a', 'x/b', 'y/a'],
     );
-    const statuses = gatewayAndListenerSetStatuses(gws, view, OPTS);
+    const statuses = gatewayAndListenerSetStatuses(gws, OPTS);
     assert.deepEqual(
       statuses.map((s) => `${s.metadata.namespace}/${s.metadata.name}`),
       ['x/a', 'x/b', 'y/a'],
@@ -690,7 +689,7 @@ describe('resolveGateways', () => {
     );
     const gws = resolveGateways(view, OPTS);
     gws[0].listeners[0].attachedRoutes = 3;
-    const [st] = gatewayAndListenerSetStatuses(gws, view, OPTS);
+    const [st] = gatewayAndListenerSetStatuses(gws, OPTS);
     assert.equal(st.apiVersion, 'gateway.networking.k8s.io/v1');
     assert.equal(st.kind, 'Gateway');
     assert.deepEqual(st.metadata, { namespace: 'infra', name: 'gw', generation: 7 });
@@ -757,8 +756,8 @@ describe('resolveGateways', () => {
           { namespace: 'infra' },
         ),
       );
-    const x = gatewayAndListenerSetStatuses(resolveGateways(mk(), OPTS), mk(), OPTS);
-    const y = gatewayAndListenerSetStatuses(resolveGateways(mk(), OPTS), mk(), OPTS);
+    const x = gatewayAndListenerSetStatuses(resolveGateways(mk(), OPTS), OPTS);
+    const y = gatewayAndListenerSetStatuses(resolveGateways(mk(), OPTS), OPTS);
     assert.deepEqual(x, y);
   });
 });
@@ -882,7 +881,7 @@ describe('Gateway-level problems', () => {
     const gws = resolveGateways(view, OPTS);
     assert.equal(gws[0].accepted, false);
     assert.ok(gws[0].listeners.every((l) => !l.ready));
-    const st = gatewayAndListenerSetStatuses(gws, view, OPTS)[0].status as unknown as GatewayStatus;
+    const st = gatewayAndListenerSetStatuses(gws, OPTS)[0].status as unknown as GatewayStatus;
     assert.deepEqual(condSummary(st.conditions), [
       'Accepted=False/InvalidParameters',
       'Programmed=False/Invalid',
@@ -897,7 +896,7 @@ describe('Gateway-level problems', () => {
     const gws = resolveGateways(view, OPTS);
     assert.equal(gws.length, 1);
     assert.equal(gws[0].accepted, false);
-    const st = gatewayAndListenerSetStatuses(gws, view, OPTS)[0].status as unknown as GatewayStatus;
+    const st = gatewayAndListenerSetStatuses(gws, OPTS)[0].status as unknown as GatewayStatus;
     assert.deepEqual(condSummary(st.conditions), ['Accepted=False/Invalid', 'Programmed=False/Invalid']);
   });
 });

@@ -1,6 +1,7 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { gatewayAndListenerSetStatuses, resolveGateways } from '../../src/gateway/listeners';
+import { gatewayAndListenerSetStatuses } from '../../src/gateway/gateway-status';
+import { resolveGateways } from '../../src/gateway/gateways';
 import { compareListenerSets, listenerSetAllowed, listenerSetParent } from '../../src/gateway/listenersets';
 import type { GatewayStatus, Listener, ListenerSetStatus, AllowedListeners } from '../../src/gateway/api';
 import type { KubeObject } from '../../src/store/objects';
@@ -45,7 +46,7 @@ interface Outcome {
 
 function run(...objects: KubeObject[]): Outcome {
   const view = storeOf(gatewayClass(), ...objects);
-  const statuses = gatewayAndListenerSetStatuses(resolveGateways(view, OPTS), view, OPTS);
+  const statuses = gatewayAndListenerSetStatuses(resolveGateways(view, OPTS), OPTS);
   return {
     statuses,
     gw(name = 'gw') {
@@ -423,6 +424,41 @@ describe('merge and ResolvedGateway shape', () => {
     assert.deepEqual(g.listenerSets[0].listeners[0].certificates, []);
   });
 
+  test('resolution records what status reports: the Gateway problem and each set admission', () => {
+    const view = storeOf(
+      gatewayClass(),
+      gateway('gw', [httpListener('web', 80, 'gw.example.com')], {
+        namespace: 'infra',
+        ...allow('Same'),
+        spec: { infrastructure: { parametersRef: { group: 'example.io', kind: 'Params', name: 'p' } } },
+      }),
+      ls('outsider', 'apps', [httpListener('x', 80, 'x.example.com')], '2026-01-01T00:00:00Z', 'infra'),
+      ls('insider', 'infra', [httpListener('y', 80, 'y.example.com')], '2026-01-02T00:00:00Z'),
+    );
+    const [g] = resolveGateways(view, OPTS);
+    assert.equal(g.problem?.reason, 'InvalidParameters');
+    assert.deepEqual(
+      g.listenerSets.map((s) => [s.object.metadata.name, s.allowed]),
+      [
+        ['outsider', false],
+        ['insider', true],
+      ],
+    );
+    // Status follows the record, not the store: an admitted set recorded as not admitted is
+    // reported NotAllowed, and a Gateway without a recorded problem is judged by its listeners.
+    const edited = {
+      ...g,
+      problem: undefined,
+      accepted: true,
+      listenerSets: [{ ...g.listenerSets[1], allowed: false }],
+    };
+    const statuses = gatewayAndListenerSetStatuses([edited], OPTS);
+    const set = statuses.find((s) => s.kind === 'ListenerSet')?.status as unknown as ListenerSetStatus;
+    assert.deepEqual(condSummary(set.conditions), NOT_ALLOWED);
+    const gw = statuses.find((s) => s.kind === 'Gateway')?.status as unknown as GatewayStatus;
+    assert.deepEqual(condSummary(gw.conditions).slice(0, 1), ['Accepted=True/ListenersNotValid']);
+  });
+
   test('a not-allowed set does not make a later allowed set conflict', () => {
     const o = run(
       gateway('gw', [httpListener('web', 80, 'gw.example.com')], { namespace: 'infra', ...allow('Same') }),
@@ -445,7 +481,7 @@ describe('merge and ResolvedGateway shape', () => {
     const gws = resolveGateways(view, OPTS);
     assert.equal(gws[0].accepted, false);
     assert.ok(gws[0].listeners.every((l) => !l.ready));
-    const statuses = gatewayAndListenerSetStatuses(gws, view, OPTS);
+    const statuses = gatewayAndListenerSetStatuses(gws, OPTS);
     const st = statuses.find((s) => s.kind === 'ListenerSet')?.status as unknown as ListenerSetStatus;
     assert.deepEqual(condSummary(st.conditions), [
       'Accepted=False/ParentNotAccepted',

@@ -1,5 +1,5 @@
 /**
- * Route attachment (docs/gateway-api.md §10, §15): which listeners each parentRef of a route
+ * Route attachment (docs/gateway-api.md §10): which listeners each parentRef of a route
  * reaches, the per-parentRef Accepted/ResolvedRefs conditions, and attachedRoutes counts.
  *
  * - A Gateway parentRef reaches only the Gateway's own listeners; a ListenerSet parentRef only that
@@ -10,30 +10,35 @@
  */
 import type { ListenerOwner, ResolvedGateway, ResolvedListener, StoreView, BuildOptions } from '../resolved';
 import type { Condition, ObjectStatus } from '../../status/types';
-import { objectKey, objectNamespace } from '../../store/objects';
+import { objectNamespace } from '../../store/objects';
 import type { ParentReference, RouteParentStatus } from '../api';
 import { GATEWAY_API_GROUP, GATEWAY_API_VERSION } from '../api';
 import { ConditionType, Reason, makeCondition } from '../../status/conditions';
 import { intersectHostnames } from '../hostnames';
 import { labelsMatch, namespaceLabels } from '../selectors';
 import type { AttachedRoute, CompiledRoute } from './types';
+import { objectKey } from '../../store/objects';
 
 /** A Gateway or ListenerSet Convoy owns, as a route parent. */
 export interface ParentTarget {
   kind: 'Gateway' | 'ListenerSet';
   namespace: string;
   name: string;
-  gateway: ResolvedGateway;
+  /** The fleet (`namespace/name` of the Gateway) the parent's listeners belong to. */
+  fleet: string;
   /** The parent's own listeners, in precedence order. */
   listeners: ResolvedListener[];
   /** A ListenerSet not accepted by its Gateway serves nothing. Always true for Gateways. */
   accepted: boolean;
 }
 
+/** Returns the key of a route parent in indexParents' map: `kind/namespace/name`. */
+
 function ownedBy(l: ResolvedListener, owner: ListenerOwner): boolean {
   return l.owner.kind === owner.kind && l.owner.namespace === owner.namespace && l.owner.name === owner.name;
 }
 
+/** Indexes every Gateway and ListenerSet of the resolved Gateways as a route parent, by objectKey. */
 export function indexParents(gateways: ResolvedGateway[]): Map<string, ParentTarget> {
   const out = new Map<string, ParentTarget>();
   for (const gw of gateways) {
@@ -44,7 +49,7 @@ export function indexParents(gateways: ResolvedGateway[]): Map<string, ParentTar
       kind: 'Gateway',
       namespace,
       name,
-      gateway: gw,
+      fleet: gw.fleet,
       listeners: gw.listeners.filter((l) => ownedBy(l, owner)),
       accepted: true,
     });
@@ -57,7 +62,7 @@ export function indexParents(gateways: ResolvedGateway[]): Map<string, ParentTar
         kind: 'ListenerSet',
         namespace: sns,
         name: sname,
-        gateway: gw,
+        fleet: gw.fleet,
         listeners: set.listeners,
         accepted: set.accepted,
       });
@@ -171,7 +176,7 @@ function normalizedParentKind(ref: ParentReference): { group: string; kind: stri
 
 /** The parent a parentRef names, if Convoy owns it (else no status entry is written for it). */
 export function targetOf(
-  parents: Map<string, ParentTarget>,
+  parents: ReadonlyMap<string, ParentTarget>,
   ref: ParentReference,
   routeNamespace: string,
 ): ParentTarget | undefined {
@@ -229,7 +234,7 @@ export function hasValidRules(route: CompiledRoute): boolean {
 export function attachRoute(
   view: StoreView,
   opts: BuildOptions,
-  parents: Map<string, ParentTarget>,
+  parents: ReadonlyMap<string, ParentTarget>,
   route: CompiledRoute,
 ): RouteAttachment {
   const refs = (route.object.spec as { parentRefs?: ParentReference[] } | undefined)?.parentRefs;

@@ -5,23 +5,14 @@
  */
 import type { StoreView } from '../resolved';
 import type { KubeObject } from '../../store/objects';
-import type {
-  HeaderModifierModel,
-  RouteActionModel,
-  RouteMatchModel,
-  RouteModel,
-  StringMatchModel,
-  WeightedCluster,
-} from '../../model/fleet';
+import type { HeaderModifierModel, RouteActionModel, RouteModel, WeightedCluster } from '../../model/fleet';
 import type {
   BackendObjectReference,
-  GRPCRouteMatch,
   GRPCRouteSpec,
   HTTPBackendRef,
   HTTPHeaderFilter,
   HTTPPathModifier,
   HTTPRouteFilter,
-  HTTPRouteMatch,
   HTTPRouteSpec,
   HTTPRouteTimeouts,
 } from '../api';
@@ -30,73 +21,24 @@ import type { BackendUse, ClusterRef } from '../backends';
 import { resolveBackendRef } from '../backends';
 import type { BackendPolicy } from '../backends';
 import { parseDuration } from './duration';
+import type { CompiledMatch } from './matches';
+import { compileGRPCMatch, compileHTTPMatch } from './matches';
+import {
+  RuleError,
+  UNMODIFIABLE_HEADERS,
+  arr,
+  checkHeaderName,
+  checkHostname,
+  checkValue,
+  fail,
+} from './rule-checks';
 import { routeIdentity } from './identity';
-import type { CompiledRoute, EntryPrecedence, RefProblem, RouteEntry, RouteKind, RuleProblem } from './types';
-import { byName, compareStrings } from '../../util/compare';
+import type { CompiledRoute, RefProblem, RouteEntry, RouteKind, RuleProblem } from './types';
+import { compareStrings } from '../../util/compare';
 import { routeMatchName } from '../../model/names';
 
-const HTTP_METHODS: ReadonlySet<string> = new Set([
-  'GET',
-  'HEAD',
-  'POST',
-  'PUT',
-  'DELETE',
-  'CONNECT',
-  'OPTIONS',
-  'TRACE',
-  'PATCH',
-]);
 const REDIRECT_CODES: ReadonlySet<number> = new Set([301, 302, 303, 307, 308]);
 const MAX_WEIGHT = 1_000_000;
-
-/** Thrown inside rule compilation to drop the rule with a reason. */
-class RuleError extends Error {
-  constructor(
-    readonly reason: string,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
-function fail(message: string, reason: string = Reason.UnsupportedValue): never {
-  throw new RuleError(reason, message);
-}
-
-/** HTTP header names as the Gateway API CRD accepts them (RFC 7230 token). */
-const HEADER_NAME = /^[A-Za-z0-9!#$%&'*+\-.^_`|~]+$/;
-/** Headers Envoy refuses to let routes modify (it would NACK the whole RouteConfiguration). */
-const UNMODIFIABLE_HEADERS: ReadonlySet<string> = new Set(['host']);
-
-function checkHeaderName(name: unknown, what: string): asserts name is string {
-  if (typeof name !== 'string' || !HEADER_NAME.test(name))
-    fail(`${what}: invalid header name ${JSON.stringify(name)}`);
-}
-
-/** CR, LF and NUL never reach Envoy: they are invalid in header values, paths and hostnames. */
-function checkValue(value: unknown, what: string): asserts value is string {
-  if (typeof value !== 'string' || /[\r\n\0]/.test(value))
-    fail(`${what}: invalid value ${JSON.stringify(value)}`);
-}
-
-/** A precise DNS name (RFC 1123, no wildcard, no port), as HTTPRoute filters require. */
-function checkHostname(value: unknown, what: string): void {
-  const ok =
-    typeof value === 'string' &&
-    value.length <= 253 &&
-    /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/i.test(value);
-  if (!ok) fail(`${what}: invalid hostname ${JSON.stringify(value)}`);
-}
-
-function arr<T>(v: T[] | undefined | null): T[] {
-  return Array.isArray(v) ? v : [];
-}
-
-/** A match compiled to the model plus its precedence keys (rule/match indexes filled later). */
-interface CompiledMatch {
-  match: RouteMatchModel;
-  precedence: Omit<EntryPrecedence, 'rule' | 'match'>;
-}
 
 /** What a rule's filters and backends compile to, shared by HTTPRoute and GRPCRoute. */
 interface RuleContext {
@@ -107,155 +49,6 @@ interface RuleContext {
   use: BackendUse;
   clusters: ClusterRef[];
   refProblems: RefProblem[];
-}
-
-// ------------------------------------------------------------------------------------------------
-// Matches
-
-/**
- * RE2 (Envoy) rejects look-around and back-references; JavaScript accepts them. Refusing them here
- * keeps an invalid regex from reaching Envoy, where it would NACK the whole RouteConfiguration.
- */
-export function isSupportedRegex(value: string): boolean {
-  if (typeof value !== 'string' || value === '') return false;
-  if (/\(\?<?[=!]/.test(value) || /\\[1-9]/.test(value)) return false;
-  try {
-    // RE2 spellings JavaScript lacks: named groups (?P<n>...), flag groups (?i) and (?i:...).
-    const js = value
-      .replace(/\(\?P</g, '(?<')
-      .replace(/\(\?[imsU]+\)/g, '')
-      .replace(/\(\?[imsU]*-?[imsU]*:/g, '(?:');
-    new RegExp(js);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-function compileStringMatches(
-  list: { type?: string; name: string; value: string }[] | undefined,
-  what: 'header' | 'query parameter',
-): StringMatchModel[] {
-  const out: StringMatchModel[] = [];
-  const seen = new Set<string>();
-  for (const m of arr(list)) {
-    if (!m || typeof m.name !== 'string' || m.name === '') fail(`${what} match without a name`);
-    if (what === 'header') checkHeaderName(m.name, 'header match');
-    checkValue(m.value ?? '', `${what} match ${m.name}`);
-    const type = m.type ?? 'Exact';
-    if (type !== 'Exact' && type !== 'RegularExpression')
-      fail(`unsupported ${what} match type ${String(type)}`);
-    const value = typeof m.value === 'string' ? m.value : '';
-    if (type === 'RegularExpression' && !isSupportedRegex(value)) fail(`invalid ${what} regular expression`);
-    // Header names are case-insensitive; query parameter names are not. The first duplicate wins.
-    const name = what === 'header' ? m.name.toLowerCase() : m.name;
-    if (seen.has(name)) continue;
-    seen.add(name);
-    out.push({ name, type, value });
-  }
-  return out.sort(byName);
-}
-
-/** `/abc/` and `/abc` are the same prefix (element-wise); `/` stays `/`. */
-function normalizePrefix(value: string): string {
-  let v = value;
-  while (v.length > 1 && v.endsWith('/')) v = v.slice(0, -1);
-  return v;
-}
-
-export function compileHTTPMatch(m: HTTPRouteMatch | undefined): CompiledMatch {
-  const match: RouteMatchModel = {};
-  const pathSpec = m?.path ?? {};
-  const type = pathSpec.type ?? 'PathPrefix';
-  const value = pathSpec.value ?? '/';
-  let pathRank: number;
-  if (type === 'Exact' || type === 'PathPrefix') {
-    if (typeof value !== 'string' || !value.startsWith('/'))
-      fail(`path ${String(value)} must start with "/"`);
-    if (/[?#]/.test(value)) fail(`path ${value} must not contain "?" or "#"`);
-    checkValue(value, 'path');
-    match.path = { type, value: type === 'PathPrefix' ? normalizePrefix(value) : value };
-    pathRank = type === 'Exact' ? 0 : 2;
-  } else if (type === 'RegularExpression') {
-    if (!isSupportedRegex(value)) fail(`invalid path regular expression ${JSON.stringify(value)}`);
-    match.path = { type, value };
-    pathRank = 1;
-  } else {
-    fail(`unsupported path match type ${String(type)}`);
-  }
-  const headers = compileStringMatches(m?.headers, 'header');
-  if (headers.length) match.headers = headers;
-  const queryParams = compileStringMatches(m?.queryParams, 'query parameter');
-  if (queryParams.length) match.queryParams = queryParams;
-  if (m?.method !== undefined) {
-    if (!HTTP_METHODS.has(m.method)) fail(`unsupported method ${String(m.method)}`);
-    match.method = m.method;
-  }
-  return {
-    match,
-    precedence: {
-      pathRank,
-      pathLength: match.path!.value.length,
-      hasMethod: match.method !== undefined,
-      headers: headers.length,
-      queryParams: queryParams.length,
-    },
-  };
-}
-
-const GRPC_NAME = /^[A-Za-z0-9_.]+$/;
-
-function escapeRegex(s: string): string {
-  return s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
-}
-
-/**
- * A GRPCRoute method match becomes a path match on `/service/method`:
- *  - Exact with both: exact path; service only: prefix `/service`; method only: regex;
- *  - RegularExpression: regex `/<service or [^/]+>/<method or [^/]+>`.
- * GRPCRoute precedence is "longest service, then longest method, then most headers" whatever the
- * match type, so every gRPC match ranks like an exact path with length service*1000 + method. The
- * translator restricts these routes to gRPC requests (content-type application/grpc), so this only
- * orders them among themselves and ahead of HTTPRoute rules for gRPC requests.
- */
-export function compileGRPCMatch(m: GRPCRouteMatch | undefined): CompiledMatch {
-  const match: RouteMatchModel = { grpc: true };
-  const method = m?.method;
-  const type = method?.type ?? 'Exact';
-  const svc = method?.service;
-  const meth = method?.method;
-  if ((svc !== undefined && typeof svc !== 'string') || (meth !== undefined && typeof meth !== 'string')) {
-    fail('gRPC service and method must be strings');
-  }
-  let pathLength: number;
-  if (type === 'Exact') {
-    if (svc !== undefined && !GRPC_NAME.test(svc)) fail(`invalid gRPC service name ${JSON.stringify(svc)}`);
-    if (meth !== undefined && !/^[A-Za-z0-9_]+$/.test(meth))
-      fail(`invalid gRPC method name ${JSON.stringify(meth)}`);
-    if (svc && meth) {
-      match.path = { type: 'Exact', value: `/${svc}/${meth}` };
-    } else if (svc) {
-      match.path = { type: 'PathPrefix', value: `/${svc}` };
-    } else if (meth) {
-      match.path = { type: 'RegularExpression', value: `/[^/]+/${escapeRegex(meth)}` };
-    } else {
-      match.path = { type: 'PathPrefix', value: '/' };
-    }
-    pathLength = (svc?.length ?? 0) * 1000 + (meth?.length ?? 0);
-  } else if (type === 'RegularExpression') {
-    if (svc !== undefined && !isSupportedRegex(svc)) fail('invalid gRPC service regular expression');
-    if (meth !== undefined && !isSupportedRegex(meth)) fail('invalid gRPC method regular expression');
-    match.path = { type: 'RegularExpression', value: `/${svc || '[^/]+'}/${meth || '[^/]+'}` };
-    pathLength = (svc?.length ?? 0) * 1000 + (meth?.length ?? 0);
-  } else {
-    fail(`unsupported gRPC method match type ${String(type)}`);
-  }
-  const headers = compileStringMatches(m?.headers, 'header');
-  if (headers.length) match.headers = headers;
-  return {
-    match,
-    precedence: { pathRank: 0, pathLength, hasMethod: false, headers: headers.length, queryParams: 0 },
-  };
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -606,6 +399,7 @@ function hostnamesOf(spec: { hostnames?: string[] } | undefined): string[] {
   return arr(spec?.hostnames).filter((h): h is string => typeof h === 'string' && h !== '');
 }
 
+/** Compiles an HTTPRoute: every rule to route entries, with the problems that decide its status. */
 export function compileHTTPRoute(
   view: StoreView,
   obj: KubeObject,
@@ -627,6 +421,7 @@ export function compileHTTPRoute(
   return compileRoute(view, obj, 'HTTPRoute', hostnamesOf(spec), rules, policy);
 }
 
+/** Compiles a GRPCRoute: every rule to route entries, with the problems that decide its status. */
 export function compileGRPCRoute(
   view: StoreView,
   obj: KubeObject,

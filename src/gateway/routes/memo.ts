@@ -11,7 +11,8 @@
  * Dependencies are recorded by a view wrapper during compilation: each `get` with the object it
  * returned, each `list` with the objects of the list. Checking them costs a map lookup per `get`
  * and one pass per `list` (ReferenceGrants only, and only for cross-namespace references).
- * CompiledRoutes handed out are shared and must not be mutated.
+ * CompiledRoutes handed out are shared and must not be mutated. The memo is an object its owner
+ * (the BuildMemo of build-memo.ts) passes in, not module state: two owners never share results.
  */
 import type { KubeObject } from '../../store/objects';
 import type { BackendPolicy } from '../backends';
@@ -53,8 +54,6 @@ class RecordingView implements StoreView {
   }
 }
 
-const memos = new WeakMap<KubeObject, Memo>();
-
 function policyKey(policy: BackendPolicy): string {
   return JSON.stringify(policy, Object.keys(policy).sort());
 }
@@ -73,20 +72,20 @@ function unchanged(view: StoreView, reads: readonly Read[]): boolean {
   return true;
 }
 
-/** `compiler(view, obj, policy)`, or the previous result when nothing it depends on changed. */
-export function compileMemoized(
-  compiler: Compiler,
-  view: StoreView,
-  obj: KubeObject,
-  policy: BackendPolicy,
-): CompiledRoute {
-  const key = policyKey(policy);
-  const m = memos.get(obj);
-  if (m && m.compiler === compiler && m.view === view && m.policy === key && unchanged(view, m.reads)) {
-    return m.result;
+/** The last compilation of each route object, with what it read (see the file comment). */
+export class CompiledRouteMemo {
+  private readonly byRoute = new WeakMap<KubeObject, Memo>();
+
+  /** Returns `compiler(view, obj, policy)`, or the previous result when nothing it depends on changed. */
+  compile(compiler: Compiler, view: StoreView, obj: KubeObject, policy: BackendPolicy): CompiledRoute {
+    const key = policyKey(policy);
+    const m = this.byRoute.get(obj);
+    if (m && m.compiler === compiler && m.view === view && m.policy === key && unchanged(view, m.reads)) {
+      return m.result;
+    }
+    const recording = new RecordingView(view);
+    const result = compiler(recording, obj, policy);
+    this.byRoute.set(obj, { compiler, view, policy: key, reads: recording.reads, result });
+    return result;
   }
-  const recording = new RecordingView(view);
-  const result = compiler(recording, obj, policy);
-  memos.set(obj, { compiler, view, policy: key, reads: recording.reads, result });
-  return result;
 }

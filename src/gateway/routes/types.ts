@@ -1,7 +1,7 @@
 /**
  * Internal shapes of route processing. A route is compiled once, independently of the listeners
  * it attaches to (CompiledRoute); attachment then decides, per listener, which hostnames it
- * serves (AttachedRoute); build.ts assembles virtual hosts and filter chains from those.
+ * serves (AttachedRoute); fleet.ts assembles virtual hosts and filter chains from those.
  */
 import type { KubeObject } from '../../store/objects';
 import type { RouteModel, WeightedCluster } from '../../model/fleet';

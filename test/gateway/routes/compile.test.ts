@@ -1,6 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { compileGRPCRoute, compileHTTPRoute, isSupportedRegex } from '../../../src/gateway/routes/compile';
+import { compileGRPCRoute, compileHTTPRoute } from '../../../src/gateway/routes/compile';
+import { isSupportedRegex } from '../../../src/gateway/routes/matches';
 import { compileTLSRoute } from '../../../src/gateway/routes/tls';
 import type { GRPCRouteRule, HTTPRouteRule } from '../../../src/gateway/api';
 import type { RouteModel } from '../../../src/model/fleet';

@@ -1,0 +1,80 @@
+/**
+ * Gateway status (conditions, addresses, listeners, attachedListenerSets) and the statuses of the
+ * ListenerSets of each Gateway, from the resolved Gateways only: what they report was decided by
+ * resolution (gateways.ts) and recorded on the resolved objects; nothing here reads the store.
+ */
+import { objectNamespace } from '../store/objects';
+import type { Condition, ObjectStatus } from '../status/types';
+import type { BuildOptions, ResolvedGateway } from './resolved';
+import type { GatewayStatus } from './api';
+import { GATEWAY_API_VERSION } from './api';
+import { ConditionType, Reason, makeCondition } from '../status/conditions';
+import { listenerSetStatus, listenerSetVerdict, listenerStatus } from './listenersets';
+import { compareStrings } from '../util/compare';
+import { statusKey } from '../status/types';
+
+/** Builds the status of one resolved Gateway: conditions, addresses, own listeners, attachedListenerSets. */
+export function gatewayStatus(g: ResolvedGateway, opts: BuildOptions): ObjectStatus {
+  const gw = g.object;
+  const gen = gw.metadata.generation;
+  const own = g.listeners.filter((l) => l.owner.kind === 'Gateway');
+  const cond = (type: string, status: Condition['status'], reason: string, message: string) =>
+    makeCondition(type, status, reason, message, gen, opts.now);
+  let conditions: Condition[];
+  const problem = g.problem;
+  if (problem) {
+    conditions = [
+      cond(ConditionType.Accepted, 'False', problem.reason, problem.message),
+      cond(ConditionType.Programmed, 'False', Reason.Invalid, 'the Gateway is not accepted'),
+    ];
+  } else if (!g.accepted) {
+    const msg = own.length === 0 ? 'the Gateway has no listeners' : 'no listener is valid';
+    conditions = [
+      cond(ConditionType.Accepted, 'False', Reason.ListenersNotValid, msg),
+      cond(ConditionType.Programmed, 'False', Reason.Invalid, 'the Gateway is not accepted'),
+    ];
+  } else {
+    const invalid = own.filter((l) => !l.ready).map((l) => l.name);
+    conditions = [
+      invalid.length > 0
+        ? cond(
+            ConditionType.Accepted,
+            'True',
+            Reason.ListenersNotValid,
+            `listeners not valid: ${invalid.join(', ')}`,
+          )
+        : cond(ConditionType.Accepted, 'True', Reason.Accepted, 'Gateway is accepted'),
+      cond(ConditionType.Programmed, 'True', Reason.Programmed, 'Gateway is programmed on its Envoy fleet'),
+    ];
+  }
+  const status: GatewayStatus = {
+    addresses: g.addresses.map((a) => ({ ...a })),
+    conditions,
+    listeners: own.map((l) => listenerStatus(l)),
+    attachedListenerSets: g.listenerSets.filter((s) => s.accepted).length,
+  };
+  return {
+    apiVersion: GATEWAY_API_VERSION,
+    kind: 'Gateway',
+    metadata: { namespace: objectNamespace(gw), name: gw.metadata.name, generation: gen },
+    status: status as unknown as Record<string, unknown>,
+  };
+}
+
+/**
+ * Statuses of every resolved Gateway and of every ListenerSet whose parent is one of them
+ * (admitted or not). Call after route attachment has filled listener.attachedRoutes.
+ * Sorted by kind, then namespace/name.
+ */
+export function gatewayAndListenerSetStatuses(
+  gateways: readonly ResolvedGateway[],
+  opts: BuildOptions,
+): ObjectStatus[] {
+  const out: ObjectStatus[] = [];
+  for (const g of gateways) {
+    out.push(gatewayStatus(g, opts));
+    for (const set of g.listenerSets)
+      out.push(listenerSetStatus(set, listenerSetVerdict(set, g.accepted), opts));
+  }
+  return out.sort((a, b) => compareStrings(statusKey(a), statusKey(b)));
+}

@@ -1,0 +1,236 @@
+/**
+ * Gateways Convoy owns, resolved: each Gateway's own listeners merged with those of the
+ * ListenerSets it admits, conflicts detected over the merged list (conflicts.ts), each listener
+ * validated (listener-validation.ts), and whether the Gateway and each ListenerSet is accepted.
+ * Everything Gateway and ListenerSet status reports is decided here and recorded on the resolved
+ * objects (the Gateway's problem and addresses, each set's admission), so gateway-status.ts reads
+ * only those.
+ */
+import type { KubeObject } from '../store/objects';
+import { objectNamespace } from '../store/objects';
+import type {
+  BuildOptions,
+  ListenerOwner,
+  ResolvedGateway,
+  ResolvedGatewayClass,
+  ResolvedListener,
+  ResolvedListenerSet,
+  StoreView,
+} from './resolved';
+import type { GatewayStatusAddress, Listener } from './api';
+import { gatewaySpec, listenerSetSpec } from './api';
+import { ConditionType, Reason } from '../status/conditions';
+import { detectConflicts } from './conflicts';
+import { acceptedGatewayClasses, resolveGatewayClasses } from './gatewayclass';
+import {
+  gatewayNotAccepted,
+  markOverlappingTLS,
+  notAllowedListener,
+  tlsModeOf,
+  validateListener,
+} from './listener-validation';
+import { listenerSetAllowed, listenerSetsByParent } from './listenersets';
+import type { BuildMemo } from './build-memo';
+import type { CertificateMemo } from './certificates';
+import { compareStrings } from '../util/compare';
+import { fleetName } from '../model/names';
+import { namespacedName } from '../store/objects';
+
+function compareObjects(a: KubeObject, b: KubeObject): number {
+  const ka = namespacedName(objectNamespace(a), a.metadata.name);
+  const kb = namespacedName(objectNamespace(b), b.metadata.name);
+  return compareStrings(ka, kb);
+}
+
+/** Returns the Gateways of Convoy's classes (accepted or not), sorted by namespace/name; deleting ones are skipped. */
+export function ownedGateways(view: StoreView, ownedClasses: readonly ResolvedGatewayClass[]): KubeObject[] {
+  const classes = new Set(ownedClasses.map((c) => c.object.metadata.name));
+  return view
+    .list('Gateway')
+    .filter((gw) => !gw.metadata.deletionTimestamp && classes.has(gatewaySpec(gw).gatewayClassName))
+    .sort(compareObjects);
+}
+
+/**
+ * Returns the reason the Gateway as a whole cannot be accepted, independent of its listeners: its
+ * class is ours but not accepted, or it names infrastructure parameters (Convoy supports none).
+ */
+function gatewayProblem(
+  gw: KubeObject,
+  acceptedClasses: Set<string>,
+): { reason: string; message: string } | undefined {
+  const spec = gatewaySpec(gw);
+  if (!acceptedClasses.has(spec.gatewayClassName)) {
+    return { reason: Reason.Invalid, message: `GatewayClass ${spec.gatewayClassName} is not accepted` };
+  }
+  const ref = spec.infrastructure?.parametersRef;
+  if (ref) {
+    return {
+      reason: Reason.InvalidParameters,
+      message: `infrastructure.parametersRef ${ref.group || 'core'}/${ref.kind} ${ref.name}: Convoy supports no Gateway parameters`,
+    };
+  }
+  return undefined;
+}
+
+/** Whether a Gateway is accepted, given its own resolved listeners. */
+function gatewayAccepted(own: ResolvedListener[]): boolean {
+  return own.some((l) => l.conditions.some((c) => c.type === ConditionType.Accepted && c.status === 'True'));
+}
+
+interface SetInfo {
+  object: KubeObject;
+  owner: ListenerOwner;
+  allowed: boolean;
+  specs: Listener[];
+}
+
+function resolveGateway(
+  view: StoreView,
+  opts: BuildOptions,
+  gw: KubeObject,
+  setsByParent: Map<string, KubeObject[]>,
+  acceptedClasses: Set<string>,
+  certificates: CertificateMemo | undefined,
+): ResolvedGateway {
+  const ns = objectNamespace(gw);
+  const gwOwner: ListenerOwner = { kind: 'Gateway', namespace: ns, name: gw.metadata.name };
+  const ownSpecs = gatewaySpec(gw).listeners ?? [];
+  const sets: SetInfo[] = (setsByParent.get(namespacedName(ns, gw.metadata.name)) ?? []).map((ls) => {
+    const lsNs = objectNamespace(ls);
+    return {
+      object: ls,
+      owner: { kind: 'ListenerSet', namespace: lsNs, name: ls.metadata.name },
+      allowed: listenerSetAllowed(view, gw, lsNs),
+      specs: listenerSetSpec(ls)?.listeners ?? [],
+    };
+  });
+
+  // Merged list: Gateway listeners, then admitted sets' listeners in precedence order.
+  const merged: { owner: ListenerOwner; spec: Listener; gen?: number; fromGateway: boolean; set?: number }[] =
+    [];
+  for (const spec of ownSpecs)
+    merged.push({ owner: gwOwner, spec, gen: gw.metadata.generation, fromGateway: true });
+  sets.forEach((s, idx) => {
+    if (!s.allowed) return;
+    for (const spec of s.specs) {
+      merged.push({ owner: s.owner, spec, gen: s.object.metadata.generation, fromGateway: false, set: idx });
+    }
+  });
+  const conflicts = detectConflicts(
+    merged.map((m) => ({
+      port: m.spec.port,
+      protocol: m.spec.protocol,
+      hostname: m.spec.hostname,
+      tlsMode: tlsModeOf(m.spec),
+      fromGateway: m.fromGateway,
+    })),
+  );
+  const resolved = merged.map((m, i) =>
+    validateListener(
+      view,
+      opts,
+      { owner: m.owner, spec: m.spec, generation: m.gen, conflict: conflicts[i] },
+      certificates,
+    ),
+  );
+
+  markOverlappingTLS(resolved, opts);
+  const problem = gatewayProblem(gw, acceptedClasses);
+  let own = resolved.slice(0, ownSpecs.length);
+  const accepted = !problem && gatewayAccepted(own);
+  if (!accepted) own = own.map((l) => gatewayNotAccepted(l, opts, gw.metadata.generation));
+  const listeners: ResolvedListener[] = [...own];
+  const bySet = new Map<number, ResolvedListener[]>();
+  resolved.forEach((l, i) => {
+    const set = merged[i].set;
+    if (set === undefined) return;
+    const list = bySet.get(set);
+    if (list) list.push(l);
+    else bySet.set(set, [l]);
+  });
+  const listenerSets: ResolvedListenerSet[] = sets.map((s, idx) => {
+    const gen = s.object.metadata.generation;
+    if (!s.allowed) {
+      return {
+        object: s.object,
+        allowed: false,
+        accepted: false,
+        listeners: s.specs.map((spec) => notAllowedListener(opts, s.owner, spec, gen)),
+      };
+    }
+    let setListeners = bySet.get(idx) ?? [];
+    if (!accepted) setListeners = setListeners.map((l) => gatewayNotAccepted(l, opts, gen));
+    listeners.push(...setListeners);
+    return {
+      object: s.object,
+      allowed: true,
+      accepted: accepted && setListeners.some((l) => l.ready),
+      listeners: setListeners,
+    };
+  });
+
+  return {
+    object: gw,
+    fleet: fleetName(ns, gw.metadata.name),
+    accepted,
+    ...(problem ? { problem } : {}),
+    addresses: gatewayAddresses(gw, view, opts),
+    listeners,
+    listenerSets,
+  };
+}
+
+/** Returns a Gateway's status.addresses: those of its spec, else the Envoy fleet's. */
+function gatewayAddresses(gw: KubeObject, view: StoreView, opts: BuildOptions): GatewayStatusAddress[] {
+  const out: GatewayStatusAddress[] = [];
+  for (const a of gatewaySpec(gw).addresses ?? []) {
+    if (!a.value) continue;
+    out.push({ type: a.type || 'IPAddress', value: a.value });
+  }
+  if (out.length > 0) return out;
+  return dataPlaneAddresses(view, opts);
+}
+
+const IPV4 = /^(\d{1,3}\.){3}\d{1,3}$/;
+
+/** Returns the Envoy fleet's reachable addresses: from the configured Service's LB ingress, then flags. */
+function dataPlaneAddresses(view: StoreView, opts: BuildOptions): GatewayStatusAddress[] {
+  const source = opts.gatewayAddresses;
+  if (!source) return [];
+  const values: string[] = [];
+  if (source.service) {
+    const svc = view.get('Service', source.service.namespace, source.service.name);
+    const ingress = svc?.loadBalancerIngress;
+    if (Array.isArray(ingress)) {
+      for (const i of ingress as { ip?: unknown; hostname?: unknown }[]) {
+        if (typeof i?.ip === 'string' && i.ip) values.push(i.ip);
+        else if (typeof i?.hostname === 'string' && i.hostname) values.push(i.hostname);
+      }
+    }
+  }
+  for (const v of source.static ?? []) if (v && !values.includes(v)) values.push(v);
+  return values.map((value) => ({
+    type: IPV4.test(value) || value.includes(':') ? 'IPAddress' : 'Hostname',
+    value,
+  }));
+}
+
+/**
+ * Resolves every Gateway Convoy owns, sorted by namespace/name: its listeners merged with those of
+ * the ListenerSets it admits, each validated, and whether it and each of its ListenerSets is accepted.
+ * `classes` are the resolved GatewayClasses of the same view; `memo` keeps certificate checks of
+ * unchanged Secrets.
+ */
+export function resolveGateways(
+  view: StoreView,
+  opts: BuildOptions,
+  memo?: BuildMemo,
+  classes: readonly ResolvedGatewayClass[] = resolveGatewayClasses(view, opts),
+): ResolvedGateway[] {
+  const setsByParent = listenerSetsByParent(view);
+  const acceptedClasses = acceptedGatewayClasses(classes);
+  return ownedGateways(view, classes).map((gw) =>
+    resolveGateway(view, opts, gw, setsByParent, acceptedClasses, memo?.certificates),
+  );
+}

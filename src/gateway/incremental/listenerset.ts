@@ -1,0 +1,325 @@
+/**
+ * The ListenerSet fast path: a ListenerSet created since the last build (with new routes that name
+ * only it) added to the state of that build, when it cannot change anything but its own status, its
+ * Gateway's, the new routes' and its own filter chains.
+ */
+import type { FilterChainModel, FleetModel } from '../../model/fleet';
+import { deepEqual } from '../../util/deep-equal';
+import type { ObjectStatus } from '../../status/types';
+import type { KubeObject } from '../../store/objects';
+import { objectNamespace } from '../../store/objects';
+import type { ParentReference } from '../api';
+import { listenerSetSpec } from '../api';
+import type { ClusterRef } from '../backends';
+import { buildClusters } from '../backends';
+import { ConditionType } from '../../status/conditions';
+import type { ConflictInput } from '../conflicts';
+import { PortClaims } from '../conflicts';
+import type { BuildMemo } from '../build-memo';
+import { gatewayStatus } from '../gateway-status';
+import { markOverlappingTLS, notAllowedListener, tlsModeOf, validateListener } from '../listener-validation';
+import {
+  listenerSetAllowed,
+  listenerSetParent,
+  listenerSetStatus,
+  listenerSetVerdict,
+} from '../listenersets';
+import type {
+  BuildOptions,
+  ListenerOwner,
+  ResolvedGateway,
+  ResolvedListener,
+  ResolvedListenerSet,
+  StoreView,
+} from '../resolved';
+import type { ParentTarget } from '../routes/attach';
+import { attachRoute, targetOf } from '../routes/attach';
+import { ROUTE_COMPILERS } from '../routes/compilers';
+import { compareRouteIds, routeIdentity } from '../routes/identity';
+import type { AttachedRoute, CompiledRoute } from '../routes/types';
+import { ListenerClaims, coveringHostnames } from '../routes/vhosts';
+import type { ListenerRoutes } from '../routes/vhosts';
+import { VirtualHostMemo } from '../virtual-hosts';
+import type { CertificateMemo } from '../certificates';
+import type { BuildState } from './state';
+import { parentNamesOf } from './state';
+import { compareStrings } from '../../util/compare';
+import { fleetName } from '../../model/names';
+import { namespacedName, objectKey } from '../../store/objects';
+import { statusKey } from '../../status/types';
+
+/**
+ * Adds a ListenerSet created since the state's build (with new HTTPRoutes/GRPCRoutes whose
+ * parentRefs all name it; new Secrets are read from the view) when that cannot change anything but
+ * its own status, its Gateway's status (attachedListenerSets), the new routes' statuses and its
+ * own filter chains: its Gateway is accepted and owned, it sorts strictly last in precedence (newer
+ * creationTimestamp than every other set of that Gateway), no other route names it, its listeners
+ * give no existing listener a new condition (resolveAddedListenerSet), and each of its ready
+ * listeners is HTTPS with an exact hostname on a port the fleet already serves by SNI, where no
+ * ready listener has no hostname or one that covers it (so no other chain's hostname isolation
+ * changes). Returns the patched FleetModel (undefined when nothing is served differently), every
+ * status (the new ones appended), and the new state (`state` itself is left as it is); or undefined
+ * when a full build is needed. `memo` must be the one the state's build used.
+ */
+export function addListenerSet(
+  view: StoreView,
+  opts: BuildOptions,
+  memo: BuildMemo,
+  state: BuildState,
+  ls: KubeObject,
+  added: KubeObject[],
+  previousFleet: (fleet: string) => FleetModel | undefined,
+): { fleet: FleetModel | undefined; statuses: ObjectStatus[]; state: BuildState } | undefined {
+  if (ls.kind !== 'ListenerSet' || ls.metadata.deletionTimestamp) return undefined;
+  const parent = listenerSetParent(ls);
+  if (!parent) return undefined;
+  const at = state.gateways.findIndex((g) => g.fleet === fleetName(parent.namespace, parent.name));
+  if (at < 0) return undefined;
+  const g = state.gateways[at];
+  const lsNs = objectNamespace(ls);
+  const setKey = objectKey('ListenerSet', lsNs, ls.metadata.name);
+  if (state.parents.has(setKey)) return undefined;
+  const created = Date.parse(ls.metadata.creationTimestamp ?? '');
+  if (Number.isNaN(created)) return undefined;
+  for (const s of g.listenerSets) {
+    const t = Date.parse(s.object.metadata.creationTimestamp ?? '');
+    if (Number.isNaN(t) || t >= created) return undefined;
+  }
+  const set = resolveAddedListenerSet(view, opts, g, ls, memo.certificates);
+  if (!set) return undefined;
+  // g as a full build would resolve it now (g itself is left as it is).
+  const gw: ResolvedGateway = {
+    ...g,
+    listeners: set.allowed ? [...g.listeners, ...set.listeners] : g.listeners,
+    listenerSets: [...g.listenerSets, set],
+  };
+  const target: ParentTarget = {
+    kind: 'ListenerSet',
+    namespace: lsNs,
+    name: ls.metadata.name,
+    fleet: gw.fleet,
+    listeners: set.listeners,
+    accepted: set.accepted,
+  };
+  const only = new Map([[setKey, target]]);
+  // The new routes name only the new set; no other route may name it.
+  const addedKeys = new Set<string>();
+  const compiled: CompiledRoute[] = [];
+  for (const obj of added) {
+    const kind = obj.kind;
+    if ((kind !== 'HTTPRoute' && kind !== 'GRPCRoute') || obj.metadata.deletionTimestamp) return undefined;
+    const refs = (obj.spec as { parentRefs?: ParentReference[] } | undefined)?.parentRefs;
+    const ns = objectNamespace(obj);
+    if (!Array.isArray(refs) || refs.length === 0) return undefined;
+    for (const r of refs) if (targetOf(only, r, ns) !== target) return undefined;
+    const id = routeIdentity(kind, obj);
+    const key = objectKey(kind, ns, obj.metadata.name);
+    if (state.routes.has(id.key) || addedKeys.has(key)) return undefined;
+    addedKeys.add(key);
+    compiled.push(memo.routes.compile(ROUTE_COMPILERS[kind], view, obj, state.policy));
+  }
+  // Routes other than the new ones have the parentRefs of the state's build (route edits that
+  // change them are full builds), so namedParents tells whether one of them names the new set.
+  if (state.namedParents.has(namespacedName(lsNs, ls.metadata.name))) return undefined;
+  compiled.sort((a, b) => compareRouteIds(a.id, b.id));
+  // Every parentRef of the new routes names the new set, so `only` gives what the full index does.
+  const newStatuses: ObjectStatus[] = [];
+  const byListener = new Map<string, AttachedRoute[]>();
+  for (const route of compiled) {
+    const one = attachRoute(view, opts, only, route);
+    if (!one.status) return undefined;
+    for (const [qn, hostnames] of one.listeners) {
+      if (!set.listeners.some((l) => l.qualifiedName === qn)) return undefined;
+      const list = byListener.get(qn) ?? [];
+      list.push({ route, hostnames });
+      byListener.set(qn, list);
+    }
+    newStatuses.push(one.status);
+  }
+  for (const l of set.listeners) l.attachedRoutes = byListener.get(l.qualifiedName)?.length ?? 0;
+
+  // Statuses: the Gateway's is replaced, the set's and the routes' are appended.
+  const gwStatus = gatewayStatus(gw, opts);
+  const gwAt = state.statusIndex.get(statusKey(gwStatus));
+  if (gwAt === undefined) return undefined;
+  const setStatus = listenerSetStatus(set, listenerSetVerdict(set, gw.accepted), opts);
+  const appended = [setStatus, ...newStatuses];
+  const appendedKeys = new Set(appended.map(statusKey));
+  if (appendedKeys.size !== appended.length) return undefined;
+  for (const k of appendedKeys) if (state.statusIndex.has(k)) return undefined;
+
+  // The fleet: a chain per ready listener of the set.
+  let fleet: FleetModel | undefined;
+  const ready = set.listeners.filter((l) => l.ready);
+  if (ready.length > 0) {
+    const previous = previousFleet(gw.fleet);
+    if (!previous) return undefined;
+    const ports = previous.ports.slice();
+    const vhosts = new VirtualHostMemo(memo.virtualHosts, gw.fleet, true);
+    let secrets = previous.secrets;
+    let clusters = previous.clusters;
+    const clusterByName = new Map(clusters.map((c) => [c.name, c]));
+    const newRefs: ClusterRef[] = [];
+    for (const l of ready) {
+      const host = l.hostname?.toLowerCase();
+      if (l.protocol !== 'HTTPS' || l.tlsMode !== 'Terminate' || !host || host.startsWith('*'))
+        return undefined;
+      const i = ports.findIndex((p) => p.port === l.port);
+      if (i < 0 || ports[i].http) return undefined;
+      const covering = new Set(coveringHostnames(host));
+      for (const x of gw.listeners) {
+        if (!x.ready || x.port !== l.port || x === l) continue;
+        if (!x.hostname || covering.has(x.hostname.toLowerCase())) return undefined;
+      }
+      const routes = byListener.get(l.qualifiedName) ?? [];
+      // No ready sibling covers `host` (checked above), so for the route hostnames `host` itself
+      // claims of all siblings (buildFleet's) and of `l` alone give the same isolation.
+      if (routes.some((a) => a.hostnames.some((h) => h !== host))) return undefined;
+      const group: ListenerRoutes[] = [{ listener: l, routes }];
+      const entry = vhosts.virtualHosts(group, new ListenerClaims([l]), l.port, 'https');
+      for (const c of l.certificates)
+        if (!secrets.some((x) => x.name === c.name)) secrets = sortedWith(secrets, c);
+      const chain: FilterChainModel = {
+        name: l.qualifiedName,
+        serverNames: [host],
+        mode: 'Terminate',
+        protocol: 'HTTPS',
+        secretNames: l.certificates.map((c) => c.name),
+        routeConfigName: `https-${l.port}/${host}`,
+        virtualHosts: entry.virtualHosts,
+      };
+      if (ports[i].filterChains.some((c) => c.name === chain.name)) return undefined;
+      ports[i] = { ...ports[i], filterChains: sortedWith(ports[i].filterChains, chain) };
+      const names = new Set(memo.virtualHosts.clusterNamesOf(entry.virtualHosts));
+      for (const route of entry.used) {
+        for (const ref of route.clusters) {
+          if (!names.has(ref.name)) continue;
+          const existing = clusterByName.get(ref.name);
+          if (!existing) newRefs.push(ref);
+          // The same cluster is unchanged only when this route asks for the same protocol.
+          else if (existing.protocol !== ref.protocol || existing.externalName !== ref.externalName)
+            return undefined;
+        }
+      }
+    }
+    // A full build also takes the refs of every other used route naming a new cluster (a rule
+    // shadowed elsewhere can name one without it being served): any differing one → full build.
+    const firstRef = new Map<string, ClusterRef>();
+    for (const ref of newRefs) if (!firstRef.has(ref.name)) firstRef.set(ref.name, ref);
+    for (const route of firstRef.size > 0 ? state.routes.values() : []) {
+      for (const c of route.clusters) {
+        const ref = firstRef.get(c.name);
+        if (ref && !deepEqual(ref, c)) return undefined;
+      }
+    }
+    for (const c of buildClusters(view, newRefs, memo.clusters, `${gw.fleet}#added`))
+      clusters = sortedWith(clusters, c);
+    vhosts.commit();
+    fleet = { ...previous, ports, clusters, secrets };
+  }
+
+  // The new state: what changed, over indexes shared with `state`.
+  const gateways = state.gateways.slice();
+  gateways[at] = gw;
+  const statuses = [...state.statuses, ...appended];
+  statuses[gwAt] = gwStatus;
+  const next: BuildState = {
+    ...state,
+    gateways,
+    parents: state.parents.with([[setKey, target]]),
+    routes: state.routes.with(compiled.map((route) => [route.id.key, route])),
+    attached: state.attached.with(byListener),
+    statuses,
+    statusIndex: state.statusIndex.with(appended.map((s, i) => [statusKey(s), state.statuses.length + i])),
+    listenerFleet: state.listenerFleet.with(set.listeners.map((l) => [l.qualifiedName, gw.fleet])),
+    namedParents: state.namedParents.with(added.flatMap(parentNamesOf)),
+  };
+  return { fleet, statuses, state: next };
+}
+
+/** `sorted` (by name) with `item` inserted at its place: a new array. */
+function sortedWith<T extends { name: string }>(sorted: readonly T[], item: T): T[] {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (compareStrings(sorted[mid].name, item.name) < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  return [...sorted.slice(0, lo), item, ...sorted.slice(lo)];
+}
+
+/**
+ * Resolves `ls` as resolveGateway would, a ListenerSet that sorts last in precedence among the
+ * sets of the accepted Gateway `g` (g as resolved without it): its ResolvedListenerSet, including
+ * whether g admits it. Its listeners are checked against the claims detectConflicts would hold when it
+ * reaches them (every listener of the Gateway's own, and the non-conflicted ones of admitted sets,
+ * which are exactly g.listeners), so existing outcomes cannot change. Returns undefined when the
+ * Gateway is not accepted or when adding the set would give an existing listener an
+ * OverlappingTLSConfig condition it did not have: a full build is needed then.
+ */
+export function resolveAddedListenerSet(
+  view: StoreView,
+  opts: BuildOptions,
+  g: ResolvedGateway,
+  ls: KubeObject,
+  certificates?: CertificateMemo,
+): ResolvedListenerSet | undefined {
+  if (!g.accepted) return undefined;
+  const lsNs = objectNamespace(ls);
+  const owner: ListenerOwner = { kind: 'ListenerSet', namespace: lsNs, name: ls.metadata.name };
+  const specs = listenerSetSpec(ls)?.listeners ?? [];
+  const gen = ls.metadata.generation;
+  const allowed = listenerSetAllowed(view, g.object, lsNs);
+  if (!allowed) {
+    const listeners = specs.map((spec) => notAllowedListener(opts, owner, spec, gen));
+    return { object: ls, allowed, accepted: false, listeners };
+  }
+  const ports = new Set(specs.map((s) => s.port));
+  const claims = new Map<number, PortClaims>();
+  const claim = (c: ConflictInput) => {
+    let pc = claims.get(c.port);
+    if (!pc) {
+      pc = new PortClaims();
+      claims.set(c.port, pc);
+    }
+    pc.add(c);
+  };
+  const existing: ResolvedListener[] = [];
+  for (const l of g.listeners) {
+    if (!ports.has(l.port)) continue;
+    existing.push(l);
+    const conflicted = l.conditions.some((c) => c.type === ConditionType.Conflicted && c.status === 'True');
+    if (l.owner.kind !== 'Gateway' && conflicted) continue;
+    claim({ port: l.port, protocol: l.protocol, hostname: l.hostname, tlsMode: l.tlsMode });
+  }
+  const listeners: ResolvedListener[] = [];
+  for (const spec of specs) {
+    const input: ConflictInput = {
+      port: spec.port,
+      protocol: spec.protocol,
+      hostname: spec.hostname,
+      tlsMode: tlsModeOf(spec),
+    };
+    const conflict = claims.get(spec.port)?.conflict(input);
+    if (!conflict) claim(input);
+    listeners.push(validateListener(view, opts, { owner, spec, generation: gen, conflict }, certificates));
+  }
+  // Overlap marking over copies: an existing listener newly marked would change its status.
+  // markOverlappingTLS marks nothing on a port whose accepted HTTPS listeners all have a hostname
+  // and none a wildcard one: skip it then (the common case, and 5,000 copies otherwise).
+  const accepted = (l: ResolvedListener) =>
+    l.protocol === 'HTTPS' &&
+    l.conditions.some((c) => c.type === ConditionType.Accepted && c.status === 'True');
+  const mayOverlap = (l: ResolvedListener) => accepted(l) && (!l.hostname || l.hostname.startsWith('*.'));
+  if (!existing.some(mayOverlap) && !listeners.some(mayOverlap)) {
+    return { object: ls, allowed, accepted: listeners.some((l) => l.ready), listeners };
+  }
+  const copies = existing.map((l) => ({ ...l }));
+  markOverlappingTLS([...copies, ...listeners], opts);
+  for (let i = 0; i < copies.length; i++) {
+    if (copies[i].conditions === existing[i].conditions) continue;
+    if (!existing[i].conditions.some((c) => c.type === ConditionType.OverlappingTLSConfig)) return undefined;
+  }
+  return { object: ls, allowed, accepted: listeners.some((l) => l.ready), listeners };
+}

@@ -1,0 +1,237 @@
+/**
+ * The route fast path: edits of existing HTTPRoutes/GRPCRoutes applied to the state of the last
+ * build, when they cannot change anything but the routes' statuses and the virtual hosts of the
+ * listeners they are attached to.
+ */
+import type { FleetModel, VirtualHostModel } from '../../model/fleet';
+import { deepEqual } from '../../util/deep-equal';
+import type { ObjectStatus } from '../../status/types';
+import type { KubeObject } from '../../store/objects';
+import type { BuildOptions, ResolvedGateway, ResolvedListener, StoreView } from '../resolved';
+import type { BuildMemo } from '../build-memo';
+import { HTTP_KINDS, buildFleet, routesOf } from '../fleet';
+import { attachRoute, hasValidRules } from '../routes/attach';
+import { ROUTE_COMPILERS } from '../routes/compilers';
+import { routeIdentity } from '../routes/identity';
+import type { AttachedRoute, CompiledRoute } from '../routes/types';
+import { ListenerClaims } from '../routes/vhosts';
+import type { ListenerRoutes } from '../routes/vhosts';
+import { VirtualHostMemo } from '../virtual-hosts';
+import type { BuildState } from './state';
+import { objectKey } from '../../store/objects';
+
+/**
+ * A fleet after route edits: `patched` when it is `previousFleet` with only the recomputed
+ * route configurations replaced (every other node keeps its identity), else a fresh buildFleet.
+ */
+export interface RouteUpdatedFleet {
+  model: FleetModel;
+  patched: boolean;
+}
+
+/** A route object as the last build saw it, and as it is now. */
+export interface RouteEdit {
+  previous: KubeObject;
+  current: KubeObject;
+}
+
+/**
+ * Applies edits of existing HTTPRoutes/GRPCRoutes to the state of the last build, when they
+ * cannot change anything but the routes' own statuses and the virtual hosts of the listeners
+ * they are attached to: same kind, parentRefs, hostnames and creation time (hence the same
+ * precedence), a valid rule before and after, and attachment (listeners and hostnames per
+ * listener, computed by the same attachRoute as a full build) unchanged, so attachedRoutes and
+ * every Gateway/ListenerSet status stay as they are. Returns the rebuilt FleetModels of the
+ * Gateways those listeners belong to (assembled by the same buildFleet as a full build, whose
+ * memo reuses every untouched virtual-host list), every status with the routes' ones replaced, and
+ * the new state (`state` itself is left as it is); or undefined when a full build is needed.
+ * Everything except the routes must be as the state's build saw it, and `memo` the one that build
+ * used.
+ */
+export function updateRoutes(
+  view: StoreView,
+  opts: BuildOptions,
+  memo: BuildMemo,
+  state: BuildState,
+  edits: RouteEdit[],
+  previousFleet: (fleet: string) => FleetModel | undefined = () => undefined,
+): { fleets: RouteUpdatedFleet[]; statuses: ObjectStatus[]; state: BuildState } | undefined {
+  // What changes, copied on write: the state's indexes are shared, never changed.
+  const routes = new Map<string, CompiledRoute>();
+  const attached = new Map<string, AttachedRoute[]>();
+  const { statusIndex, listenerFleet } = state;
+  const statuses = [...state.statuses];
+  /** Fleet → the listeners whose routes changed. */
+  const affected = new Map<string, Set<string>>();
+  const replaced = new Map<CompiledRoute, CompiledRoute>();
+  for (const { previous, current } of edits) {
+    const kind = current.kind;
+    if ((kind !== 'HTTPRoute' && kind !== 'GRPCRoute') || previous.kind !== kind) return undefined;
+    if (previous.metadata.deletionTimestamp || current.metadata.deletionTimestamp) return undefined;
+    if (previous.metadata.creationTimestamp !== current.metadata.creationTimestamp) return undefined;
+    const before = previous.spec as { parentRefs?: unknown; hostnames?: unknown } | undefined;
+    const after = current.spec as { parentRefs?: unknown; hostnames?: unknown } | undefined;
+    if (!deepEqual(before?.parentRefs, after?.parentRefs) || !deepEqual(before?.hostnames, after?.hostnames))
+      return undefined;
+    const id = routeIdentity(kind, current);
+    const old = routes.get(id.key) ?? state.routes.get(id.key);
+    if (!old || old.object !== previous) return undefined;
+    const next = memo.routes.compile(ROUTE_COMPILERS[kind], view, current, state.policy);
+    if (!hasValidRules(old) || !hasValidRules(next)) return undefined;
+    const was = attachRoute(view, opts, state.parents, old);
+    const now = attachRoute(view, opts, state.parents, next);
+    if (!sameAttachment(was.listeners, now.listeners) || !was.status || !now.status) return undefined;
+    const at = statusIndex.get(objectKey(kind, id.namespace, id.name));
+    if (at === undefined) return undefined;
+    for (const [qn, hostnames] of now.listeners) {
+      const list = attached.get(qn) ?? state.attached.get(qn);
+      const fleet = listenerFleet.get(qn);
+      const i = list ? list.findIndex((a) => a.route === old) : -1;
+      if (!list || !fleet || i < 0) return undefined;
+      const copy = list.slice();
+      copy[i] = { route: next, hostnames };
+      attached.set(qn, copy);
+      const set = affected.get(fleet) ?? new Set<string>();
+      set.add(qn);
+      affected.set(fleet, set);
+    }
+    routes.set(id.key, next);
+    replaced.set(old, next);
+    statuses[at] = now.status;
+  }
+  const gateways = new Map(state.gateways.map((g) => [g.fleet, g]));
+  const changed: [ResolvedGateway, Set<string>][] = [];
+  for (const [fleet, listeners] of affected) {
+    const gw = gateways.get(fleet);
+    if (!gw) return undefined;
+    changed.push([gw, listeners]);
+  }
+  const next: BuildState = {
+    ...state,
+    routes: state.routes.with(routes),
+    attached: state.attached.with(attached),
+    statuses,
+  };
+  const fleets = changed.map(([gw, listeners]) => {
+    const previous = previousFleet(gw.fleet);
+    const patched = previous && patchFleet(memo, gw, next.attached, previous, listeners, replaced);
+    return patched
+      ? { model: patched, patched: true }
+      : { model: buildFleet(view, gw, next.attached, memo), patched: false };
+  });
+  return { fleets, statuses, state: next };
+}
+
+/**
+ * `previous` (this Gateway's last FleetModel, as buildFleet or this function made it) with the
+ * route configurations of the given listeners recomputed exactly as buildFleet computes them (same
+ * groups, claims and virtual-host memo), every other port and chain kept as is. Only valid when
+ * the listeners and attachment of every other listener are those `previous` was built from, and the
+ * routes attached to `listeners` changed only as `replaced` (old → new CompiledRoute) says.
+ * Clusters are kept when they provably cannot differ from buildFleet's: each recomputed route
+ * configuration names the same clusters and uses the same routes (modulo `replaced`) as before, and
+ * every replaced route has the same ClusterRefs; otherwise (or when anything is not where it
+ * should be) returns undefined and the caller runs buildFleet.
+ */
+function patchFleet(
+  memo: BuildMemo,
+  gw: ResolvedGateway,
+  attached: ReadonlyMap<string, AttachedRoute[]>,
+  previous: FleetModel,
+  listeners: Set<string>,
+  replaced: Map<CompiledRoute, CompiledRoute>,
+): FleetModel | undefined {
+  if (!gw.accepted) return undefined;
+  for (const [old, next] of replaced) if (!deepEqual(old.clusters, next.clusters)) return undefined;
+  const byPort = new Map<number, ResolvedListener[]>();
+  for (const l of gw.listeners) {
+    if (!l.ready) continue;
+    const list = byPort.get(l.port);
+    if (list) list.push(l);
+    else byPort.set(l.port, [l]);
+  }
+  const vhosts = new VirtualHostMemo(memo.virtualHosts, gw.fleet, true);
+  const ports = previous.ports.slice();
+  const portIndex = new Map(ports.map((p, i) => [p.port, i]));
+  /** Recomputed route configurations: memo key → the virtual hosts `previous` serves there. */
+  const recomputed = new Map<string, VirtualHostModel[]>();
+  const claimsByPort = new Map<number, ListenerClaims>();
+  const httpDone = new Set<number>();
+  for (const qn of listeners) {
+    const l = gw.listeners.find((x) => x.qualifiedName === qn);
+    if (!l || !l.ready) continue; // Not served: no route configuration of its own.
+    const group = byPort.get(l.port)!;
+    const first = group[0];
+    const at = portIndex.get(l.port);
+    if (at === undefined) return undefined;
+    const port = ports[at];
+    if (first.protocol === 'HTTP') {
+      if (l.protocol !== 'HTTP' || httpDone.has(l.port)) continue;
+      httpDone.add(l.port);
+      const http = group.filter((x) => x.protocol === 'HTTP');
+      const routes: ListenerRoutes[] = http.map((x) => ({
+        listener: x,
+        routes: routesOf(attached, x, HTTP_KINDS),
+      }));
+      if (!port.http) return undefined;
+      const entry = vhosts.virtualHosts(routes, new ListenerClaims(http), l.port, 'http');
+      recomputed.set(VirtualHostMemo.key(routes, l.port, 'http'), port.http.virtualHosts);
+      ports[at] = { ...port, http: { ...port.http, virtualHosts: entry.virtualHosts } };
+    } else if (first.protocol === 'HTTPS' || first.protocol === 'TLS') {
+      if (l.protocol !== 'HTTPS') continue;
+      let claims = claimsByPort.get(l.port);
+      if (!claims) {
+        claims = new ListenerClaims(group.filter((x) => x.protocol === 'HTTPS' || x.protocol === 'TLS'));
+        claimsByPort.set(l.port, claims);
+      }
+      const routes: ListenerRoutes[] = [{ listener: l, routes: routesOf(attached, l, HTTP_KINDS) }];
+      const entry = vhosts.virtualHosts(routes, claims, l.port, 'https');
+      const i = port.filterChains.findIndex((c) => c.name === l.qualifiedName);
+      const served = i < 0 ? undefined : port.filterChains[i].virtualHosts;
+      if (!served || recomputed.has(VirtualHostMemo.key(routes, l.port, 'https'))) return undefined;
+      recomputed.set(VirtualHostMemo.key(routes, l.port, 'https'), served);
+      const filterChains = port.filterChains.slice();
+      filterChains[i] = { ...filterChains[i], virtualHosts: entry.virtualHosts };
+      ports[at] = { ...port, filterChains };
+    }
+  }
+  for (const [key, served] of recomputed) {
+    // The memo entry of the last build must be the one `previous` was assembled from.
+    const before = vhosts.previousEntry(key);
+    const after = vhosts.nextEntry(key);
+    if (!before || !after || !deepEqual(before.virtualHosts, served)) return undefined;
+    if (
+      !sameSet(
+        memo.virtualHosts.clusterNamesOf(before.virtualHosts),
+        memo.virtualHosts.clusterNamesOf(after.virtualHosts),
+      )
+    )
+      return undefined;
+    if (
+      !sameSet(
+        before.used.map((r) => replaced.get(r) ?? r),
+        after.used,
+      )
+    )
+      return undefined;
+  }
+  vhosts.commit();
+  return { ...previous, ports };
+}
+
+function sameSet<T>(a: readonly T[], b: readonly T[]): boolean {
+  const sa = new Set(a);
+  const sb = new Set(b);
+  if (sa.size !== sb.size) return false;
+  for (const x of sa) if (!sb.has(x)) return false;
+  return true;
+}
+
+function sameAttachment(a: Map<string, string[]>, b: Map<string, string[]>): boolean {
+  if (a.size !== b.size) return false;
+  for (const [qn, hostnames] of a) {
+    const other = b.get(qn);
+    if (!other || !deepEqual(hostnames, other)) return false;
+  }
+  return true;
+}
