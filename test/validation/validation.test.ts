@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { GATEWAY_KIND_SCHEMAS, servedApiVersions, validateObject } from '../../src/validation';
-import { parseGatewayDuration } from '../../src/validation/gateway';
+import { parseGatewayDuration } from '../../src/validation/crds/httproute';
 import type { SchemaNode } from '../../src/validation/schema';
 import type { KubeObject } from '../../src/store/objects';
 import { VALID_OBJECTS, gateway, httpRoute, listenerSet } from './fixtures';
