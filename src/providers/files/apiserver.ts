@@ -7,11 +7,14 @@
  */
 import { createHash } from 'node:crypto';
 import type { KubeObject } from '../../store/objects';
-import { CLUSTER_SCOPED_KINDS, WATCHED_KINDS, keyOf } from '../../store/objects';
+import { CLUSTER_SCOPED_KINDS, WATCHED_KINDS, keyOf, objectKey } from '../../store/objects';
 import { apiGroupOf, groupOfApiVersion, validateObject } from '../../validation';
 import type { RawEntry } from './parse';
 
 const WATCHED: ReadonlySet<string> = new Set(WATCHED_KINDS);
+
+/** Kubernetes' size limit for one object (a Secret's data, etcd's request limit): 1 MiB. */
+export const MAX_OBJECT_BYTES = 1024 * 1024;
 
 /** The outcome of admitting one raw entry, as the API server would decide it. */
 export type Admission =
@@ -21,10 +24,12 @@ export type Admission =
 
 /**
  * Normalises and validates one raw entry. Another kind, or the same kind name in another API
- * group (an Istio Gateway), is ignored; an invalid object is refused with the validation
- * messages, prefixed with its position in a List; the raw value is not changed.
+ * group (an Istio Gateway), is ignored; an object larger than `maxObjectBytes` is refused with
+ * the API server's "Too long" wording before anything else looks at it; an invalid object is
+ * refused with the validation messages. Messages are prefixed with the position in a List. The
+ * raw value is not changed.
  */
-export function admitEntry(entry: RawEntry): Admission {
+export function admitEntry(entry: RawEntry, maxObjectBytes = MAX_OBJECT_BYTES): Admission {
   const where = entry.item !== undefined ? `items[${entry.item}]: ` : '';
   const v = entry.value;
   if (v === null || typeof v !== 'object' || Array.isArray(v)) {
@@ -44,6 +49,17 @@ export function admitEntry(entry: RawEntry): Admission {
   ) {
     return { kind: 'ignored', apiVersion, objectKind: kind, name };
   }
+  const size = storedSize(raw, maxObjectBytes * 64);
+  if (size > maxObjectBytes) {
+    const measured = size > maxObjectBytes * 64 ? `more than ${maxObjectBytes * 64}` : String(size);
+    return {
+      kind: 'refused',
+      message: `${where}Too long: may not be more than ${maxObjectBytes} bytes (the object is ${measured} bytes)`,
+      objectKind: kind,
+      name,
+      key: kind && name ? rawKey(kind, meta as Record<string, unknown>, name) : undefined,
+    };
+  }
   const obj = normalize(structuredClone(raw));
   const errors = validateObject(obj);
   if (errors.length > 0) {
@@ -56,6 +72,50 @@ export function admitEntry(entry: RawEntry): Admission {
     };
   }
   return { kind: 'ok', object: obj };
+}
+
+/**
+ * The size of an object as the API server would store it, counted as JSON text except that a
+ * Secret's base64 `data` counts as the bytes it decodes to. Stops counting past `cap` (and
+ * returns a value above it), so a value that aliases share many times costs at most `cap`.
+ */
+export function storedSize(raw: Record<string, unknown>, cap: number): number {
+  let size = 0;
+  const secretData = raw.kind === 'Secret' && isRecord(raw.data) ? raw.data : undefined;
+  const stack: unknown[] = [raw];
+  while (stack.length > 0 && size <= cap) {
+    const v = stack.pop();
+    if (typeof v === 'string') size += Buffer.byteLength(v, 'utf8') + 2;
+    else if (v === null || typeof v !== 'object') size += String(v).length;
+    else if (Array.isArray(v)) {
+      size += 1 + v.length;
+      for (const item of v) stack.push(item);
+    } else if (v === secretData) {
+      for (const [k, val] of Object.entries(secretData)) {
+        size += Buffer.byteLength(k, 'utf8') + 4;
+        if (typeof val === 'string') size += Math.floor((val.length * 3) / 4);
+        else stack.push(val);
+      }
+    } else {
+      const entries = Object.entries(v as Record<string, unknown>);
+      size += 1 + entries.length;
+      for (const [k, val] of entries) {
+        size += Buffer.byteLength(k, 'utf8') + 3;
+        stack.push(val);
+      }
+    }
+  }
+  return size;
+}
+
+/** The store key an object will have once normalised, from its raw kind and metadata. */
+function rawKey(kind: string, meta: Record<string, unknown>, name: string): string {
+  const ns = typeof meta.namespace === 'string' && meta.namespace !== '' ? meta.namespace : 'default';
+  return objectKey(kind, CLUSTER_SCOPED_KINDS.has(kind) ? '' : ns, name);
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
 }
 
 /** In-place: namespace default, Secret stringData, no status. Tolerates any shape. */

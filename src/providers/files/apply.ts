@@ -11,23 +11,10 @@
 import type { KubeObject } from '../../store/objects';
 import { displayName, keyOf, objectNamespace } from '../../store/objects';
 import type { ObjectStore } from '../../store/store';
-import type { Admission, MetadataAssigner } from './apiserver';
+import type { MetadataAssigner } from './apiserver';
 import type { FileProblem } from './problems';
 import { docSuffix } from './problems';
-
-/** What one file yielded in this rescan. */
-export interface FileScan {
-  /** Path relative to the provider's directory. */
-  file: string;
-  /** Problems with the file as a whole or its syntax (not with single objects). */
-  problems: FileProblem[];
-  /**
-   * The file could not be read or did not parse completely. A broken file that served before
-   * changes nothing; one never seen before contributes the documents that did parse.
-   */
-  broken: boolean;
-  entries: { document?: number; admission: Admission }[];
-}
+import type { FileScan } from './scan';
 
 interface Accepted {
   object: KubeObject;

@@ -6,17 +6,16 @@
  * API server would (apiserver.ts), apply the difference to the store (apply.ts) and report
  * problems (problems.ts).
  */
-import { readFile, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import type { Logger } from '../../observability/logger';
 import type { ConvoyMetrics } from '../../observability/metrics';
 import type { ObjectStore } from '../../store/store';
-import { MetadataAssigner, admitEntry } from './apiserver';
-import type { FileScan } from './apply';
+import { MAX_OBJECT_BYTES, MetadataAssigner } from './apiserver';
 import { StoreApplier } from './apply';
-import type { ParsedFile } from './parse';
-import { parseFile } from './parse';
+import { ScanPool } from './parse-pool';
 import type { FileProblem } from './problems';
 import { ProblemReport } from './problems';
+import type { FileScan, ScanLimits } from './scan';
 import type { Listing } from './walk';
 import { listFiles, relativeName } from './walk';
 import { DirectoryWatcher } from './watch';
@@ -37,6 +36,24 @@ export interface FileProviderOptions {
    * inotify limits). Unchanged files are not re-parsed. 0 disables. Default 10 s.
    */
   pollIntervalMs?: number;
+  /** A larger file is not read; it is reported instead. Default 4 MiB. */
+  maxFileBytes?: number;
+  /** A larger object is refused, as Kubernetes refuses it. Default 1 MiB. */
+  maxObjectBytes?: number;
+  /** Worker threads that parse files (see parse-pool.ts). Default: one per spare core, ≤ 2. */
+  parseWorkers?: number;
+}
+
+/** Default per-file size limit: many objects, but a bounded parse. */
+export const DEFAULT_MAX_FILE_BYTES = 4 * 1024 * 1024;
+
+/** The last scan of one file, reused while the file does not change. */
+interface CachedScan {
+  /** Content hash; absent when the scan failed (read error, parser crash or deadline). */
+  hash?: string;
+  /** Size, times and inode when scanned: a failed scan is retried only once these change. */
+  fingerprint: string;
+  scan: FileScan;
 }
 
 export const SOURCE_NAME = 'files';
@@ -49,9 +66,11 @@ export class FileProvider {
   private readonly pollIntervalMs: number;
   private readonly applier: StoreApplier;
   private readonly problemReport: ProblemReport;
+  private readonly limits: ScanLimits;
+  private readonly pool: ScanPool;
 
-  /** Parse results by file, reused while the content does not change. */
-  private parseCache = new Map<string, { content: string; parsed: ParsedFile }>();
+  /** Scan results by file name, reused while the content does not change. */
+  private readonly scanCache = new Map<string, CachedScan>();
   private watcher?: DirectoryWatcher;
   private pollTimer?: NodeJS.Timeout;
   /** Serialises rescans: a rescan requested while one runs starts right after it. */
@@ -66,6 +85,11 @@ export class FileProvider {
     this.pollIntervalMs = opts.pollIntervalMs ?? 10_000;
     this.applier = new StoreApplier(this.store, new MetadataAssigner());
     this.problemReport = new ProblemReport(this.logger, opts.metrics);
+    this.limits = {
+      maxFileBytes: opts.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES,
+      maxObjectBytes: opts.maxObjectBytes ?? MAX_OBJECT_BYTES,
+    };
+    this.pool = new ScanPool({ size: opts.parseWorkers });
   }
 
   async start(): Promise<void> {
@@ -96,6 +120,7 @@ export class FileProvider {
     if (this.pollTimer) clearInterval(this.pollTimer);
     this.pollTimer = undefined;
     await this.scanChain;
+    await this.pool.close();
   }
 
   problems(): FileProblem[] {
@@ -126,60 +151,45 @@ export class FileProvider {
     }
     this.watcher?.sync(listing.dirs);
 
-    const scans: FileScan[] = [];
-    for (const path of listing.files) {
-      const scan = await this.scanFile(path);
-      if (scan) scans.push(scan);
-    }
-    const present = new Set(scans.map((s) => s.file));
-    for (const file of this.parseCache.keys()) if (!present.has(file)) this.parseCache.delete(file);
+    // Every file is scanned in the pool at once; the results are applied in path order.
+    const results = await Promise.all(listing.files.map((path) => this.scanFile(path)));
+    const scans = results.filter((r): r is FileScan => r !== undefined);
+    const present = new Set(scans.map((r) => r.file));
+    for (const file of this.scanCache.keys()) if (!present.has(file)) this.scanCache.delete(file);
     this.problemReport.set(this.applier.apply(scans));
   }
 
-  /** Reads, parses and admits one file; undefined when it vanished since it was listed. */
+  /**
+   * Scans one file in the pool, or reuses the last scan: the worker answers `unchanged` when
+   * the content hash is the same, and a failed scan is not retried until the file changes.
+   * Undefined when the file vanished since it was listed.
+   */
   private async scanFile(path: string): Promise<FileScan | undefined> {
     const file = relativeName(this.dir, path);
-    let content: string;
+    const cached = this.scanCache.get(file);
+    let fingerprint = 'cannot stat';
     try {
-      content = await readFile(path, 'utf8');
+      const st = await stat(path);
+      fingerprint = `${st.size}:${st.mtimeMs}:${st.ctimeMs}:${st.ino}`;
     } catch (err) {
-      // Deleted between listing and reading: the next event rescans; treat as gone.
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-      return {
-        file,
-        problems: [{ file, message: `cannot read file: ${(err as Error).message}` }],
-        broken: true,
-        entries: [],
-      };
     }
-    let cached = this.parseCache.get(file);
-    if (!cached || cached.content !== content) {
-      cached = { content, parsed: parseFile(file, content) };
-      this.parseCache.set(file, cached);
+    if (cached && cached.hash === undefined && cached.fingerprint === fingerprint) return cached.scan;
+    const result = await this.pool.scan({ path, file, previousHash: cached?.hash, limits: this.limits });
+    if (result.status === 'gone') return undefined;
+    if (result.status === 'unchanged' && cached) {
+      cached.fingerprint = fingerprint;
+      return cached.scan;
     }
-    const { parsed } = cached;
-    const entries: FileScan['entries'] = [];
-    for (const entry of parsed.entries) {
-      const admission = admitEntry(entry);
-      if (admission.kind === 'ignored') {
-        this.logger.debug(
-          {
-            file,
-            document: entry.document,
-            apiVersion: admission.apiVersion,
-            kind: admission.objectKind,
-            name: admission.name,
-          },
-          'ignoring kind Convoy does not read',
-        );
-      }
-      entries.push({ document: entry.document, admission });
+    if (result.status !== 'scanned') return undefined;
+    for (const { document, admission: a } of result.scan.entries) {
+      if (a.kind !== 'ignored') continue;
+      this.logger.debug(
+        { file, document, apiVersion: a.apiVersion, kind: a.objectKind, name: a.name },
+        'ignoring kind Convoy does not read',
+      );
     }
-    return {
-      file,
-      problems: parsed.errors.map((e) => ({ file, document: e.document, message: e.message })),
-      broken: parsed.errors.length > 0,
-      entries,
-    };
+    this.scanCache.set(file, { hash: result.hash, fingerprint, scan: result.scan });
+    return result.scan;
   }
 }

@@ -23,6 +23,8 @@ export class DirectoryWatcher {
   private debounceTimer?: NodeJS.Timeout;
   private burstStart = 0;
   private running = true;
+  /** True until the first sync(). */
+  private first = true;
 
   constructor(private readonly opts: DirectoryWatcherOptions) {}
 
@@ -69,7 +71,10 @@ export class DirectoryWatcher {
       }
     }
     // Something may have been created in a new directory between listing it and watching it.
-    if (added) this.onFsEvent();
+    // Not after the first sync: the provider is starting, and its periodic rescan covers that
+    // short window.
+    if (added && !this.first) this.onFsEvent();
+    this.first = false;
   }
 
   private onFsEvent(): void {

@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { mkdir, mkdtemp, rename, rm, symlink, unlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { FileProvider, parseFile, uidFor } from '../../../src/providers/files/provider';
+import { FileProvider } from '../../../src/providers/files/provider';
+import { uidFor } from '../../../src/providers/files/apiserver';
 import { ObjectStore } from '../../../src/store/store';
 import { silentLogger } from '../../../src/observability/logger';
 import { ConvoyMetrics } from '../../../src/observability/metrics';
@@ -36,13 +37,15 @@ let store: ObjectStore;
 let metrics: ConvoyMetrics;
 let provider: FileProvider | undefined;
 
+/** Writes a file atomically (write, then rename into place), as the README asks of users. */
 async function put(rel: string, content: string): Promise<void> {
   const p = join(dir, rel);
   await mkdir(dirname(p), { recursive: true });
-  await writeFile(p, content);
+  await writeFile(`${p}.tmp`, content);
+  await rename(`${p}.tmp`, p);
 }
 
-function newProvider(opts: { debounceMs?: number } = {}): FileProvider {
+function newProvider(opts: { debounceMs?: number; maxFileBytes?: number } = {}): FileProvider {
   provider = new FileProvider({
     dir,
     store,
@@ -50,6 +53,7 @@ function newProvider(opts: { debounceMs?: number } = {}): FileProvider {
     metrics,
     debounceMs: opts.debounceMs ?? 30,
     pollIntervalMs: 0,
+    maxFileBytes: opts.maxFileBytes,
   });
   return provider;
 }
@@ -335,6 +339,43 @@ describe('FileProvider rescans', () => {
     assert.deepEqual(p.problems(), []);
   });
 
+  test('a file grown over the size limit is reported by name; what it served keeps serving', async () => {
+    await put('a.yaml', GW('one'));
+    await put('b.yaml', SVC('svc'));
+    const p = newProvider({ maxFileBytes: 4096 });
+    await p.start();
+    await put('a.yaml', `${GW('one', 81)}# ${'x'.repeat(5000)}\n`);
+    await p.reload();
+    assert.equal(listenerPort(gw('one')), 80);
+    assert.deepEqual(p.problems(), [
+      {
+        file: 'a.yaml',
+        message: `Too long: may not be more than 4096 bytes (the file is ${GW('one', 81).length + 5003} bytes; not read)`,
+      },
+    ]);
+    assert.ok(store.get('Service', 'default', 'svc'));
+  });
+
+  test('an object over 1 MiB is refused as Kubernetes refuses it; its previous version stays', async () => {
+    const secret = (blob: string) =>
+      `apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\ndata:\n  blob: ${Buffer.from(blob).toString('base64')}\n`;
+    await put('s.yaml', `${secret('small')}---\n${SVC('svc')}`);
+    const p = newProvider();
+    await p.start();
+    await put('s.yaml', `${secret('x'.repeat(2 * 1024 * 1024))}---\n${SVC('svc')}  type: ClusterIP\n`);
+    await p.reload();
+    const s = store.get('Secret', 'default', 's');
+    assert.equal(Buffer.from(s?.data?.blob ?? '', 'base64').toString(), 'small');
+    assert.equal((store.get('Service', 'default', 'svc')?.spec as { type?: string }).type, 'ClusterIP');
+    const probs = p.problems();
+    assert.equal(probs.length, 1);
+    assert.deepEqual(
+      { file: probs[0].file, document: probs[0].document, kind: probs[0].kind, name: probs[0].name },
+      { file: 's.yaml', document: 0, kind: 'Secret', name: 's' },
+    );
+    assert.match(probs[0].message, /^Too long: may not be more than 1048576 bytes/);
+  });
+
   test('a vanished directory keeps serving and reports a problem', async () => {
     await put('a.yaml', GW('one'));
     const p = newProvider();
@@ -415,38 +456,5 @@ describe('FileProvider watching', () => {
     await put('a.yaml', GW('one', 8080));
     await waitFor('fixed file applied', () => listenerPort(gw('one')) === 8080);
     assert.deepEqual(p.problems(), []);
-  });
-});
-
-describe('parseFile', () => {
-  test('YAML 1.1 like Kubernetes: timestamps stay strings, yes/on are booleans', () => {
-    const r = parseFile(
-      'x.yaml',
-      'kind: Service\nmetadata:\n  name: a\n  creationTimestamp: 2021-05-06T07:08:09Z\nx: yes\n',
-    );
-    assert.deepEqual(r.errors, []);
-    const v = r.entries[0].value as Record<string, Record<string, unknown>>;
-    assert.equal(v.metadata.creationTimestamp, '2021-05-06T07:08:09Z');
-    assert.equal(v.x, true);
-  });
-
-  test('empty files and empty documents yield nothing; duplicate keys are errors', () => {
-    assert.deepEqual(parseFile('x.yaml', ''), { entries: [], errors: [] });
-    assert.deepEqual(parseFile('x.yaml', '# only a comment\n---\n'), { entries: [], errors: [] });
-    assert.deepEqual(parseFile('x.json', '  \n'), { entries: [], errors: [] });
-    const dup = parseFile('x.yaml', 'kind: A\nkind: B\n');
-    assert.equal(dup.errors.length, 1);
-    assert.equal(dup.errors[0].document, 0);
-  });
-
-  test('a YAML List is expanded into items', () => {
-    const r = parseFile('x.yaml', 'kind: List\nitems:\n- kind: Service\n- kind: Secret\n');
-    assert.deepEqual(
-      r.entries.map((e) => [e.document, e.item]),
-      [
-        [0, 0],
-        [0, 1],
-      ],
-    );
   });
 });
