@@ -24,6 +24,8 @@ Sources (pick one):
                                    write them atomically (write elsewhere, then rename)
   --from-dir-max-file-size BYTES   Larger files are reported, not read (default 4Mi;
                                    suffixes Ki, Mi, Gi)
+  --from-dir-max-files N           Read at most N files and directories (default 10000)
+  --from-dir-max-depth N           Read at most N directory levels below DIR (default 16)
   --kubeconfig FILE                Kubernetes mode (default when --from-dir is absent;
                                    also KUBECONFIG or in-cluster config)
 
@@ -56,6 +58,8 @@ export async function serveCommand(argv: string[]): Promise<void> {
     options: {
       'from-dir': { type: 'string' },
       'from-dir-max-file-size': { type: 'string', default: '4Mi' },
+      'from-dir-max-files': { type: 'string', default: '10000' },
+      'from-dir-max-depth': { type: 'string', default: '16' },
       kubeconfig: { type: 'string' },
       'controller-name': { type: 'string', default: DEFAULT_CONTROLLER_NAME },
       'xds-address': { type: 'string', default: '127.0.0.1:18000' },
@@ -112,6 +116,8 @@ export async function serveCommand(argv: string[]): Promise<void> {
       logger,
       metrics,
       maxFileBytes: parseBytes('--from-dir-max-file-size', values['from-dir-max-file-size'] ?? '4Mi'),
+      maxEntries: parseCount('--from-dir-max-files', values['from-dir-max-files'] ?? '10000'),
+      maxDepth: parseCount('--from-dir-max-depth', values['from-dir-max-depth'] ?? '16'),
     });
     providerProblems = () => files.problems();
     await files.start();
@@ -212,4 +218,11 @@ function parseBytes(flag: string, value: string): number {
   if (!m) throw new Error(`${flag} must be a byte count such as 4194304 or 4Mi, got ${value}`);
   const unit = { Ki: 1024, Mi: 1024 ** 2, Gi: 1024 ** 3 }[m[2] ?? ''] ?? 1;
   return Number(m[1]) * unit;
+}
+
+/** Parses a whole number of at least 1. */
+function parseCount(flag: string, value: string): number {
+  if (!/^[1-9]\d*$/.test(value))
+    throw new Error(`${flag} must be a whole number of at least 1, got ${value}`);
+  return Number(value);
 }

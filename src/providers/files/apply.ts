@@ -40,9 +40,11 @@ export class StoreApplier {
 
   /**
    * Applies the scans of every file present (in path order) and returns the problems found.
-   * Files absent from `scans` are gone: their objects are deleted.
+   * Files absent from `scans` are gone and their objects deleted, unless `unseen` says the file
+   * may exist but was not looked at (e.g. its directory could not be read): what it
+   * contributed before then stays.
    */
-  apply(scans: FileScan[]): FileProblem[] {
+  apply(scans: FileScan[], unseen: (file: string) => boolean = () => false): FileProblem[] {
     const problems: FileProblem[] = [];
     const desired = new Map<string, Accepted>();
     const newFileKeys = new Map<string, Set<string>>();
@@ -51,6 +53,12 @@ export class StoreApplier {
     /** Keys whose new version was refused: their previous version is kept. */
     const refusedKeys = new Map<string, string>();
 
+    const scanned = new Set(scans.map((scan) => scan.file));
+    for (const file of this.fileKeys.keys()) {
+      if (scanned.has(file) || !unseen(file)) continue;
+      newFileKeys.set(file, new Set());
+      troubled.add(file);
+    }
     for (const scan of scans) {
       const { file } = scan;
       const keys = new Set<string>();

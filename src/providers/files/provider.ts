@@ -16,8 +16,8 @@ import { ScanPool } from './parse-pool';
 import type { FileProblem } from './problems';
 import { ProblemReport } from './problems';
 import type { FileScan, ScanLimits } from './scan';
-import type { Listing } from './walk';
-import { listFiles, relativeName } from './walk';
+import type { Listing, WalkLimits } from './walk';
+import { DEFAULT_WALK_LIMITS, listFiles, relativeName } from './walk';
 import { DirectoryWatcher } from './watch';
 
 export type { FileProblem } from './problems';
@@ -42,6 +42,10 @@ export interface FileProviderOptions {
   maxObjectBytes?: number;
   /** Worker threads that parse files (see parse-pool.ts). Default: one per spare core, ≤ 2. */
   parseWorkers?: number;
+  /** Files and directories read, at most. Default 10,000. */
+  maxEntries?: number;
+  /** Directory levels below `dir` read, at most. Default 16. */
+  maxDepth?: number;
 }
 
 /** Default per-file size limit: many objects, but a bounded parse. */
@@ -67,6 +71,7 @@ export class FileProvider {
   private readonly applier: StoreApplier;
   private readonly problemReport: ProblemReport;
   private readonly limits: ScanLimits;
+  private readonly walkLimits: WalkLimits;
   private readonly pool: ScanPool;
 
   /** Scan results by file name, reused while the content does not change. */
@@ -88,6 +93,10 @@ export class FileProvider {
     this.limits = {
       maxFileBytes: opts.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES,
       maxObjectBytes: opts.maxObjectBytes ?? MAX_OBJECT_BYTES,
+    };
+    this.walkLimits = {
+      maxEntries: opts.maxEntries ?? DEFAULT_WALK_LIMITS.maxEntries,
+      maxDepth: opts.maxDepth ?? DEFAULT_WALK_LIMITS.maxDepth,
     };
     this.pool = new ScanPool({ size: opts.parseWorkers });
   }
@@ -142,7 +151,7 @@ export class FileProvider {
   private async rescan(): Promise<void> {
     let listing: Listing;
     try {
-      listing = await listFiles(this.dir, this.logger);
+      listing = await listFiles(this.dir, this.walkLimits);
     } catch (err) {
       // The directory itself vanished or became unreadable: keep serving what we have.
       this.problemReport.set([{ file: '.', message: `cannot read directory: ${(err as Error).message}` }]);
@@ -156,7 +165,7 @@ export class FileProvider {
     const scans = results.filter((r): r is FileScan => r !== undefined);
     const present = new Set(scans.map((r) => r.file));
     for (const file of this.scanCache.keys()) if (!present.has(file)) this.scanCache.delete(file);
-    this.problemReport.set(this.applier.apply(scans));
+    this.problemReport.set([...listing.problems, ...this.applier.apply(scans, listing.unseen)]);
   }
 
   /**

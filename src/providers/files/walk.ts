@@ -1,21 +1,43 @@
 /**
  * Lists the files the provider reads: *.yaml, *.yml and *.json anywhere below the directory, in
- * path order, and the directories to watch. Entries whose name starts with "." are skipped, so
- * editor swap files and the `..data`/`..2024_…` directories of a mounted ConfigMap or Secret
- * volume are not read twice (their visible symlinks are). Symlinks are followed, with a guard
- * against loops.
+ * path order, and the directories to watch, without ever leaving the directory.
+ *
+ * Entries whose name starts with "." are skipped, so editor swap files and the `..data` and
+ * `..2024_…` directories of a mounted ConfigMap or Secret volume are not read twice (their
+ * visible symlinks are). Symlinks are followed only where they resolve inside the directory: a
+ * symlink to `/`, to /proc or to another program's files is refused with one problem, and
+ * nothing behind it is read or watched. Loops are harmless (each real directory is walked
+ * once), and the walk stops at a number of entries and a depth, each reported once.
  */
+import type { Dirent } from 'node:fs';
 import { readdir, realpath, stat } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
-import type { Logger } from '../../observability/logger';
+import type { FileProblem } from './problems';
 
 const EXTENSIONS = ['.yaml', '.yml', '.json'];
 
+export interface WalkLimits {
+  /** Files read plus directories walked, at most. */
+  maxEntries: number;
+  /** Directory levels below the root, at most. */
+  maxDepth: number;
+}
+
+export const DEFAULT_WALK_LIMITS: WalkLimits = { maxEntries: 10_000, maxDepth: 16 };
+
 export interface Listing {
-  /** Absolute paths of the files to read, sorted by their path relative to the root. */
+  /** Absolute paths (as reached, not resolved) of the files to read, in path order. */
   files: string[];
-  /** Directories to watch (as reached, not resolved). */
+  /** Directories to watch: those that could be read. */
   dirs: Set<string>;
+  /** Symlinks refused, directories that could not be read, limits reached. */
+  problems: FileProblem[];
+  /**
+   * Whether `file` (a name relative to the root) may exist without having been listed: it is
+   * under a directory that could not be read, or the walk stopped at its limit. Whatever such
+   * a file contributed before must stay.
+   */
+  unseen: (file: string) => boolean;
 }
 
 /** The path of `p` relative to `root`, with "/" separators: how files are named in problems. */
@@ -23,47 +45,105 @@ export function relativeName(root: string, p: string): string {
   return relative(root, p).split(sep).join('/');
 }
 
-/** Walks `root`. Throws when the root itself cannot be read; other unreadable entries are logged. */
-export async function listFiles(root: string, logger: Logger): Promise<Listing> {
+/** Whether `p` is `dir` or inside it (both resolved). */
+function within(dir: string, p: string): boolean {
+  return p === dir || p.startsWith(dir.endsWith(sep) ? dir : dir + sep);
+}
+
+/**
+ * Walks `root`, depth first in name order, so where a limit cuts the walk is the same every
+ * time, and returns the files sorted by relative path. Throws when the root itself cannot be
+ * resolved or read.
+ */
+export async function listFiles(root: string, limits: WalkLimits = DEFAULT_WALK_LIMITS): Promise<Listing> {
+  const realRoot = await realpath(root);
   const files: string[] = [];
   const dirs = new Set<string>();
+  const problems: FileProblem[] = [];
+  const unreadDirs: string[] = [];
   const visited = new Set<string>();
-  const walk = async (d: string, mustExist: boolean): Promise<void> => {
-    let real: string;
-    try {
-      real = await realpath(d);
-    } catch (err) {
-      if (mustExist) throw err;
-      return;
-    }
-    if (visited.has(real)) return;
+  let entries = 0;
+  let truncated = false;
+  const name = (p: string) => relativeName(root, p);
+
+  const walk = async (d: string, real: string, depth: number): Promise<void> => {
+    if (truncated || visited.has(real)) return;
     visited.add(real);
-    dirs.add(d);
-    let entries;
+    let list: Dirent[];
     try {
-      entries = await readdir(d, { withFileTypes: true });
+      list = await readdir(d, { withFileTypes: true });
     } catch (err) {
-      if (mustExist) throw err;
-      logger.warn({ dir: d, err: (err as Error).message }, 'cannot read directory');
+      if (d === root) throw err;
+      const e = err as NodeJS.ErrnoException;
+      // Vanished since it was listed: simply gone.
+      if (e.code === 'ENOENT' || e.code === 'ENOTDIR') return;
+      problems.push({ file: name(d), message: `cannot read directory: ${e.code ?? e.message}` });
+      unreadDirs.push(name(d) + '/');
       return;
     }
-    for (const e of entries) {
+    dirs.add(d);
+    list.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    for (const e of list) {
       if (e.name.startsWith('.')) continue;
       const p = join(d, e.name);
-      let isDir = e.isDirectory();
-      let isFile = e.isFile();
+      let target = { real: join(real, e.name), isDir: e.isDirectory(), isFile: e.isFile() };
       if (e.isSymbolicLink()) {
-        const st = await stat(p).catch(() => undefined);
-        if (!st) continue;
-        isDir = st.isDirectory();
-        isFile = st.isFile();
+        const resolved = await resolveLink(p);
+        if (!resolved) continue; // dangling: nothing to read
+        target = resolved;
       }
-      if (isDir) await walk(p, false);
-      else if (isFile && EXTENSIONS.some((x) => e.name.toLowerCase().endsWith(x))) files.push(p);
+      const readable = target.isFile && EXTENSIONS.some((x) => e.name.toLowerCase().endsWith(x));
+      if (!target.isDir && !readable) continue;
+      if (!within(realRoot, target.real)) {
+        problems.push({
+          file: name(p),
+          message: `symlink to ${target.real} leads outside ${root}; not followed`,
+        });
+        continue;
+      }
+      if (target.isDir && visited.has(target.real)) continue;
+      if (++entries > limits.maxEntries) {
+        truncated = true;
+        problems.push({
+          file: name(p),
+          message:
+            `more than ${limits.maxEntries} files and directories: this one and the rest are not read ` +
+            `(--from-dir-max-files)`,
+        });
+        return;
+      }
+      if (readable) files.push(p);
+      else if (depth >= limits.maxDepth) {
+        problems.push({
+          file: name(p),
+          message: `directory nested more than ${limits.maxDepth} levels deep; not read (--from-dir-max-depth)`,
+        });
+      } else await walk(p, target.real, depth + 1);
+      if (truncated) return;
     }
   };
-  await walk(root, true);
-  const rel = (p: string) => relativeName(root, p);
-  files.sort((a, b) => (rel(a) < rel(b) ? -1 : rel(a) > rel(b) ? 1 : 0));
-  return { files, dirs };
+  await walk(root, realRoot, 0);
+  // Path order, which decides which of two files defining the same object wins.
+  const named = files.map((f) => ({ path: f, name: name(f) }));
+  named.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const listed = new Set(named.map((f) => f.name));
+  return {
+    files: named.map((f) => f.path),
+    dirs,
+    problems,
+    unseen: (file) => (truncated && !listed.has(file)) || unreadDirs.some((d) => file.startsWith(d)),
+  };
+}
+
+/** Where a symlink leads (resolved) and what it is; undefined when it leads nowhere. */
+async function resolveLink(
+  p: string,
+): Promise<{ real: string; isDir: boolean; isFile: boolean } | undefined> {
+  try {
+    const real = await realpath(p);
+    const st = await stat(real);
+    return { real, isDir: st.isDirectory(), isFile: st.isFile() };
+  } catch {
+    return undefined;
+  }
 }

@@ -20,6 +20,8 @@ export interface DirectoryWatcherOptions {
 
 export class DirectoryWatcher {
   private readonly watchers = new Map<string, FSWatcher>();
+  /** Directories whose watch could not be set up. */
+  private readonly failed = new Set<string>();
   private debounceTimer?: NodeJS.Timeout;
   private burstStart = 0;
   private running = true;
@@ -50,10 +52,10 @@ export class DirectoryWatcher {
         this.watchers.delete(d);
       }
     }
+    for (const d of this.failed) if (!dirs.has(d)) this.failed.delete(d);
     let added = false;
     for (const d of dirs) {
-      if (this.watchers.has(d)) continue;
-      added = true;
+      if (this.watchers.has(d) || this.failed.has(d)) continue;
       try {
         const w = fsWatch(d, { persistent: false }, () => this.onFsEvent());
         w.on('error', (err) => {
@@ -63,7 +65,11 @@ export class DirectoryWatcher {
           this.onFsEvent();
         });
         this.watchers.set(d, w);
+        added = true;
       } catch (err) {
+        // Not retried (nor logged again) while the directory stays: a retry that fails at once
+        // would otherwise turn into a rescan loop.
+        this.failed.add(d);
         this.opts.logger.warn(
           { dir: d, err: (err as Error).message },
           'cannot watch directory; changes are picked up by the periodic rescan',

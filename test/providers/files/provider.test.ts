@@ -45,7 +45,9 @@ async function put(rel: string, content: string): Promise<void> {
   await rename(`${p}.tmp`, p);
 }
 
-function newProvider(opts: { debounceMs?: number; maxFileBytes?: number } = {}): FileProvider {
+function newProvider(
+  opts: { debounceMs?: number; maxFileBytes?: number; maxEntries?: number } = {},
+): FileProvider {
   provider = new FileProvider({
     dir,
     store,
@@ -54,6 +56,7 @@ function newProvider(opts: { debounceMs?: number; maxFileBytes?: number } = {}):
     debounceMs: opts.debounceMs ?? 30,
     pollIntervalMs: 0,
     maxFileBytes: opts.maxFileBytes,
+    maxEntries: opts.maxEntries,
   });
   return provider;
 }
@@ -374,6 +377,27 @@ describe('FileProvider rescans', () => {
       { file: 's.yaml', document: 0, kind: 'Secret', name: 's' },
     );
     assert.match(probs[0].message, /^Too long: may not be more than 1048576 bytes/);
+  });
+
+  test('files the walk did not reach (entry limit) keep what they served', async () => {
+    await put('b.yaml', GW('b'));
+    await put('c.yaml', GW('c'));
+    const p = newProvider({ maxEntries: 2 });
+    await p.start();
+    assert.ok(gw('b') && gw('c'));
+    await put('a.yaml', GW('a'));
+    await p.reload();
+    assert.ok(gw('a') && gw('b'));
+    assert.ok(gw('c'), 'c.yaml was not listed this time, not deleted');
+    assert.deepEqual(
+      p.problems().map((x) => x.file),
+      ['c.yaml'],
+    );
+    await unlink(join(dir, 'a.yaml'));
+    await unlink(join(dir, 'c.yaml'));
+    await p.reload();
+    assert.equal(gw('c'), undefined, 'listed again and gone: deleted');
+    assert.deepEqual(p.problems(), []);
   });
 
   test('a vanished directory keeps serving and reports a problem', async () => {
