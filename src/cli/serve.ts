@@ -26,6 +26,8 @@ Sources (pick one):
                                    suffixes Ki, Mi, Gi)
   --from-dir-max-files N           Read at most N files and directories (default 10000)
   --from-dir-max-depth N           Read at most N directory levels below DIR (default 16)
+  --from-dir-settle-ms MS          Read a changed file once it has been left alone this
+                                   long (default 500; 0 reads at once)
   --kubeconfig FILE                Kubernetes mode (default when --from-dir is absent;
                                    also KUBECONFIG or in-cluster config)
 
@@ -60,6 +62,7 @@ export async function serveCommand(argv: string[]): Promise<void> {
       'from-dir-max-file-size': { type: 'string', default: '4Mi' },
       'from-dir-max-files': { type: 'string', default: '10000' },
       'from-dir-max-depth': { type: 'string', default: '16' },
+      'from-dir-settle-ms': { type: 'string', default: '500' },
       kubeconfig: { type: 'string' },
       'controller-name': { type: 'string', default: DEFAULT_CONTROLLER_NAME },
       'xds-address': { type: 'string', default: '127.0.0.1:18000' },
@@ -118,6 +121,7 @@ export async function serveCommand(argv: string[]): Promise<void> {
       maxFileBytes: parseBytes('--from-dir-max-file-size', values['from-dir-max-file-size'] ?? '4Mi'),
       maxEntries: parseCount('--from-dir-max-files', values['from-dir-max-files'] ?? '10000'),
       maxDepth: parseCount('--from-dir-max-depth', values['from-dir-max-depth'] ?? '16'),
+      settleMs: parseCount('--from-dir-settle-ms', values['from-dir-settle-ms'] ?? '500', 0),
     });
     providerProblems = () => files.problems();
     await files.start();
@@ -220,9 +224,10 @@ function parseBytes(flag: string, value: string): number {
   return Number(m[1]) * unit;
 }
 
-/** Parses a whole number of at least 1. */
-function parseCount(flag: string, value: string): number {
-  if (!/^[1-9]\d*$/.test(value))
-    throw new Error(`${flag} must be a whole number of at least 1, got ${value}`);
+/** Parses a whole number of at least `min`. */
+function parseCount(flag: string, value: string, min = 1): number {
+  if (!/^\d+$/.test(value) || Number(value) < min) {
+    throw new Error(`${flag} must be a whole number of at least ${min}, got ${value}`);
+  }
   return Number(value);
 }

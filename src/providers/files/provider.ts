@@ -18,6 +18,7 @@ import { ProblemReport } from './problems';
 import type { FileScan, ScanLimits } from './scan';
 import type { Listing, WalkLimits } from './walk';
 import { DEFAULT_WALK_LIMITS, listFiles, relativeName } from './walk';
+import { SettleGate } from './settle';
 import { DirectoryWatcher } from './watch';
 
 export type { FileProblem } from './problems';
@@ -46,10 +47,18 @@ export interface FileProviderOptions {
   maxEntries?: number;
   /** Directory levels below `dir` read, at most. Default 16. */
   maxDepth?: number;
+  /**
+   * A changed file is read only once it has been left alone this long, so one rewritten in
+   * several writes is not applied half-written (see settle.ts). 0 reads at once. Default 500 ms.
+   */
+  settleMs?: number;
 }
 
 /** Default per-file size limit: many objects, but a bounded parse. */
 export const DEFAULT_MAX_FILE_BYTES = 4 * 1024 * 1024;
+export const DEFAULT_SETTLE_MS = 500;
+/** How many times start() waits for settling files before it reports the store synced. */
+const START_SETTLE_ROUNDS = 4;
 
 /** The last scan of one file, reused while the file does not change. */
 interface CachedScan {
@@ -73,11 +82,17 @@ export class FileProvider {
   private readonly limits: ScanLimits;
   private readonly walkLimits: WalkLimits;
   private readonly pool: ScanPool;
+  private readonly settle: SettleGate;
 
   /** Scan results by file name, reused while the content does not change. */
   private readonly scanCache = new Map<string, CachedScan>();
   private watcher?: DirectoryWatcher;
   private pollTimer?: NodeJS.Timeout;
+  /** A rescan for files still settling, and when it fires (wall clock). */
+  private settleTimer?: { timer: NodeJS.Timeout; at: number };
+  /** The longest wait the last rescan left for a settling file (0: none settling). */
+  private settlingWaitMs = 0;
+  private stopped = false;
   /** Serialises rescans: a rescan requested while one runs starts right after it. */
   private scanChain: Promise<void> = Promise.resolve();
   private scanQueued?: Promise<void>;
@@ -99,6 +114,7 @@ export class FileProvider {
       maxDepth: opts.maxDepth ?? DEFAULT_WALK_LIMITS.maxDepth,
     };
     this.pool = new ScanPool({ size: opts.parseWorkers });
+    this.settle = new SettleGate(opts.settleMs ?? DEFAULT_SETTLE_MS);
   }
 
   async start(): Promise<void> {
@@ -113,6 +129,11 @@ export class FileProvider {
       onChange: () => void this.reload(),
     });
     await this.reload();
+    // Files being written as Convoy starts: wait for them (a little) before calling it synced.
+    for (let round = 0; round < START_SETTLE_ROUNDS && this.settlingWaitMs > 0; round++) {
+      await new Promise((resolve) => setTimeout(resolve, this.settlingWaitMs));
+      await this.reload();
+    }
     this.store.markSynced(SOURCE_NAME);
     if (this.pollIntervalMs > 0) {
       this.pollTimer = setInterval(() => void this.reload(), this.pollIntervalMs);
@@ -125,9 +146,12 @@ export class FileProvider {
   }
 
   async stop(): Promise<void> {
+    this.stopped = true;
     this.watcher?.stop();
     if (this.pollTimer) clearInterval(this.pollTimer);
     this.pollTimer = undefined;
+    if (this.settleTimer) clearTimeout(this.settleTimer.timer);
+    this.settleTimer = undefined;
     await this.scanChain;
     await this.pool.close();
   }
@@ -162,24 +186,60 @@ export class FileProvider {
 
     // Every file is scanned in the pool at once; the results are applied in path order.
     const results = await Promise.all(listing.files.map((path) => this.scanFile(path)));
-    const scans = results.filter((r): r is FileScan => r !== undefined);
-    const present = new Set(scans.map((r) => r.file));
+    const scans: FileScan[] = [];
+    /** New files still being written: not looked at yet. */
+    const settling = new Set<string>();
+    let waitMs = 0;
+    for (const r of results) {
+      if (r === undefined) continue;
+      if ('settling' in r) {
+        waitMs = Math.max(waitMs, r.waitMs);
+        if (r.previous) scans.push(r.previous);
+        else settling.add(r.file);
+      } else scans.push(r);
+    }
+    const present = new Set(listing.files.map((path) => relativeName(this.dir, path)));
     for (const file of this.scanCache.keys()) if (!present.has(file)) this.scanCache.delete(file);
-    this.problemReport.set([...listing.problems, ...this.applier.apply(scans, listing.unseen)]);
+    this.settle.retain(present);
+    const unseen = (file: string) => settling.has(file) || listing.unseen(file);
+    this.problemReport.set([...listing.problems, ...this.applier.apply(scans, unseen)]);
+    this.settlingWaitMs = waitMs;
+    if (waitMs > 0) this.rescanIn(waitMs);
+  }
+
+  /** Asks for a rescan in `ms` (or sooner, if one is already due sooner). */
+  private rescanIn(ms: number): void {
+    if (this.stopped) return;
+    const at = Date.now() + ms;
+    if (this.settleTimer && this.settleTimer.at <= at) return;
+    if (this.settleTimer) clearTimeout(this.settleTimer.timer);
+    const timer = setTimeout(() => {
+      this.settleTimer = undefined;
+      void this.reload();
+    }, ms);
+    timer.unref();
+    this.settleTimer = { timer, at };
   }
 
   /**
    * Scans one file in the pool, or reuses the last scan: the worker answers `unchanged` when
-   * the content hash is the same, and a failed scan is not retried until the file changes.
+   * the content hash is the same, and a failed scan is not retried until the file changes. A
+   * file that changed but has not settled yet is not read: its last scan stands meanwhile.
    * Undefined when the file vanished since it was listed.
    */
-  private async scanFile(path: string): Promise<FileScan | undefined> {
+  private async scanFile(
+    path: string,
+  ): Promise<FileScan | { settling: true; file: string; waitMs: number; previous?: FileScan } | undefined> {
     const file = relativeName(this.dir, path);
     const cached = this.scanCache.get(file);
     let fingerprint = 'cannot stat';
     try {
       const st = await stat(path);
       fingerprint = `${st.size}:${st.mtimeMs}:${st.ctimeMs}:${st.ino}`;
+      if (cached?.fingerprint !== fingerprint) {
+        const gate = this.settle.check(file, fingerprint, st.mtimeMs);
+        if (!gate.ready) return { settling: true, file, waitMs: gate.waitMs, previous: cached?.scan };
+      }
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     }

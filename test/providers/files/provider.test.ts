@@ -1,6 +1,6 @@
 import { describe, test, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdir, mkdtemp, rename, rm, symlink, unlink, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, mkdtemp, rename, rm, symlink, unlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { FileProvider } from '../../../src/providers/files/provider';
@@ -9,6 +9,7 @@ import { ObjectStore } from '../../../src/store/store';
 import { silentLogger } from '../../../src/observability/logger';
 import { ConvoyMetrics } from '../../../src/observability/metrics';
 import type { KubeObject } from '../../../src/store/objects';
+import type { StoreChange } from '../../../src/store/store';
 
 const GW = (name: string, port = 80, extra = '') => `apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
@@ -46,7 +47,7 @@ async function put(rel: string, content: string): Promise<void> {
 }
 
 function newProvider(
-  opts: { debounceMs?: number; maxFileBytes?: number; maxEntries?: number } = {},
+  opts: { debounceMs?: number; maxFileBytes?: number; maxEntries?: number; settleMs?: number } = {},
 ): FileProvider {
   provider = new FileProvider({
     dir,
@@ -57,6 +58,8 @@ function newProvider(
     pollIntervalMs: 0,
     maxFileBytes: opts.maxFileBytes,
     maxEntries: opts.maxEntries,
+    // Tests write files atomically (put) and read them at once, unless they test settling.
+    settleMs: opts.settleMs ?? 0,
   });
   return provider;
 }
@@ -480,5 +483,40 @@ describe('FileProvider watching', () => {
     await put('a.yaml', GW('one', 8080));
     await waitFor('fixed file applied', () => listenerPort(gw('one')) === 8080);
     assert.deepEqual(p.problems(), []);
+  });
+});
+
+describe('FileProvider settle time', () => {
+  test('a file rewritten in two writes is read only once it has settled, never half-written', async () => {
+    await put('a.yaml', `${GW('one')}---\n${SVC('svc')}`);
+    const p = newProvider({ settleMs: 3000 });
+    await p.start();
+    const changes: StoreChange[] = [];
+    store.onChange((c) => changes.push(c));
+
+    // First write: the Gateway edited, the Service not written yet. Parsed now, it would be a
+    // clean file without the Service, which would delete it.
+    await writeFile(join(dir, 'a.yaml'), `${GW('one', 8080)}---\n`);
+    await p.reload();
+    assert.equal(changes.length, 0, 'a file still being written is not read');
+    await appendFile(join(dir, 'a.yaml'), SVC('svc'));
+    await p.reload();
+    assert.equal(changes.length, 0);
+
+    await waitFor('the settled file applied', () => listenerPort(gw('one')) === 8080, 15_000);
+    assert.deepEqual(
+      changes.map((c) => `${c.type} ${c.key}`),
+      ['put Gateway/default/one'],
+      'one update, and the Service was never deleted',
+    );
+    assert.deepEqual(p.problems(), []);
+  });
+
+  test('start() waits for files still being written before it reports the store synced', async () => {
+    await writeFile(join(dir, 'a.yaml'), GW('one'));
+    const p = newProvider({ settleMs: 300 });
+    await p.start();
+    assert.equal(store.isSynced(), true);
+    assert.ok(gw('one'), 'read once settled, before start() returned');
   });
 });
