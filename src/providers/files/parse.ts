@@ -65,7 +65,9 @@ export function parseFile(file: string, content: string, maxDocumentBytes = MAX_
     try {
       pushValue(JSON.parse(content), undefined);
     } catch (err) {
-      errors.push({ message: `invalid JSON: ${(err as Error).message}` });
+      // V8 quotes the text around the error ("…" is not valid JSON): leave the quote out.
+      const message = (err as Error).message.replace(/, .*is not valid JSON$/s, ' (not valid JSON)');
+      errors.push({ message: `invalid JSON: ${message}` });
     }
     return { entries, errors };
   }

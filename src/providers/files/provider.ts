@@ -2,9 +2,10 @@
  * The file provider: Convoy's embedded default source of objects. It reads Kubernetes-shaped
  * YAML and JSON from a directory tree and keeps the store equal to what a v1.6.1 cluster would
  * hold if those files were applied to it. This module only sequences the steps, each in its own
- * module: list the files (walk.ts), watch for changes (watch.ts), parse (parse.ts), do what the
- * API server would (apiserver.ts), apply the difference to the store (apply.ts) and report
- * problems (problems.ts).
+ * module: list the files without leaving the directory (walk.ts), watch for changes (watch.ts),
+ * wait for changed files to settle (settle.ts), read, parse (parse.ts) and do what the API
+ * server would (apiserver.ts) in worker threads (scan.ts, parse-pool.ts), apply the difference
+ * to the store (apply.ts) and report problems (problems.ts).
  */
 import { stat } from 'node:fs/promises';
 import type { Logger } from '../../observability/logger';
@@ -16,9 +17,9 @@ import { ScanPool } from './parse-pool';
 import type { FileProblem } from './problems';
 import { ProblemReport } from './problems';
 import type { FileScan, ScanLimits } from './scan';
+import { SettleGate } from './settle';
 import type { Listing, WalkLimits } from './walk';
 import { DEFAULT_WALK_LIMITS, listFiles, relativeName } from './walk';
-import { SettleGate } from './settle';
 import { DirectoryWatcher } from './watch';
 
 export type { FileProblem } from './problems';

@@ -136,6 +136,8 @@ describe('parseFile: bounded', () => {
       assert.ok(!e.message.includes(secret), e.message);
       assert.match(e.message, /at line \d+, column \d+/);
     }
+    const j = parseFile('s.json', `{"kind": "Secret", "data": {"tls.key": ${secret}}}`);
+    assert.deepEqual(j.errors, [{ message: "invalid JSON: Unexpected token 'c' (not valid JSON)" }]);
   });
 
   test('deep nesting is an error, not a crash', () => {
