@@ -31,6 +31,9 @@ export interface StartConvoyOptions {
   env?: Record<string, string>;
   name?: string;
   workDir?: string;
+  /** Run as this user and group (e.g. an unprivileged one when the tests run as root). */
+  uid?: number;
+  gid?: number;
 }
 
 export class ConvoyProcess {
@@ -107,6 +110,8 @@ export class ConvoyProcess {
       child = childProcess.spawn(process.execPath, args, {
         stdio: ['ignore', fd, fd],
         env: { ...process.env, CONVOY_LOG_FORMAT: 'json', ...(this.options.env ?? {}) },
+        uid: this.options.uid,
+        gid: this.options.gid,
       });
     } finally {
       fs.closeSync(fd);

@@ -154,10 +154,11 @@ export class World {
     };
   }
 
-  async startConvoy(): Promise<void> {
+  /** Starts `convoy serve --from-dir` on the world's objects, with `extraArgs` after. */
+  async startConvoy(extraArgs: string[] = []): Promise<void> {
     this.convoy = await ConvoyProcess.start({
       name: `convoy-${this.variant}`,
-      args: ['--from-dir', this.objectsDir, '--envoy-bind-address', '127.0.0.1'],
+      args: ['--from-dir', this.objectsDir, '--envoy-bind-address', '127.0.0.1', ...extraArgs],
       workDir: path.join(this.dir, 'convoy'),
     });
   }

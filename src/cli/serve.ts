@@ -21,7 +21,14 @@ Runs the control plane: watches Gateway API objects (from a directory or a Kuber
 cluster), builds Envoy configuration and serves it over ADS.
 
 Sources (pick one):
-  --from-dir DIR                   Read objects from YAML/JSON files under DIR (watched)
+  --from-dir DIR                   Read objects from YAML/JSON files under DIR (watched);
+                                   write them atomically (write elsewhere, then rename)
+  --from-dir-max-file-size BYTES   Larger files are reported, not read (default 4Mi;
+                                   suffixes Ki, Mi, Gi)
+  --from-dir-max-files N           Read at most N files and directories (default 10000)
+  --from-dir-max-depth N           Read at most N directory levels below DIR (default 16)
+  --from-dir-settle-ms MS          Read a changed file once it has been left alone this
+                                   long (default 500; 0 reads at once)
   --kubeconfig FILE                Kubernetes mode (default when --from-dir is absent;
                                    also KUBECONFIG or in-cluster config)
 
@@ -53,6 +60,10 @@ export async function serveCommand(argv: string[]): Promise<void> {
     args: argv,
     options: {
       'from-dir': { type: 'string' },
+      'from-dir-max-file-size': { type: 'string', default: '4Mi' },
+      'from-dir-max-files': { type: 'string', default: '10000' },
+      'from-dir-max-depth': { type: 'string', default: '16' },
+      'from-dir-settle-ms': { type: 'string', default: '500' },
       kubeconfig: { type: 'string' },
       'controller-name': { type: 'string', default: DEFAULT_CONTROLLER_NAME },
       'xds-address': { type: 'string', default: '127.0.0.1:18000' },
@@ -103,7 +114,16 @@ export async function serveCommand(argv: string[]): Promise<void> {
   let providerReady: () => boolean = () => store.isSynced();
 
   if (values['from-dir']) {
-    const files = new FileProvider({ dir: values['from-dir'], store, logger, metrics });
+    const files = new FileProvider({
+      dir: values['from-dir'],
+      store,
+      logger,
+      metrics,
+      maxFileBytes: parseBytes('--from-dir-max-file-size', values['from-dir-max-file-size'] ?? '4Mi'),
+      maxEntries: parseCount('--from-dir-max-files', values['from-dir-max-files'] ?? '10000'),
+      maxDepth: parseCount('--from-dir-max-depth', values['from-dir-max-depth'] ?? '16'),
+      settleMs: parseCount('--from-dir-settle-ms', values['from-dir-settle-ms'] ?? '500', 0),
+    });
     providerProblems = () => files.problems();
     await files.start();
     stoppers.push(() => files.stop());
@@ -196,4 +216,20 @@ function addressSource(
     svc = { namespace, name };
   }
   return { ...(svc ? { service: svc } : {}), ...(fixed?.length ? { static: fixed } : {}) };
+}
+
+/** Parses a byte count: digits with an optional binary suffix (Ki, Mi, Gi), e.g. "4Mi". */
+function parseBytes(flag: string, value: string): number {
+  const m = /^(\d+)(Ki|Mi|Gi)?$/.exec(value);
+  if (!m) throw new Error(`${flag} must be a byte count such as 4194304 or 4Mi, got ${value}`);
+  const unit = { Ki: 1024, Mi: 1024 ** 2, Gi: 1024 ** 3 }[m[2] ?? ''] ?? 1;
+  return Number(m[1]) * unit;
+}
+
+/** Parses a whole number of at least `min`. */
+function parseCount(flag: string, value: string, min = 1): number {
+  if (!/^\d+$/.test(value) || Number(value) < min) {
+    throw new Error(`${flag} must be a whole number of at least ${min}, got ${value}`);
+  }
+  return Number(value);
 }

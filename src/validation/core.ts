@@ -14,9 +14,19 @@ const QUALIFIED_NAME = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
 const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
 const CONFIG_KEY = /^[-._a-zA-Z0-9]+$/;
 const IANA_SVC_NAME = /^[a-z0-9]([a-z0-9-]*[a-z0-9])?$/;
-const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+/** Base64 alphabet with up to two "=" of padding; the length is checked apart (isBase64). */
+const BASE64_CHARS = /^[A-Za-z0-9+/]*={0,2}$/;
 
 const q = (v: unknown): string => JSON.stringify(v);
+
+/**
+ * Whether `v` is padded standard base64 (what a Secret's data holds). A character-class scan
+ * plus a length check: one regular expression with a repeated group backtracks per character
+ * and overflowed the stack on a 10 MB value.
+ */
+function isBase64(v: string): boolean {
+  return v.length % 4 === 0 && BASE64_CHARS.test(v);
+}
 
 export function dns1123Label(path: string, v: string): string[] {
   if (v.length > 63) return [`${path}: Invalid value: ${q(v)}: must be no more than 63 characters`];
@@ -157,7 +167,7 @@ export function validateMetadata(meta: unknown, namespaced: boolean, nameRule: N
         size += k.length + v.length;
       }
       if (size > TOTAL_ANNOTATION_SIZE) {
-        errors.push(`metadata.annotations: Too long: must have at most ${TOTAL_ANNOTATION_SIZE} bytes`);
+        errors.push(`metadata.annotations: Too long: may not be more than ${TOTAL_ANNOTATION_SIZE} bytes`);
       }
     }
   }
@@ -234,13 +244,13 @@ export function validateSecret(o: Record<string, unknown>): string[] {
       );
     }
     const compact = v.replace(/[\r\n]/g, '');
-    if (!BASE64.test(compact)) {
+    if (!isBase64(compact)) {
       errors.push(
         `data[${k}]: Invalid value: "<value omitted>": must be base64-encoded (use stringData for plain text)`,
       );
     } else size += Buffer.from(compact, 'base64').length;
   }
-  if (size > MAX_SECRET_SIZE) errors.push(`data: Too long: must have at most ${MAX_SECRET_SIZE} bytes`);
+  if (size > MAX_SECRET_SIZE) errors.push(`data: Too long: may not be more than ${MAX_SECRET_SIZE} bytes`);
   if (typeof type === 'string') {
     for (const key of SECRET_REQUIRED_KEYS[type] ?? []) {
       if (data[key] === undefined) errors.push(`data[${key}]: Required value`);

@@ -4,7 +4,7 @@
  * file mode and Kubernetes mode accept the same objects.
  *
  * Choice of approach: (a), hand-written TypeScript. The CRD schemas are transcribed as small
- * schema trees in gateway.ts (interpreted by schema.ts) and every CEL rule is a TypeScript
+ * schema trees in crds/, one file per CRD (interpreted by schema.ts), and every CEL rule is a TypeScript
  * predicate carrying the CRD's own message. Nothing is read from the CRDs at runtime, so the npm
  * package and the Docker image need neither Go nor a copy of the CRDs. Drift is caught by
  * test/validation/crd-parity.test.ts, which walks the real CRDs side by side with these schemas
@@ -30,10 +30,10 @@ import {
   unknownFields,
   type NameRule,
 } from './core';
-import { GATEWAY_KIND_SCHEMAS } from './gateway';
+import { GATEWAY_KIND_SCHEMAS } from './crds/kinds';
 import { isPlainObject, validateWithSchema } from './schema';
 
-export { GATEWAY_KIND_SCHEMAS } from './gateway';
+export { GATEWAY_KIND_SCHEMAS } from './crds/kinds';
 
 interface CoreKind {
   apiVersions: string[];

@@ -2,7 +2,7 @@
  * A small structural-schema engine: the subset of OpenAPI v3 that the Gateway API CRDs use
  * (types, required, enum, lengths, patterns, ranges, item counts, list-type set/map uniqueness,
  * defaults), plus CEL rules written as TypeScript predicates. Schemas are written by hand in
- * gateway.ts; this file only interprets them.
+ * crds/; this file only interprets them.
  *
  * Semantics follow kube-apiserver: null fields are dropped, then defaults are applied (to the
  * defaulted values too), then the schema is checked, then the rules. Rules must tolerate values
@@ -69,7 +69,7 @@ export interface ArrayNode extends Base {
 export type SchemaNode = StringNode | IntegerNode | BooleanNode | ObjectNode | MapNode | ArrayNode;
 
 // ---------------------------------------------------------------------------------------------
-// Builders, to keep the schemas in gateway.ts readable.
+// Builders, to keep the schemas in crds/ readable.
 
 export const str = (o: Omit<StringNode, 'type'> = {}): StringNode => ({ type: 'string', ...o });
 export const int = (o: Omit<IntegerNode, 'type'> = {}): IntegerNode => ({ type: 'integer', ...o });

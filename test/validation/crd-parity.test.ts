@@ -1,5 +1,5 @@
 /**
- * Compares the hand-written schemas in src/validation/gateway.ts with the real v1.6.1 standard
+ * Compares the hand-written schemas in src/validation/crds/ with the real v1.6.1 standard
  * CRDs, node by node: properties, types, required, enums, lengths, patterns, ranges, item
  * counts, list types, defaults, and the multiset of CEL rule messages. Skipped (with a note) when
  * the CRDs are not available locally; set CONVOY_CRD_DIR, or run

@@ -1,10 +1,10 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { GATEWAY_KIND_SCHEMAS, servedApiVersions, validateObject } from '../../src/validation';
-import { parseGatewayDuration } from '../../src/validation/gateway';
+import { parseGatewayDuration } from '../../src/validation/crds/httproute';
 import type { SchemaNode } from '../../src/validation/schema';
 import type { KubeObject } from '../../src/store/objects';
-import { VALID_OBJECTS, gateway, httpRoute, listenerSet } from './fixtures';
+import { VALID_OBJECTS, gateway, httpRoute, listenerSet, tlsSecret } from './fixtures';
 import { INVALID_FIXTURES, edit } from './invalid-fixtures';
 
 const validate = (o: unknown) => validateObject(o as KubeObject);
@@ -217,5 +217,34 @@ describe('robustness: no input crashes validation', () => {
       }
     }
     assert.ok(variants > 1000);
+  });
+});
+
+describe('Secret data size', () => {
+  const withData = (bytes: number) =>
+    edit(tlsSecret(), { 'data.blob': Buffer.alloc(bytes, 7).toString('base64') });
+
+  test('more than 1 MiB says "Too long" as kube-apiserver does; 10 MB does not overflow the stack', () => {
+    for (const bytes of [1024 * 1024 + 1, 10 * 1024 * 1024]) {
+      const errors = validate(withData(bytes));
+      assert.ok(
+        errors.includes('data: Too long: may not be more than 1048576 bytes'),
+        `${bytes} bytes: ${errors.join('; ').slice(0, 300)}`,
+      );
+      assert.ok(!errors.some((e) => e.startsWith('object could not be validated')), errors.join('; '));
+    }
+  });
+
+  test('up to 1 MiB in total is accepted; what is not base64 is refused', () => {
+    const tls = tlsSecret() as { data: Record<string, string> };
+    const used = Object.values(tls.data).reduce((n, v) => n + Buffer.from(v, 'base64').length, 0);
+    assert.deepEqual(validate(withData(1024 * 1024 - used)), []);
+    for (const bad of ['abc', 'ab=c', 'a===', '****']) {
+      const errors = validate(edit(tlsSecret(), { 'data.blob': bad }));
+      assert.ok(
+        errors.some((e) => e.startsWith('data[blob]: Invalid value') && e.includes('base64')),
+        `${bad}: ${errors.join('; ')}`,
+      );
+    }
   });
 });

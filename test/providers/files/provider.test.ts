@@ -1,13 +1,15 @@
 import { describe, test, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdir, mkdtemp, rename, rm, symlink, unlink, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, mkdtemp, rename, rm, symlink, unlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
-import { FileProvider, parseFile, uidFor } from '../../../src/providers/files/provider';
+import { FileProvider } from '../../../src/providers/files/provider';
+import { uidFor } from '../../../src/providers/files/apiserver';
 import { ObjectStore } from '../../../src/store/store';
 import { silentLogger } from '../../../src/observability/logger';
 import { ConvoyMetrics } from '../../../src/observability/metrics';
 import type { KubeObject } from '../../../src/store/objects';
+import type { StoreChange } from '../../../src/store/store';
 
 const GW = (name: string, port = 80, extra = '') => `apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
@@ -50,7 +52,9 @@ async function put(rel: string, content: string): Promise<void> {
   await rename(tmp, p);
 }
 
-function newProvider(opts: { debounceMs?: number } = {}): FileProvider {
+function newProvider(
+  opts: { debounceMs?: number; maxFileBytes?: number; maxEntries?: number; settleMs?: number } = {},
+): FileProvider {
   provider = new FileProvider({
     dir,
     store,
@@ -58,6 +62,10 @@ function newProvider(opts: { debounceMs?: number } = {}): FileProvider {
     metrics,
     debounceMs: opts.debounceMs ?? 30,
     pollIntervalMs: 0,
+    maxFileBytes: opts.maxFileBytes,
+    maxEntries: opts.maxEntries,
+    // Tests write files atomically (put) and read them at once, unless they test settling.
+    settleMs: opts.settleMs ?? 0,
   });
   return provider;
 }
@@ -344,6 +352,64 @@ describe('FileProvider rescans', () => {
     assert.deepEqual(p.problems(), []);
   });
 
+  test('a file grown over the size limit is reported by name; what it served keeps serving', async () => {
+    await put('a.yaml', GW('one'));
+    await put('b.yaml', SVC('svc'));
+    const p = newProvider({ maxFileBytes: 4096 });
+    await p.start();
+    await put('a.yaml', `${GW('one', 81)}# ${'x'.repeat(5000)}\n`);
+    await p.reload();
+    assert.equal(listenerPort(gw('one')), 80);
+    assert.deepEqual(p.problems(), [
+      {
+        file: 'a.yaml',
+        message: `Too long: may not be more than 4096 bytes (the file is ${GW('one', 81).length + 5003} bytes; not read)`,
+      },
+    ]);
+    assert.ok(store.get('Service', 'default', 'svc'));
+  });
+
+  test('an object over 1 MiB is refused as Kubernetes refuses it; its previous version stays', async () => {
+    const secret = (blob: string) =>
+      `apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\ndata:\n  blob: ${Buffer.from(blob).toString('base64')}\n`;
+    await put('s.yaml', `${secret('small')}---\n${SVC('svc')}`);
+    const p = newProvider();
+    await p.start();
+    await put('s.yaml', `${secret('x'.repeat(2 * 1024 * 1024))}---\n${SVC('svc')}  type: ClusterIP\n`);
+    await p.reload();
+    const s = store.get('Secret', 'default', 's');
+    assert.equal(Buffer.from(s?.data?.blob ?? '', 'base64').toString(), 'small');
+    assert.equal((store.get('Service', 'default', 'svc')?.spec as { type?: string }).type, 'ClusterIP');
+    const probs = p.problems();
+    assert.equal(probs.length, 1);
+    assert.deepEqual(
+      { file: probs[0].file, document: probs[0].document, kind: probs[0].kind, name: probs[0].name },
+      { file: 's.yaml', document: 0, kind: 'Secret', name: 's' },
+    );
+    assert.match(probs[0].message, /^Too long: may not be more than 1048576 bytes/);
+  });
+
+  test('files the walk did not reach (entry limit) keep what they served', async () => {
+    await put('b.yaml', GW('b'));
+    await put('c.yaml', GW('c'));
+    const p = newProvider({ maxEntries: 2 });
+    await p.start();
+    assert.ok(gw('b') && gw('c'));
+    await put('a.yaml', GW('a'));
+    await p.reload();
+    assert.ok(gw('a') && gw('b'));
+    assert.ok(gw('c'), 'c.yaml was not listed this time, not deleted');
+    assert.deepEqual(
+      p.problems().map((x) => x.file),
+      ['c.yaml'],
+    );
+    await unlink(join(dir, 'a.yaml'));
+    await unlink(join(dir, 'c.yaml'));
+    await p.reload();
+    assert.equal(gw('c'), undefined, 'listed again and gone: deleted');
+    assert.deepEqual(p.problems(), []);
+  });
+
   test('a vanished directory keeps serving and reports a problem', async () => {
     await put('a.yaml', GW('one'));
     const p = newProvider();
@@ -430,35 +496,37 @@ describe('FileProvider watching', () => {
   });
 });
 
-describe('parseFile', () => {
-  test('YAML 1.1 like Kubernetes: timestamps stay strings, yes/on are booleans', () => {
-    const r = parseFile(
-      'x.yaml',
-      'kind: Service\nmetadata:\n  name: a\n  creationTimestamp: 2021-05-06T07:08:09Z\nx: yes\n',
-    );
-    assert.deepEqual(r.errors, []);
-    const v = r.entries[0].value as Record<string, Record<string, unknown>>;
-    assert.equal(v.metadata.creationTimestamp, '2021-05-06T07:08:09Z');
-    assert.equal(v.x, true);
-  });
+describe('FileProvider settle time', () => {
+  test('a file rewritten in two writes is read only once it has settled, never half-written', async () => {
+    await put('a.yaml', `${GW('one')}---\n${SVC('svc')}`);
+    const p = newProvider({ settleMs: 3000 });
+    await p.start();
+    const changes: StoreChange[] = [];
+    store.onChange((c) => changes.push(c));
 
-  test('empty files and empty documents yield nothing; duplicate keys are errors', () => {
-    assert.deepEqual(parseFile('x.yaml', ''), { entries: [], errors: [] });
-    assert.deepEqual(parseFile('x.yaml', '# only a comment\n---\n'), { entries: [], errors: [] });
-    assert.deepEqual(parseFile('x.json', '  \n'), { entries: [], errors: [] });
-    const dup = parseFile('x.yaml', 'kind: A\nkind: B\n');
-    assert.equal(dup.errors.length, 1);
-    assert.equal(dup.errors[0].document, 0);
-  });
+    // First write: the Gateway edited, the Service not written yet. Parsed now, it would be a
+    // clean file without the Service, which would delete it.
+    await writeFile(join(dir, 'a.yaml'), `${GW('one', 8080)}---\n`);
+    await p.reload();
+    assert.equal(changes.length, 0, 'a file still being written is not read');
+    await appendFile(join(dir, 'a.yaml'), SVC('svc'));
+    await p.reload();
+    assert.equal(changes.length, 0);
 
-  test('a YAML List is expanded into items', () => {
-    const r = parseFile('x.yaml', 'kind: List\nitems:\n- kind: Service\n- kind: Secret\n');
+    await waitFor('the settled file applied', () => listenerPort(gw('one')) === 8080, 15_000);
     assert.deepEqual(
-      r.entries.map((e) => [e.document, e.item]),
-      [
-        [0, 0],
-        [0, 1],
-      ],
+      changes.map((c) => `${c.type} ${c.key}`),
+      ['put Gateway/default/one'],
+      'one update, and the Service was never deleted',
     );
+    assert.deepEqual(p.problems(), []);
+  });
+
+  test('start() waits for files still being written before it reports the store synced', async () => {
+    await writeFile(join(dir, 'a.yaml'), GW('one'));
+    const p = newProvider({ settleMs: 300 });
+    await p.start();
+    assert.equal(store.isSynced(), true);
+    assert.ok(gw('one'), 'read once settled, before start() returned');
   });
 });
