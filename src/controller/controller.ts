@@ -18,6 +18,7 @@ import type { FleetModel, SecretModel } from '../dag/model';
 import type { BuildOptions } from '../gateway/resolved';
 import { reuseUnchanged } from '../dag/reuse';
 import { refreshClusterEndpoints } from '../gateway/backends';
+import { refusedSliceEndpoints, type EndpointPolicy } from '../gateway/endpoint-guard';
 import { secretToModel } from '../gateway/tls';
 import { ReferenceIndex, changeImpact, endpointSliceService } from './relevance';
 
@@ -30,6 +31,8 @@ export interface ControllerOptions {
   controllerName: string;
   /** Allow ExternalName Services as backends (BuildOptions.externalNameServices). */
   externalNameServices?: boolean;
+  /** Which endpoint addresses may become Envoy endpoints (BuildOptions.endpoints). */
+  endpoints?: EndpointPolicy;
   /** Source of Gateways' status.addresses (BuildOptions.gatewayAddresses). */
   gatewayAddresses?: BuildOptions['gatewayAddresses'];
   translate?: TranslateOptions;
@@ -89,6 +92,8 @@ export class Controller {
           for (const o of [change.type === 'put' ? change.object : undefined, change.previous]) {
             const service = o && endpointSliceService(o);
             if (service) this.pending.endpointServices.add(service);
+            // A refused endpoint appears or goes: the routes using its Service change status.
+            if (o && refusedSliceEndpoints(o, this.opts.endpoints ?? {}).length > 0) this.pending.full = true;
           }
         }
         if (store.isSynced()) this.debouncer.trigger();
@@ -213,7 +218,12 @@ export class Controller {
       for (const [name, model] of this.lastFleets) {
         const affected = model.clusters.filter((c) => services.has(c.name.slice(0, c.name.lastIndexOf('/'))));
         if (affected.length === 0) continue;
-        const refreshed = new Map(refreshClusterEndpoints(this.opts.store, affected).map((c) => [c.name, c]));
+        const refreshed = new Map(
+          refreshClusterEndpoints(this.opts.store, affected, this.opts.endpoints ?? {}).map((c) => [
+            c.name,
+            c,
+          ]),
+        );
         const clusters = model.clusters.map((c) => refreshed.get(c.name) ?? c);
         const next: FleetModel = { ...model, clusters };
         this.lastFleets.set(name, next);
@@ -240,6 +250,7 @@ export class Controller {
     return {
       controllerName: this.opts.controllerName,
       externalNameServices: this.opts.externalNameServices,
+      endpoints: this.opts.endpoints,
       gatewayAddresses: this.opts.gatewayAddresses,
       now: now.toISOString().replace(/\.\d{3}Z$/, 'Z'),
     };

@@ -30,6 +30,7 @@ import { listenerSetParent, listenerSetStatus, listenerSetVerdict } from './list
 import { acceptedGatewayClasses } from './gatewayclass';
 import type { BackendPolicy, ClusterRef } from './backends';
 import { buildClusters } from './backends';
+import { collectEndpointRefusals } from './endpoint-guard';
 import { attachRoute, attachRoutes, hasValidRules, indexParents, parentKey, targetOf } from './routes/attach';
 import type { AttachmentResult, ParentTarget } from './routes/attach';
 import { compileGRPCRoute, compileHTTPRoute } from './routes/compile';
@@ -129,7 +130,12 @@ export function buildGateways(
   opts: BuildOptions,
 ): GatewayBuildResult & { state: BuildState } {
   const gateways = resolveGateways(view, opts);
-  const policy: BackendPolicy = { externalNameServices: opts.externalNameServices };
+  const endpoints = opts.endpoints ?? {};
+  const policy: BackendPolicy = {
+    externalNameServices: opts.externalNameServices,
+    endpoints,
+    refusedEndpoints: collectEndpointRefusals(view.list('EndpointSlice'), endpoints),
+  };
   const routes = compileRoutes(view, gateways, policy);
   const attachment = attachRoutes(view, opts, gateways, routes);
   for (const gw of gateways) {

@@ -56,7 +56,11 @@ class RecordingView implements StoreView {
 const memos = new WeakMap<KubeObject, Memo>();
 
 function policyKey(policy: BackendPolicy): string {
-  return JSON.stringify(policy, Object.keys(policy).sort());
+  return JSON.stringify([
+    policy.externalNameServices === true,
+    policy.endpoints ?? {},
+    policy.refusedEndpoints?.fingerprint ?? '',
+  ]);
 }
 
 function unchanged(view: StoreView, reads: readonly Read[]): boolean {
