@@ -1,4 +1,6 @@
 import * as fs from 'node:fs';
+import { format } from 'node:util';
+import * as grpc from '@grpc/grpc-js';
 import { Controller } from '../controller/controller';
 import { DEFAULT_ADMIN_ADDRESS as ENVOY_DEFAULT_ADMIN_ADDRESS, parseHostPort } from '../envoy/bootstrap';
 import type { EndpointPolicy } from '../gateway/endpoint-guard';
@@ -99,6 +101,7 @@ async function open(
       ? await AdminTokenFile.load(options.adminTokenFile, (message) => logger.warn(message))
       : undefined;
 
+  routeGrpcLogs(logger);
   const gcTuned = tuneGarbageCollection();
   logger.debug({ gcTuned, v8: process.versions.v8 }, 'V8 external-memory GC limit tuning');
   const store = new ObjectStore();
@@ -191,6 +194,20 @@ async function open(
     'convoy serving',
   );
   return { stop: () => opened.closeAll(logger) };
+}
+
+/**
+ * Sends grpc-js's own messages, which it writes to stderr by default, through Convoy's logger:
+ * stderr keeps the one line a failed start prints, and no write there can block serving.
+ */
+function routeGrpcLogs(logger: Logger): void {
+  const log = logger.child({ component: 'grpc-js' });
+  const text = (message: unknown, params: unknown[]) => format(message, ...params);
+  grpc.setLogger({
+    error: (message?: unknown, ...params: unknown[]) => log.error(text(message, params)),
+    info: (message?: unknown, ...params: unknown[]) => log.info(text(message, params)),
+    debug: (message?: unknown, ...params: unknown[]) => log.debug(text(message, params)),
+  });
 }
 
 function readXdsTls(files: NonNullable<ServeOptions['xdsTls']>): { cert: Buffer; key: Buffer; ca?: Buffer } {
