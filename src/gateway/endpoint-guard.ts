@@ -68,12 +68,16 @@ export function endpointRefusal(address: string, port: number, policy: EndpointP
  * common case, answered without the BlockList lookups of classifyAddress. False means "check".
  */
 function mayBeRoutableIPv4(address: string): boolean {
-  const dot = address.indexOf('.');
-  if (dot <= 0 || address.includes(':')) return false;
-  const first = address.slice(0, dot);
-  if (first === '0' || first === '127') return false;
-  if (first === '169' && address.startsWith('169.254.')) return false;
-  return /^[1-9]\d{0,2}$/.test(first);
+  let first = 0;
+  let i = 0;
+  for (; i < 4 && i < address.length; i++) {
+    const c = address.charCodeAt(i);
+    if (c === 46) break; // '.'
+    if (c < 48 || c > 57 || (i === 0 && c === 48)) return false; // a digit, no leading zero
+    first = first * 10 + (c - 48);
+  }
+  if (i === 0 || i > 3 || address.charCodeAt(i) !== 46 || first > 255 || first === 127) return false;
+  return !(first === 169 && address.startsWith('169.254.'));
 }
 
 interface SliceLike {
@@ -90,7 +94,7 @@ export function refusedSliceEndpoints(slice: KubeObject, policy: EndpointPolicy)
   for (const ep of s.endpoints ?? []) {
     if (!Array.isArray(ep.addresses)) continue;
     for (const address of ep.addresses as unknown[]) {
-      if (typeof address !== 'string') continue;
+      if (typeof address !== 'string' || mayBeRoutableIPv4(address)) continue;
       for (const p of s.ports ?? []) {
         if (typeof p.port !== 'number' || (p.protocol ?? 'TCP') !== 'TCP') continue;
         const reason = endpointRefusal(address, p.port, policy);
