@@ -8,6 +8,11 @@ import type { ParsedOptions } from './args';
 import { startServing, waitForShutdownSignal } from './serve-runtime';
 import type { ServeOptions } from './serve-runtime';
 
+/**
+ * `convoy serve`: its flags (one declarative table, which also renders --help), the checks that
+ * turn them into ServeOptions, and the command itself; serve-runtime.ts opens and closes the parts.
+ */
+
 export const DEFAULT_CONTROLLER_NAME = 'convoy.dev/gateway-controller';
 
 const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;

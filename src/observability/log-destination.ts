@@ -5,7 +5,7 @@ import SonicBoom from 'sonic-boom';
  * asynchronously, so a reader that stops reading (a full pipe) or a destination that fails (a
  * full disk) never stalls the event loop that serves xDS and admin. Lines wait in a bounded
  * buffer while the descriptor cannot take them; beyond the bound new lines are dropped and
- * counted (convoy_log_lines_dropped_total, docs/operations.md), and a write that failed is tried
+ * counted (convoy_log_lines_dropped_total, docs/security.md), and a write that failed is tried
  * again with the next line.
  */
 
