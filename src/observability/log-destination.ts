@@ -35,8 +35,13 @@ export class LogDestination {
   private closing = false;
 
   constructor(private readonly options: LogDestinationOptions = {}) {
+    const fd = options.fd ?? 1;
+    // Node opens a pipe on stdout in non-blocking mode when process.stdout is first used: then a
+    // full pipe answers EAGAIN (retried on a timer) instead of parking a thread-pool thread in
+    // write(2) until someone reads, which would also keep the process from exiting.
+    if (fd === 1) void process.stdout.writable;
     this.stream = new SonicBoom({
-      fd: options.fd ?? 1,
+      fd,
       sync: false,
       minLength: 0,
       maxLength: options.maxBufferBytes ?? DEFAULT_LOG_BUFFER_BYTES,
