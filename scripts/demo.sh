@@ -23,7 +23,7 @@ trap cleanup EXIT INT TERM
 
 node examples/backend/server.js --name web --port 8081 >"$RUN/backend-web.log" 2>&1 & pids+=($!)
 node examples/backend/server.js --name api --port 8082 >"$RUN/backend-api.log" 2>&1 & pids+=($!)
-CONVOY_LOG_FORMAT=json node dist/src/cli/main.js serve --from-dir examples --envoy-bind-address 127.0.0.1 \
+CONVOY_LOG_FORMAT=json node dist/src/cli/main.js serve --from-dir examples --allow-loopback-endpoints --envoy-bind-address 127.0.0.1 \
   --gateway-address 127.0.0.1 --xds-address 127.0.0.1:18000 --admin-address 127.0.0.1:9090 >"$RUN/convoy.log" 2>&1 & pids+=($!)
 
 wait_for() { # description, command...

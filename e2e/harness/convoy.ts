@@ -23,6 +23,11 @@ export function convoyMain(): string {
 export interface StartConvoyOptions {
   /** Extra arguments after `serve`, e.g. ['--from-dir', dir]. */
   args: string[];
+  /**
+   * Pass --allow-loopback-endpoints (default true): the e2e backends are echo servers on
+   * 127.0.0.1, which Convoy refuses as endpoints unless told otherwise.
+   */
+  allowLoopbackEndpoints?: boolean;
   xdsPort?: number;
   adminPort?: number;
   /** Wait for /readyz (default true). */
@@ -101,6 +106,7 @@ export class ConvoyProcess {
       this.xdsAddress,
       '--admin-address',
       this.adminAddress,
+      ...(this.options.allowLoopbackEndpoints === false ? [] : ['--allow-loopback-endpoints']),
       ...this.options.args,
     ];
     fs.appendFileSync(this.logFile, `### ${new Date().toISOString()} node ${args.join(' ')}\n`);

@@ -27,6 +27,8 @@ export interface OptionSpec {
   /** For strings: the accepted values. */
   choices?: readonly string[];
   required?: boolean;
+  /** For strings: the option may be repeated; the parsed value is the list of values given. */
+  multiple?: boolean;
 }
 
 export interface CommandSpec<O extends Record<string, OptionSpec>> {
@@ -43,11 +45,13 @@ export interface CommandSpec<O extends Record<string, OptionSpec>> {
 export type ParsedOptions<O extends Record<string, OptionSpec>> = {
   [K in keyof O]: O[K]['type'] extends 'boolean'
     ? boolean
-    : O[K]['required'] extends true
-      ? string
-      : O[K]['default'] extends string
+    : O[K]['multiple'] extends true
+      ? string[]
+      : O[K]['required'] extends true
         ? string
-        : string | undefined;
+        : O[K]['default'] extends string
+          ? string
+          : string | undefined;
 };
 
 export interface Parsed<O extends Record<string, OptionSpec>> {
@@ -63,6 +67,24 @@ export function defineCommand<const O extends Record<string, OptionSpec>>(
 }
 
 const HELP: OptionSpec = { type: 'boolean', short: 'h', description: 'Show this help.' };
+
+/** Help text is wrapped to this width (descriptions never narrower than 40 columns). */
+const HELP_COLUMNS = 100;
+
+/** Splits `text` into lines of at most `columns` characters at spaces (longer words stay whole). */
+function wrap(text: string, columns: number): string[] {
+  const width = Math.max(columns, 40);
+  const lines: string[] = [];
+  let line = '';
+  for (const word of text.split(' ')) {
+    if (line && line.length + 1 + word.length > width) {
+      lines.push(line);
+      line = word;
+    } else line = line ? `${line} ${word}` : word;
+  }
+  lines.push(line);
+  return lines;
+}
 
 export function formatHelp<O extends Record<string, OptionSpec>>(spec: CommandSpec<O>): string {
   const lines = [
@@ -82,8 +104,10 @@ export function formatHelp<O extends Record<string, OptionSpec>>(spec: CommandSp
     let text = o.description;
     if (o.choices) text += ` One of: ${o.choices.join(', ')}.`;
     if (o.default !== undefined) text += ` Default: ${o.default}.`;
+    if (o.multiple) text += ' Repeatable.';
     if (o.required) text += ' Required.';
-    lines.push(`  ${heads[i].padEnd(width)}  ${text}`);
+    const [first, ...rest] = wrap(text, HELP_COLUMNS - width - 4);
+    lines.push(`  ${heads[i].padEnd(width)}  ${first}`, ...rest.map((l) => `${' '.repeat(width + 4)}${l}`));
   });
   if (spec.details) lines.push('', spec.details.trimEnd());
   return lines.join('\n') + '\n';
@@ -99,11 +123,15 @@ export function parseCommand<O extends Record<string, OptionSpec>>(
   argv: string[],
   out: (text: string) => void = (t) => process.stdout.write(t),
 ): Parsed<O> | undefined {
-  const options: Record<string, { type: 'string' | 'boolean'; short?: string }> = {
+  const options: Record<string, { type: 'string' | 'boolean'; short?: string; multiple?: boolean }> = {
     help: { type: 'boolean', short: 'h' },
   };
   for (const [name, o] of Object.entries(spec.options)) {
-    options[name] = o.short ? { type: o.type, short: o.short } : { type: o.type };
+    options[name] = {
+      type: o.type,
+      ...(o.short ? { short: o.short } : {}),
+      ...(o.multiple && o.type === 'string' ? { multiple: true } : {}),
+    };
   }
   let parsed: ReturnType<typeof parseArgs>;
   try {
@@ -118,11 +146,17 @@ export function parseCommand<O extends Record<string, OptionSpec>>(
   if (!spec.positionals && parsed.positionals.length > 0) {
     throw new UsageError(`unexpected argument ${JSON.stringify(parsed.positionals[0])}`, spec.name);
   }
-  const values: Record<string, string | boolean | undefined> = {};
+  const values: Record<string, string | string[] | boolean | undefined> = {};
   for (const [name, o] of Object.entries(spec.options)) {
-    const v = parsed.values[name] as string | boolean | undefined;
+    const v = parsed.values[name] as string | string[] | boolean | undefined;
     if (o.type === 'boolean') {
       values[name] = v === true;
+      continue;
+    }
+    if (o.multiple) {
+      const list = Array.isArray(v) ? v : [];
+      if (list.length === 0 && o.required) throw new UsageError(`--${name} is required`, spec.name);
+      values[name] = list;
       continue;
     }
     const s = (v as string | undefined) ?? o.default;

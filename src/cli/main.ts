@@ -100,20 +100,36 @@ export async function main(argv: string[]): Promise<number> {
       process.stderr.write(`convoy ${command}: ${e.message}\nRun "convoy ${command} --help" for usage.\n`);
       return 2;
     }
-    process.stderr.write(`convoy ${command}: ${e?.message ?? String(err)}\n`);
+    // One line: the details (a YAML excerpt, a stack) are for CONVOY_DEBUG.
+    process.stderr.write(`convoy ${command}: ${(e?.message ?? String(err)).split('\n')[0]}\n`);
     if (process.env.CONVOY_DEBUG) process.stderr.write(`${e?.stack ?? ''}\n`);
     return 1;
   }
 }
 
+/**
+ * After a failure the process must end even if some library still holds a handle open: the
+ * commands close what they opened, so this only fires on a bug, and says so.
+ */
+const FAILURE_EXIT_GRACE_MS = 5_000;
+
+function exitAfterFailure(code: number): void {
+  process.exitCode = code;
+  setTimeout(() => {
+    process.stderr.write(`convoy: still running ${FAILURE_EXIT_GRACE_MS} ms after a failure; exiting\n`);
+    process.exit(code);
+  }, FAILURE_EXIT_GRACE_MS).unref();
+}
+
 if (require.main === module) {
   main(process.argv.slice(2)).then(
     (code) => {
-      process.exitCode = code;
+      if (code === 0) process.exitCode = 0;
+      else exitAfterFailure(code);
     },
     (err: unknown) => {
       process.stderr.write(`convoy: ${String(err)}\n`);
-      process.exitCode = 1;
+      exitAfterFailure(1);
     },
   );
 }

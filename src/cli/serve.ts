@@ -1,235 +1,319 @@
-import { tuneGarbageCollection } from '../runtime/gc-tuning';
-import * as fs from 'node:fs';
-import { parseArgs } from 'node:util';
+import { parseHostPort } from '../util/host-port';
+import { DEFAULT_LOG_BUFFER_BYTES, LogDestination } from '../observability/log-destination';
 import { createLogger } from '../observability/logger';
 import { ConvoyMetrics } from '../observability/metrics';
-import { AdminServer } from '../observability/admin-server';
-import { ObjectStore } from '../store/store';
-import { XdsCache } from '../xds/cache';
-import { AdsServer } from '../xds/server';
-import { renderXdsDebugText } from '../xds/sync-view';
-import { Controller } from '../controller/controller';
-import { StatusView } from '../status/view';
-import type { StatusSink } from '../status/types';
-import { FileProvider } from '../providers/files/provider';
+import { isLoopbackHost } from '../util/address-class';
+import { UsageError, defineCommand, parseCommand } from './args';
+import type { ParsedOptions } from './args';
+import { startServing, waitForShutdownSignal } from './serve-runtime';
+import type { ServeOptions } from './serve-runtime';
+
+/**
+ * `convoy serve`: its flags (one declarative table, which also renders --help), the checks that
+ * turn them into ServeOptions, and the command itself; serve-runtime.ts opens and closes the parts.
+ */
 
 export const DEFAULT_CONTROLLER_NAME = 'convoy.dev/gateway-controller';
 
-const USAGE = `Usage: convoy serve [options]
+const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
 
-Runs the control plane: watches Gateway API objects (from a directory or a Kubernetes
-cluster), builds Envoy configuration and serves it over ADS.
+/** How long exiting waits for buffered log lines to be written (never forever: see LogDestination). */
+const LOG_FLUSH_TIMEOUT_MS = 2_000;
 
-Sources (pick one):
-  --from-dir DIR                   Read objects from YAML/JSON files under DIR (watched);
-                                   write them atomically (write elsewhere, then rename)
-  --from-dir-max-file-size BYTES   Larger files are reported, not read (default 4Mi;
-                                   suffixes Ki, Mi, Gi)
-  --from-dir-max-files N           Read at most N files and directories (default 10000)
-  --from-dir-max-depth N           Read at most N directory levels below DIR (default 16)
-  --from-dir-settle-ms MS          Read a changed file once it has been left alone this
-                                   long (default 500; 0 reads at once)
-  --kubeconfig FILE                Kubernetes mode (default when --from-dir is absent;
-                                   also KUBECONFIG or in-cluster config)
-
-Options:
-  --controller-name NAME           GatewayClass controllerName Convoy owns
-                                   (default ${DEFAULT_CONTROLLER_NAME})
-  --xds-address HOST:PORT          ADS gRPC listen address (default 127.0.0.1:18000)
-  --admin-address HOST:PORT        /healthz /readyz /metrics /debug/xds /status
-                                   (default 127.0.0.1:9090)
-  --xds-tls-cert FILE              Serve xDS over TLS with this certificate
-  --xds-tls-key FILE               ... and key
-  --xds-tls-ca FILE                Require Envoy client certificates signed by this CA
-  --envoy-bind-address ADDR        Address Envoy listeners bind to (default 0.0.0.0)
-  --gateway-address ADDR           Report ADDR (IP or hostname) in Gateways' status.addresses;
-                                   repeatable
-  --envoy-service NS/NAME          Report the load-balancer addresses of this Service (the one
-                                   in front of the Envoy fleet) in status.addresses
-  --enable-external-name-services  Allow routes to ExternalName Services (off by default:
-                                   they can point Envoy at any host, e.g. its own admin)
-  --leader-election-namespace NS   Lease namespace (Kubernetes mode; default from
-                                   POD_NAMESPACE or convoy-system)
-  --leader-election-name NAME      Lease name (default convoy-leader)
-  --log-level LEVEL                trace|debug|info|warn|error (default info)
-  -h, --help                       Show this help
-`;
-
-export async function serveCommand(argv: string[]): Promise<void> {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
-      'from-dir': { type: 'string' },
-      'from-dir-max-file-size': { type: 'string', default: '4Mi' },
-      'from-dir-max-files': { type: 'string', default: '10000' },
-      'from-dir-max-depth': { type: 'string', default: '16' },
-      'from-dir-settle-ms': { type: 'string', default: '500' },
-      kubeconfig: { type: 'string' },
-      'controller-name': { type: 'string', default: DEFAULT_CONTROLLER_NAME },
-      'xds-address': { type: 'string', default: '127.0.0.1:18000' },
-      'admin-address': { type: 'string', default: '127.0.0.1:9090' },
-      'xds-tls-cert': { type: 'string' },
-      'xds-tls-key': { type: 'string' },
-      'xds-tls-ca': { type: 'string' },
-      'envoy-bind-address': { type: 'string', default: '0.0.0.0' },
-      'enable-external-name-services': { type: 'boolean', default: false },
-      'gateway-address': { type: 'string', multiple: true },
-      'envoy-service': { type: 'string' },
-      'leader-election-namespace': { type: 'string' },
-      'leader-election-name': { type: 'string', default: 'convoy-leader' },
-      'log-level': { type: 'string' },
-      help: { type: 'boolean', short: 'h' },
+export const serveSpec = defineCommand({
+  name: 'serve',
+  summary: 'run the control plane (Gateway API objects from a directory or Kubernetes → xDS)',
+  options: {
+    // Where the objects come from.
+    'from-dir': {
+      type: 'string',
+      valueName: 'DIR',
+      description: 'Read objects from YAML/JSON files under DIR (watched). Without it: Kubernetes mode.',
     },
-    strict: true,
-  });
-  if (values.help) {
-    process.stdout.write(USAGE);
-    return;
-  }
-  const logger = createLogger({ level: values['log-level'] });
-  const gcTuned = tuneGarbageCollection();
-  logger.debug({ gcTuned, v8: process.versions.v8 }, 'V8 external-memory GC limit tuning');
-  const metrics = new ConvoyMetrics({ processMetrics: true });
-  const store = new ObjectStore();
-  const cache = new XdsCache({ logger, metrics });
-  const statusView = new StatusView();
-  const sinks: StatusSink[] = [statusView];
-
-  let tls: { cert: Buffer; key: Buffer; ca?: Buffer } | undefined;
-  if (values['xds-tls-cert'] || values['xds-tls-key']) {
-    if (!values['xds-tls-cert'] || !values['xds-tls-key']) {
-      throw new Error('--xds-tls-cert and --xds-tls-key must be given together');
-    }
-    tls = {
-      cert: fs.readFileSync(values['xds-tls-cert']),
-      key: fs.readFileSync(values['xds-tls-key']),
-      ca: values['xds-tls-ca'] ? fs.readFileSync(values['xds-tls-ca']) : undefined,
-    };
-  } else if (values['xds-tls-ca']) {
-    throw new Error('--xds-tls-ca needs --xds-tls-cert and --xds-tls-key');
-  }
-
-  const stoppers: (() => Promise<void> | void)[] = [];
-  let providerProblems: () => unknown = () => [];
-  let providerReady: () => boolean = () => store.isSynced();
-
-  if (values['from-dir']) {
-    const files = new FileProvider({
-      dir: values['from-dir'],
-      store,
-      logger,
-      metrics,
-      maxFileBytes: parseBytes('--from-dir-max-file-size', values['from-dir-max-file-size'] ?? '4Mi'),
-      maxEntries: parseCount('--from-dir-max-files', values['from-dir-max-files'] ?? '10000'),
-      maxDepth: parseCount('--from-dir-max-depth', values['from-dir-max-depth'] ?? '16'),
-      settleMs: parseCount('--from-dir-settle-ms', values['from-dir-settle-ms'] ?? '500', 0),
-    });
-    providerProblems = () => files.problems();
-    await files.start();
-    stoppers.push(() => files.stop());
-  } else {
-    // Loaded lazily so file mode never pays for the Kubernetes client.
-    const k8s = await import('./kubernetes-mode');
-    const started = await k8s.startKubernetesMode({
-      kubeconfig: values.kubeconfig,
-      store,
-      logger,
-      metrics,
-      controllerName: values['controller-name'] ?? DEFAULT_CONTROLLER_NAME,
-      leaseNamespace: values['leader-election-namespace'] ?? process.env.POD_NAMESPACE ?? 'convoy-system',
-      leaseName: values['leader-election-name'] ?? 'convoy-leader',
-    });
-    sinks.push(started.statusSink);
-    providerReady = () => store.isSynced();
-    stoppers.push(() => started.stop());
-  }
-
-  const controller = new Controller({
-    store,
-    cache,
-    statusSinks: sinks,
-    logger,
-    metrics,
-    controllerName: values['controller-name'] ?? DEFAULT_CONTROLLER_NAME,
-    externalNameServices: values['enable-external-name-services'] ?? false,
-    gatewayAddresses: addressSource(values['gateway-address'], values['envoy-service']),
-    translate: { bindAddress: values['envoy-bind-address'] },
-  });
-  controller.start();
-  stoppers.unshift(() => controller.stop());
-
-  const ads = new AdsServer({ cache, logger, metrics, tls });
-  const xdsPort = await ads.listen(values['xds-address'] ?? '127.0.0.1:18000');
-  stoppers.unshift(() => ads.stop(5000));
-
-  const admin = new AdminServer({
-    address: values['admin-address'] ?? '127.0.0.1:9090',
-    logger,
-    metrics,
-    isReady: () => providerReady() && controller.isReady(),
-    routes: {
-      '/status': () => statusView.list(),
-      '/status/problems': () => providerProblems(),
-      '/debug/xds': () => ads.debugState(),
+    'from-dir-max-file-size': {
+      type: 'string',
+      valueName: 'BYTES',
+      description: 'Larger files are reported, not read (suffixes Ki, Mi, Gi).',
+      default: '4Mi',
     },
-    textRenderers: { '/debug/xds': (state) => renderXdsDebugText(state) },
-  });
-  const adminPort = await admin.listen();
-  stoppers.push(() => admin.stop());
-  logger.info(
-    { xdsPort, adminPort, source: values['from-dir'] ? `dir:${values['from-dir']}` : 'kubernetes' },
-    'convoy serving',
-  );
+    'from-dir-max-files': {
+      type: 'string',
+      valueName: 'N',
+      description: 'Read at most N files and directories under --from-dir.',
+      default: '10000',
+    },
+    'from-dir-max-depth': {
+      type: 'string',
+      valueName: 'N',
+      description: 'Read at most N directory levels below --from-dir.',
+      default: '16',
+    },
+    'from-dir-settle-ms': {
+      type: 'string',
+      valueName: 'MS',
+      description:
+        'Read a changed file once it has been left alone this long (0 reads at once). Write files atomically: write elsewhere, then rename.',
+      default: '500',
+    },
+    kubeconfig: {
+      type: 'string',
+      valueName: 'FILE',
+      description: 'Kubernetes mode with this kubeconfig. Default: KUBECONFIG, ~/.kube/config or in-cluster.',
+    },
+    'controller-name': {
+      type: 'string',
+      valueName: 'NAME',
+      description: 'GatewayClass controllerName Convoy owns.',
+      default: DEFAULT_CONTROLLER_NAME,
+    },
+    // xDS.
+    'xds-address': {
+      type: 'string',
+      valueName: 'HOST:PORT',
+      description: 'ADS gRPC listen address.',
+      default: '127.0.0.1:18000',
+    },
+    'xds-tls-cert': {
+      type: 'string',
+      valueName: 'FILE',
+      description: 'Serve xDS over TLS with this certificate (PEM).',
+    },
+    'xds-tls-key': { type: 'string', valueName: 'FILE', description: 'Private key (PEM) of --xds-tls-cert.' },
+    'xds-tls-ca': {
+      type: 'string',
+      valueName: 'FILE',
+      description: 'Require Envoy client certificates signed by this CA (PEM).',
+    },
+    // Admin.
+    'admin-address': {
+      type: 'string',
+      valueName: 'HOST:PORT',
+      description:
+        'Admin HTTP address: /healthz /readyz /metrics /status /debug/xds. Off loopback it needs --admin-token-file (or --allow-unauthenticated-admin).',
+      default: '127.0.0.1:9090',
+    },
+    'admin-token-file': {
+      type: 'string',
+      valueName: 'FILE',
+      description:
+        'Require "Authorization: Bearer <token>" on every admin endpoint but /healthz and /readyz; the token is the content of FILE (at least 16 characters), read again when FILE changes.',
+    },
+    'allow-unauthenticated-admin': {
+      type: 'boolean',
+      description:
+        'Allow a non-loopback --admin-address without --admin-token-file: anyone who reaches it reads status, configuration and metrics.',
+    },
+    'health-address': {
+      type: 'string',
+      valueName: 'HOST:PORT',
+      description:
+        'Also serve /healthz and /readyz, and nothing else, here (e.g. 0.0.0.0:9091 for kubelet probes while admin stays on loopback).',
+    },
+    // What Convoy tells Envoy and reports on Gateways.
+    'envoy-bind-address': {
+      type: 'string',
+      valueName: 'ADDR',
+      description: 'Address Envoy listeners bind to.',
+      default: '0.0.0.0',
+    },
+    'gateway-address': {
+      type: 'string',
+      valueName: 'ADDR',
+      multiple: true,
+      description: "Report ADDR (IP or hostname) in Gateways' status.addresses.",
+    },
+    'envoy-service': {
+      type: 'string',
+      valueName: 'NAMESPACE/NAME',
+      description:
+        'Report the load-balancer addresses of this Service (the one in front of the Envoy fleet) in status.addresses.',
+    },
+    // Which backends may be reached (docs/security.md §7).
+    'enable-external-name-services': {
+      type: 'boolean',
+      description:
+        'Allow routes to ExternalName Services (off by default: they can point Envoy at any host, e.g. its own admin).',
+    },
+    'allow-loopback-endpoints': {
+      type: 'boolean',
+      description:
+        "Allow loopback (127.0.0.0/8, ::1) and unspecified (0.0.0.0, ::) endpoint addresses: backends on the Envoy's own host (file mode, demos). Convoy's admin, health and xDS ports and Envoy's default admin port stay refused.",
+    },
+    'allow-link-local-endpoints': {
+      type: 'boolean',
+      description:
+        'Allow link-local endpoint addresses (169.254.0.0/16, fe80::/10), where cloud metadata services answer.',
+    },
+    // Kubernetes mode.
+    'leader-election-namespace': {
+      type: 'string',
+      valueName: 'NS',
+      description: 'Lease namespace (Kubernetes mode). Default: POD_NAMESPACE, else convoy-system.',
+    },
+    'leader-election-name': {
+      type: 'string',
+      valueName: 'NAME',
+      description: 'Lease name.',
+      default: 'convoy-leader',
+    },
+    'log-level': {
+      type: 'string',
+      valueName: 'LEVEL',
+      choices: LOG_LEVELS,
+      description: 'Log level. Default: CONVOY_LOG_LEVEL, else info.',
+    },
+    'log-buffer-bytes': {
+      type: 'string',
+      valueName: 'BYTES',
+      description:
+        'Log output held while stdout cannot take it (a full pipe or disk); beyond it lines are dropped and counted in convoy_log_lines_dropped_total.',
+      default: String(DEFAULT_LOG_BUFFER_BYTES),
+    },
+  },
+  details: `Any startup failure (a port in use, an unreadable directory or file, a bad kubeconfig) exits with
+status 1 after closing what was opened; a bad flag exits with status 2.
 
-  await new Promise<void>((resolve) => {
-    let stopping = false;
-    const shutdown = (signal: string) => {
-      if (stopping) return;
-      stopping = true;
-      logger.info({ signal }, 'shutting down');
-      void (async () => {
-        for (const stop of stoppers) {
-          try {
-            await stop();
-          } catch (err) {
-            logger.warn({ err }, 'error during shutdown');
+Examples:
+  convoy serve --from-dir examples --allow-loopback-endpoints
+  convoy serve --kubeconfig ~/.kube/config --gateway-address 203.0.113.10
+  convoy serve --admin-address 0.0.0.0:9090 --admin-token-file /var/run/secrets/convoy/admin-token`,
+});
+
+export type ServeFlags = ParsedOptions<typeof serveSpec.options>;
+
+/**
+ * Turns parsed flags into ServeOptions, refusing contradictions and unsafe combinations with a
+ * UsageError (exit 2) before anything is opened; exported for tests.
+ */
+export function serveOptionsFromFlags(v: ServeFlags): ServeOptions {
+  if (v['from-dir'] !== undefined && v.kubeconfig !== undefined) {
+    throw new UsageError('--from-dir and --kubeconfig exclude each other', 'serve');
+  }
+  const xdsAddress = checkedAddress(v['xds-address'], 'xds-address');
+  const adminAddress = checkedAddress(v['admin-address'], 'admin-address');
+  const healthAddress = v['health-address'] && checkedAddress(v['health-address'], 'health-address');
+  const adminHost = parseHostPort(adminAddress).host;
+  if (!isLoopbackHost(adminHost) && !v['admin-token-file'] && !v['allow-unauthenticated-admin']) {
+    throw new UsageError(
+      `--admin-address ${adminAddress} is not a loopback address: protect it with --admin-token-file FILE, or accept anyone who reaches it with --allow-unauthenticated-admin`,
+      'serve',
+    );
+  }
+  const [certFile, keyFile, caFile] = [v['xds-tls-cert'], v['xds-tls-key'], v['xds-tls-ca']];
+  if ((certFile === undefined) !== (keyFile === undefined)) {
+    throw new UsageError('--xds-tls-cert and --xds-tls-key must be given together', 'serve');
+  }
+  if (caFile !== undefined && certFile === undefined) {
+    throw new UsageError('--xds-tls-ca needs --xds-tls-cert and --xds-tls-key', 'serve');
+  }
+  return {
+    source:
+      v['from-dir'] !== undefined
+        ? {
+            dir: v['from-dir'],
+            limits: {
+              maxFileBytes: checkedBytes(v['from-dir-max-file-size'], 'from-dir-max-file-size'),
+              maxEntries: checkedCount(v['from-dir-max-files'], 'from-dir-max-files'),
+              maxDepth: checkedCount(v['from-dir-max-depth'], 'from-dir-max-depth'),
+              settleMs: checkedCount(v['from-dir-settle-ms'], 'from-dir-settle-ms', 0),
+            },
           }
-        }
-        resolve();
-      })();
-    };
-    process.once('SIGINT', () => shutdown('SIGINT'));
-    process.once('SIGTERM', () => shutdown('SIGTERM'));
-  });
+        : { kubeconfig: v.kubeconfig },
+    controllerName: v['controller-name'],
+    xdsAddress,
+    ...(certFile && keyFile ? { xdsTls: { certFile, keyFile, ...(caFile ? { caFile } : {}) } } : {}),
+    adminAddress,
+    ...(v['admin-token-file'] ? { adminTokenFile: v['admin-token-file'] } : {}),
+    ...(healthAddress ? { healthAddress } : {}),
+    envoyBindAddress: v['envoy-bind-address'],
+    gatewayAddresses: addressSource(v['gateway-address'], v['envoy-service']),
+    externalNameServices: v['enable-external-name-services'],
+    endpoints: {
+      allowLoopback: v['allow-loopback-endpoints'],
+      allowLinkLocal: v['allow-link-local-endpoints'],
+    },
+    leaseNamespace: v['leader-election-namespace'] ?? process.env.POD_NAMESPACE ?? 'convoy-system',
+    leaseName: v['leader-election-name'],
+    ...(v['log-level'] ? { logLevel: v['log-level'] } : {}),
+    logBufferBytes: checkedLogBuffer(v['log-buffer-bytes']),
+  };
 }
 
-function addressSource(
-  fixed: string[] | undefined,
-  service: string | undefined,
-): { service?: { namespace: string; name: string }; static?: string[] } | undefined {
-  if (!fixed?.length && !service) return undefined;
-  let svc: { namespace: string; name: string } | undefined;
-  if (service) {
-    const [namespace, name, extra] = service.split('/');
-    if (!namespace || !name || extra !== undefined)
-      throw new Error(`--envoy-service must be NAMESPACE/NAME, got ${service}`);
-    svc = { namespace, name };
+/** Smallest log buffer: one long line (a full build's debug line) must fit. */
+const MIN_LOG_BUFFER_BYTES = 16 * 1024;
+
+function checkedLogBuffer(value: string): number {
+  const bytes = Number(value);
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(bytes) || bytes < MIN_LOG_BUFFER_BYTES) {
+    throw new UsageError(
+      `--log-buffer-bytes must be a whole number of bytes, at least ${MIN_LOG_BUFFER_BYTES}, got ${JSON.stringify(value)}`,
+      'serve',
+    );
   }
-  return { ...(svc ? { service: svc } : {}), ...(fixed?.length ? { static: fixed } : {}) };
+  return bytes;
 }
 
 /** Parses a byte count: digits with an optional binary suffix (Ki, Mi, Gi), e.g. "4Mi". */
-function parseBytes(flag: string, value: string): number {
+function checkedBytes(value: string, flag: string): number {
   const m = /^(\d+)(Ki|Mi|Gi)?$/.exec(value);
-  if (!m) throw new Error(`${flag} must be a byte count such as 4194304 or 4Mi, got ${value}`);
+  if (!m)
+    throw new UsageError(`--${flag} must be a byte count such as 4194304 or 4Mi, got ${value}`, 'serve');
   const unit = { Ki: 1024, Mi: 1024 ** 2, Gi: 1024 ** 3 }[m[2] ?? ''] ?? 1;
   return Number(m[1]) * unit;
 }
 
-/** Parses a whole number of at least `min`. */
-function parseCount(flag: string, value: string, min = 1): number {
+/** Parses a whole number of at least `min`, else throws a UsageError. */
+function checkedCount(value: string, flag: string, min = 1): number {
   if (!/^\d+$/.test(value) || Number(value) < min) {
-    throw new Error(`${flag} must be a whole number of at least ${min}, got ${value}`);
+    throw new UsageError(`--${flag} must be a whole number of at least ${min}, got ${value}`, 'serve');
   }
   return Number(value);
+}
+
+/** Returns `value` when it is HOST:PORT with a port in 0..65535, else throws a UsageError. */
+function checkedAddress(value: string, flag: string): string {
+  try {
+    parseHostPort(value, `--${flag}`);
+  } catch (err) {
+    throw new UsageError((err as Error).message, 'serve');
+  }
+  return value;
+}
+
+function addressSource(fixed: string[], service: string | undefined): ServeOptions['gatewayAddresses'] {
+  if (fixed.length === 0 && !service) return undefined;
+  let svc: { namespace: string; name: string } | undefined;
+  if (service) {
+    const [namespace, name, extra] = service.split('/');
+    if (!namespace || !name || extra !== undefined)
+      throw new UsageError(`--envoy-service must be NAMESPACE/NAME, got ${JSON.stringify(service)}`, 'serve');
+    svc = { namespace, name };
+  }
+  return { ...(svc ? { service: svc } : {}), ...(fixed.length ? { static: fixed } : {}) };
+}
+
+/**
+ * Runs `convoy serve` until SIGINT or SIGTERM. A startup failure rejects after everything
+ * opened so far is closed, so the process exits instead of running half-alive.
+ */
+export async function serveCommand(argv: string[]): Promise<void> {
+  const parsed = parseCommand(serveSpec, argv);
+  if (!parsed) return;
+  const options = serveOptionsFromFlags(parsed.values);
+  const metrics = new ConvoyMetrics({ processMetrics: true });
+  const logs = new LogDestination({
+    maxBufferBytes: options.logBufferBytes,
+    onDropped: (lines) => metrics.logLinesDropped.inc(lines),
+    onWriteError: () => metrics.logWriteErrors.inc(),
+  });
+  const logger = createLogger({ level: options.logLevel, destination: logs });
+  try {
+    const running = await startServing(options, logger, metrics);
+    const signal = await waitForShutdownSignal();
+    logger.info({ signal }, 'shutting down');
+    await running.stop();
+  } finally {
+    await logs.flush(LOG_FLUSH_TIMEOUT_MS);
+    logs.close();
+  }
 }

@@ -17,6 +17,7 @@ import type { BuildOptions } from '../gateway/resolved';
 import { reuseUnchanged } from '../model/reuse';
 import { refreshClusterEndpoints } from '../gateway/backends';
 import { secretToModel } from '../gateway/certificates';
+import { refusedSliceEndpoints, type EndpointPolicy } from '../gateway/endpoint-guard';
 import { ReferenceIndex, changeImpact, endpointSliceService } from './relevance';
 import { clusterService } from '../model/names';
 import { namespacedName } from '../store/objects';
@@ -31,6 +32,8 @@ export interface ControllerOptions {
   controllerName: string;
   /** Allow ExternalName Services as backends (BuildOptions.externalNameServices). */
   externalNameServices?: boolean;
+  /** Which endpoint addresses may become Envoy endpoints (BuildOptions.endpoints). */
+  endpoints?: EndpointPolicy;
   /** Source of Gateways' status.addresses (BuildOptions.gatewayAddresses). */
   gatewayAddresses?: BuildOptions['gatewayAddresses'];
   translate?: TranslateOptions;
@@ -92,6 +95,8 @@ export class Controller {
           for (const o of [change.type === 'put' ? change.object : undefined, change.previous]) {
             const service = o && endpointSliceService(o);
             if (service) this.pending.endpointServices.add(service);
+            // A refused endpoint appears or goes: the routes using its Service change status.
+            if (o && refusedSliceEndpoints(o, this.opts.endpoints ?? {}).length > 0) this.pending.full = true;
           }
         }
         if (store.isSynced()) this.debouncer.trigger();
@@ -216,7 +221,12 @@ export class Controller {
       for (const [name, model] of this.lastFleets) {
         const affected = model.clusters.filter((c) => services.has(clusterService(c.name) ?? ''));
         if (affected.length === 0) continue;
-        const refreshed = new Map(refreshClusterEndpoints(this.opts.store, affected).map((c) => [c.name, c]));
+        const refreshed = new Map(
+          refreshClusterEndpoints(this.opts.store, affected, this.opts.endpoints ?? {}).map((c) => [
+            c.name,
+            c,
+          ]),
+        );
         const clusters = model.clusters.map((c) => refreshed.get(c.name) ?? c);
         const next: FleetModel = { ...model, clusters };
         this.lastFleets.set(name, next);
@@ -243,6 +253,7 @@ export class Controller {
     return {
       controllerName: this.opts.controllerName,
       externalNameServices: this.opts.externalNameServices,
+      endpoints: this.opts.endpoints,
       gatewayAddresses: this.opts.gatewayAddresses,
       now: now.toISOString().replace(/\.\d{3}Z$/, 'Z'),
     };

@@ -17,6 +17,8 @@ import { Reason } from '../status/conditions';
 import { compareStrings } from '../util/compare';
 import { clusterName, parseClusterName } from '../model/names';
 import { namespacedName } from '../store/objects';
+import { endpointRefusal } from './endpoint-guard';
+import type { EndpointPolicy, EndpointRefusals } from './endpoint-guard';
 
 export const SERVICE_NAME_LABEL = 'kubernetes.io/service-name';
 export const H2C_APP_PROTOCOL = 'kubernetes.io/h2c';
@@ -39,9 +41,13 @@ export interface ClusterRef {
   externalName?: string;
 }
 
-/** Operator policy for backends (see BuildOptions.externalNameServices). */
+/** Operator policy for backends (see BuildOptions.externalNameServices and .endpoints). */
 export interface BackendPolicy {
   externalNameServices?: boolean;
+  /** Which endpoint addresses are allowed (endpoint-guard.ts); unset refuses every host-local one. */
+  endpoints?: EndpointPolicy;
+  /** The refused endpoints of the build's EndpointSlices, under `endpoints`. */
+  refusedEndpoints?: EndpointRefusals;
 }
 
 export type BackendResolution =
@@ -80,7 +86,8 @@ function servicePorts(svc: KubeObject): ServicePort[] {
 /**
  * Resolves one backendRef. Checks, in order: group/kind (InvalidKind), cross-namespace permission
  * (RefNotPermitted, checked before existence so a missing grant reveals nothing), the Service and
- * its port (BackendNotFound), and for HTTP/gRPC an appProtocol Convoy can speak (UnsupportedProtocol).
+ * its port (BackendNotFound), endpoints the endpoint guard refuses (BackendNotFound, like a
+ * disabled ExternalName), and for HTTP/gRPC an appProtocol Convoy can speak (UnsupportedProtocol).
  */
 export function resolveBackendRef(
   view: StoreView,
@@ -153,6 +160,18 @@ export function resolveBackendRef(
       message: `Service ${namespace}/${ref.name} has no port ${ref.port}`,
     };
   }
+  const refusal = externalName
+    ? endpointRefusal(hostOfExternalName(externalName), ref.port, policy.endpoints ?? {})
+    : policy.refusedEndpoints?.byService
+        .get(`${namespace}/${ref.name}`)
+        ?.find((r) => r.portName === (sp.name ?? ''))?.reason;
+  if (refusal) {
+    return {
+      ok: false,
+      reason: Reason.BackendNotFound,
+      message: `Service ${namespace}/${ref.name} port ${ref.port} is refused: ${refusal}`,
+    };
+  }
   if (use !== 'tcp' && sp.appProtocol && TLS_APP_PROTOCOLS.has(sp.appProtocol)) {
     return {
       ok: false,
@@ -171,6 +190,12 @@ export function resolveBackendRef(
       ...(externalName ? { externalName } : {}),
     },
   };
+}
+
+/** `localhost` is loopback by definition (RFC 6761); other names are resolved by Envoy, unseen. */
+function hostOfExternalName(name: string): string {
+  const host = name.toLowerCase().replace(/\.$/, '');
+  return host === 'localhost' ? '127.0.0.1' : host;
 }
 
 function protocolFor(use: BackendUse, appProtocol: string | undefined): ClusterProtocol {
@@ -296,8 +321,14 @@ export class EndpointSliceIndex {
 /**
  * Recomputes the endpoints of existing clusters (e.g. a fleet's clusters after an EndpointSlice
  * change) without re-running route attachment. Names are `ns/service/port`; protocol is kept.
+ * Endpoints `policy` refuses are left out (a slice that gains one also triggers a full build,
+ * which reports it on the routes' status).
  */
-export function refreshClusterEndpoints(view: StoreView, clusters: readonly ClusterModel[]): ClusterModel[] {
+export function refreshClusterEndpoints(
+  view: StoreView,
+  clusters: readonly ClusterModel[],
+  policy: EndpointPolicy,
+): ClusterModel[] {
   const slices = new EndpointSliceIndex(view);
   return clusters.map((c) => {
     const service = c.externalName ? undefined : parseClusterName(c.name);
@@ -305,7 +336,9 @@ export function refreshClusterEndpoints(view: StoreView, clusters: readonly Clus
     return {
       name: c.name,
       protocol: c.protocol,
-      endpoints: serviceEndpoints(view, service.namespace, service.service, service.port, slices),
+      endpoints: serviceEndpoints(view, service.namespace, service.service, service.port, slices).filter(
+        (e) => endpointRefusal(e.address, e.port, policy) === undefined,
+      ),
     };
   });
 }

@@ -25,6 +25,7 @@ import { buildFleet } from './fleet';
 import { attachRoutes, indexParents } from './routes/attach';
 import { compileRoutes } from './routes/compilers';
 import { ROUTE_KINDS } from './routes/types';
+import { collectEndpointRefusals } from './endpoint-guard';
 
 import type { BuildState } from './incremental/state';
 import { namedParentsOf } from './incremental/state';
@@ -47,7 +48,12 @@ export function buildGateways(
 ): GatewayBuildResult & { state: BuildState } {
   const classes = resolveGatewayClasses(view, opts);
   const gateways = resolveGateways(view, opts, memo, classes);
-  const policy: BackendPolicy = { externalNameServices: opts.externalNameServices };
+  const endpoints = opts.endpoints ?? {};
+  const policy: BackendPolicy = {
+    externalNameServices: opts.externalNameServices,
+    endpoints,
+    refusedEndpoints: collectEndpointRefusals(view.list('EndpointSlice'), endpoints),
+  };
   const routes = compileRoutes(view, gateways, policy, memo.routes);
   const attachment = attachRoutes(view, opts, gateways, routes);
   for (const gw of gateways) {

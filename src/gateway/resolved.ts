@@ -10,6 +10,7 @@ import type { KubeObject } from '../store/objects';
 import type { FleetModel, SecretModel } from '../model/fleet';
 import type { Condition, ObjectStatus } from '../status/types';
 import type { GatewayStatusAddress } from './api';
+import type { EndpointPolicy } from './endpoint-guard';
 
 /** Read-only view of the store the build runs against (ObjectStore satisfies it). */
 export interface StoreView {
@@ -28,6 +29,12 @@ export interface BuildOptions {
    * so a cluster operator opts in (`convoy serve --enable-external-name-services`).
    */
   externalNameServices?: boolean;
+  /**
+   * Which EndpointSlice addresses may become Envoy endpoints. Unset refuses loopback, unspecified
+   * and link-local addresses (gateway/endpoint-guard.ts): they reach the Envoy's own host or its
+   * cloud metadata service. `convoy serve --allow-loopback-endpoints` opts in.
+   */
+  endpoints?: EndpointPolicy;
   /**
    * Where Gateways' status.addresses come from when their spec names none: the Service in
    * front of the Envoy fleet (its load-balancer ingress), and/or fixed addresses from flags.

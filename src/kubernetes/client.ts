@@ -64,15 +64,25 @@ export interface WatchOptions {
  */
 export function loadKubeConfig(path?: string): KubeConfig {
   const kc = new KubeConfig();
+  const load = (what: string, loader: () => void) => {
+    try {
+      loader();
+    } catch (err) {
+      const e = err as NodeJS.ErrnoException;
+      const reason = e.code === 'ENOENT' ? 'no such file' : e.message.split('\n')[0];
+      throw new Error(`cannot load ${what}: ${reason}`, { cause: err });
+    }
+  };
+  const home = join(homedir(), '.kube', 'config');
   if (path) {
-    kc.loadFromFile(path);
+    load(`kubeconfig ${path}`, () => kc.loadFromFile(path));
   } else if (process.env.KUBECONFIG) {
     // loadFromDefault merges a colon-separated KUBECONFIG list the way kubectl does.
-    kc.loadFromDefault();
+    load(`KUBECONFIG=${process.env.KUBECONFIG}`, () => kc.loadFromDefault());
   } else if (process.env.KUBERNETES_SERVICE_HOST) {
-    kc.loadFromCluster();
-  } else if (existsSync(join(homedir(), '.kube', 'config'))) {
-    kc.loadFromFile(join(homedir(), '.kube', 'config'));
+    load('the in-cluster configuration', () => kc.loadFromCluster());
+  } else if (existsSync(home)) {
+    load(`kubeconfig ${home}`, () => kc.loadFromFile(home));
   } else {
     throw new Error(
       'no Kubernetes configuration: pass --kubeconfig, set KUBECONFIG, or run inside a cluster',

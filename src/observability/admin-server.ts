@@ -4,6 +4,7 @@ import { collectDefaultMetrics } from 'prom-client';
 import { parseHostPort } from '../util/host-port';
 import type { Logger } from './logger';
 import type { ConvoyMetrics } from './metrics';
+import { bearerMatches } from './admin-token';
 
 /**
  * Convoy's own HTTP surface: health, readiness, Prometheus metrics and read-only JSON debug
@@ -29,8 +30,13 @@ export interface AdminServerOptions {
    * `Accept: text/plain` (e.g. the proxy-status table for '/debug/xds').
    */
   textRenderers?: Record<string, (data: unknown) => string>;
-  /** When set, every endpoint except /healthz and /readyz requires `Authorization: Bearer <token>`. */
-  token?: string;
+  /**
+   * When set, every endpoint except /healthz and /readyz requires `Authorization: Bearer <token>`.
+   * A function is asked on each such request (an AdminTokenFile re-reads a rotated token).
+   */
+  token?: string | (() => Promise<string>);
+  /** 'health': serve only /healthz and /readyz (a probe address beside a loopback admin). */
+  endpoints?: 'all' | 'health';
 }
 
 export const DEFAULT_ADMIN_SERVER_ADDRESS = '127.0.0.1:9090';
@@ -77,8 +83,12 @@ export class AdminServer {
         this.server.off('error', onError);
         this.boundPort = (this.server.address() as AddressInfo).port;
         this.options.logger.info(
-          { address: `${this.address.host}:${this.boundPort}` },
-          'admin server listening',
+          {
+            address: `${this.address.host}:${this.boundPort}`,
+            endpoints: this.options.endpoints ?? 'all',
+            token: this.options.token !== undefined,
+          },
+          this.options.endpoints === 'health' ? 'health server listening' : 'admin server listening',
         );
         resolve(this.boundPort);
       });
@@ -126,9 +136,14 @@ export class AdminServer {
       return send(res, ready ? 200 : 503, 'text/plain', ready ? 'ready\n' : 'not ready\n');
     }
 
-    if (this.options.token !== undefined) {
-      const auth = req.headers.authorization ?? '';
-      if (auth !== `Bearer ${this.options.token}`) {
+    if (this.options.endpoints === 'health') {
+      return send(res, 404, 'text/plain', 'not found; this address serves only /healthz and /readyz\n');
+    }
+
+    const token = this.options.token;
+    if (token !== undefined) {
+      const expected = typeof token === 'string' ? token : await token();
+      if (!bearerMatches(req.headers.authorization, expected)) {
         res.setHeader('WWW-Authenticate', 'Bearer');
         return send(res, 401, 'text/plain', 'unauthorized\n');
       }

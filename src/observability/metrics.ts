@@ -68,6 +68,17 @@ export class ConvoyMetrics {
     registers: [this.registry],
   });
 
+  readonly logLinesDropped = new Counter({
+    name: 'convoy_log_lines_dropped_total',
+    help: 'Log lines dropped because the log destination could not take them (full pipe or disk).',
+    registers: [this.registry],
+  });
+  readonly logWriteErrors = new Counter({
+    name: 'convoy_log_write_errors_total',
+    help: 'Failed writes to the log destination (e.g. ENOSPC, EPIPE); the data is tried again.',
+    registers: [this.registry],
+  });
+
   constructor(options: { processMetrics?: boolean } = {}) {
     if (options.processMetrics) collectDefaultMetrics({ register: this.registry, prefix: 'convoy_' });
   }

@@ -180,4 +180,30 @@ describe('Controller', { concurrency: false }, () => {
     assert.ok(controller.isReady());
     assert.deepEqual(versions(cache, TypeUrl.Listener), listeners);
   });
+  test('an endpoint turning loopback takes a full build: the route reports it and Envoy never gets it', async () => {
+    const { store, cache, metrics, controller, published } = await setup();
+    const resolvedRefs = () => {
+      const route = published.at(-1)!.find((s) => s.kind === 'HTTPRoute' && s.metadata.name === 'web')!;
+      const parents = route.status.parents as {
+        conditions: { type: string; status: string; message: string }[];
+      }[];
+      return parents[0].conditions.find((c) => c.type === 'ResolvedRefs')!;
+    };
+    const served = (address: string) =>
+      [...cache.snapshot(FLEET)!.types[TypeUrl.Endpoint].entries.values()].some((e) =>
+        e.bytes.includes(Buffer.from(address)),
+      );
+    assert.equal(resolvedRefs().status, 'True');
+    const before = await buildCounts(metrics);
+    const slice = (address: string) =>
+      endpointSlice('web-1', 'web', [{ name: 'http', port: 80 }], [{ addresses: [address] }]);
+    await change(controller, store, () => store.put(slice('127.0.0.1')));
+    assert.equal((await buildCounts(metrics)).ok - before.ok, 1, 'a full build, not the endpoint fast path');
+    assert.equal(resolvedRefs().status, 'False');
+    assert.match(resolvedRefs().message, /127\.0\.0\.1 is a loopback address/);
+    assert.ok(!served('127.0.0.1') && !served('10.0.0.1'), 'the refused backend has no endpoints at all');
+    await change(controller, store, () => store.put(slice('10.0.0.7')));
+    assert.equal(resolvedRefs().status, 'True');
+    assert.ok(served('10.0.0.7') && served('10.0.0.1'));
+  });
 });

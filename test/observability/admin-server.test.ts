@@ -1,8 +1,12 @@
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as net from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import { AdminServer } from '../../src/observability/admin-server';
+import { AdminTokenFile, bearerMatches } from '../../src/observability/admin-token';
 import { ConvoyMetrics } from '../../src/observability/metrics';
 import { silentLogger } from '../../src/observability/logger';
 import { TypeUrl } from '../../src/envoy/resources';
@@ -176,5 +180,110 @@ describe('AdminServer with a token', () => {
       metrics: new ConvoyMetrics(),
     });
     await assert.rejects(clash.listen(), /EADDRINUSE/);
+  });
+});
+
+describe('AdminServer with a token file', () => {
+  let dir = '';
+  let file = '';
+  let server: AdminServer;
+  let port = 0;
+  const problems: string[] = [];
+  const auth = (token: string) => ({ authorization: `Bearer ${token}` });
+  /** Replaces the file the way a Secret volume or an editor does: write aside, then rename. */
+  const rewrite = (content: string) => {
+    fs.writeFileSync(`${file}.tmp`, content);
+    fs.renameSync(`${file}.tmp`, file);
+  };
+
+  before(async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'convoy-token-'));
+    file = path.join(dir, 'token');
+    fs.writeFileSync(file, 'first-token-0123456789\n');
+    const token = await AdminTokenFile.load(file, (m) => problems.push(m));
+    server = new AdminServer({
+      address: '127.0.0.1:0',
+      logger: silentLogger(),
+      metrics: new ConvoyMetrics(),
+      token: () => token.current(),
+      routes: { '/status': () => [] },
+    });
+    port = await server.listen();
+  });
+  after(async () => {
+    await server.stop();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('the token is the file content without surrounding whitespace; probes need none', async () => {
+    assert.equal((await get(port, '/healthz')).status, 200);
+    assert.equal((await get(port, '/status')).status, 401);
+    assert.equal((await get(port, '/status', auth('first-token-0123456789'))).status, 200);
+    assert.equal((await get(port, '/status', auth('first-token-012345678'))).status, 401);
+    assert.equal((await get(port, '/status', { authorization: 'Basic first-token-0123456789' })).status, 401);
+  });
+
+  test('a rewritten file takes effect without a restart; an invalid rewrite keeps the last good token', async () => {
+    rewrite('second-token-0123456789');
+    assert.equal((await get(port, '/status', auth('second-token-0123456789'))).status, 200);
+    assert.equal((await get(port, '/status', auth('first-token-0123456789'))).status, 401);
+    rewrite('short');
+    assert.equal((await get(port, '/status', auth('second-token-0123456789'))).status, 200);
+    assert.equal((await get(port, '/status', auth('short'))).status, 401);
+    assert.equal((await get(port, '/status', auth('second-token-0123456789'))).status, 200);
+    assert.equal(problems.length, 1, 'one report per change of the file');
+    assert.match(problems[0], /shorter than 16 characters; the previous admin token stays in use/);
+    fs.rmSync(file);
+    assert.equal((await get(port, '/status', auth('second-token-0123456789'))).status, 200);
+    assert.match(problems[1], /ENOENT/);
+  });
+
+  test('loading refuses a missing, empty, short or multi-word token file with its name', async () => {
+    const bad = path.join(dir, 'bad');
+    await assert.rejects(AdminTokenFile.load(bad), /cannot read admin token file .*bad: ENOENT/);
+    for (const [content, message] of [
+      ['  \n', /is empty/],
+      ['0123456789', /shorter than 16/],
+      ['two words 0123456789', /spaces or characters outside visible ASCII/],
+    ] as const) {
+      fs.writeFileSync(bad, content);
+      await assert.rejects(AdminTokenFile.load(bad), message);
+    }
+  });
+
+  test('bearerMatches accepts exactly "Bearer <token>"', () => {
+    const t = 'a-token-of-some-length';
+    assert.equal(bearerMatches(`Bearer ${t}`, t), true);
+    for (const header of [undefined, '', 'Bearer', 'Bearer ', `bearer ${t}`, `Bearer ${t} `, `Bearer ${t}x`])
+      assert.equal(bearerMatches(header, t), false, String(header));
+  });
+});
+
+describe('AdminServer serving only health', () => {
+  let ready = false;
+  const server = new AdminServer({
+    address: '127.0.0.1:0',
+    logger: silentLogger(),
+    metrics: new ConvoyMetrics(),
+    endpoints: 'health',
+    isReady: () => ready,
+    routes: { '/status': () => [] },
+  });
+  let port = 0;
+  before(async () => {
+    port = await server.listen();
+  });
+  after(() => server.stop());
+
+  test('answers /healthz and /readyz and nothing else, token or not', async () => {
+    assert.equal((await get(port, '/healthz')).status, 200);
+    assert.equal((await get(port, '/readyz')).status, 503);
+    ready = true;
+    assert.equal((await get(port, '/readyz')).status, 200);
+    for (const p of ['/', '/metrics', '/status', '/debug/xds']) {
+      const r = await get(port, p);
+      assert.equal(r.status, 404, p);
+      assert.match(r.body, /serves only \/healthz and \/readyz/);
+    }
   });
 });

@@ -55,7 +55,11 @@ class RecordingView implements StoreView {
 }
 
 function policyKey(policy: BackendPolicy): string {
-  return JSON.stringify(policy, Object.keys(policy).sort());
+  return JSON.stringify([
+    policy.externalNameServices === true,
+    policy.endpoints ?? {},
+    policy.refusedEndpoints?.fingerprint ?? '',
+  ]);
 }
 
 function unchanged(view: StoreView, reads: readonly Read[]): boolean {

@@ -247,27 +247,32 @@ describe('buildClusters', () => {
 });
 
 describe('refreshClusterEndpoints', () => {
-  test('recomputes endpoints from the current slices, keeping names and protocols', () => {
+  test('recomputes endpoints from the current slices, keeping names and protocols, leaving out refused ones', () => {
     const svc = service('web', [{ name: 'http', port: 80 }], { namespace: 'app' });
     const before = buildClusters(storeOf(svc), [
       { name: 'app/web/80', namespace: 'app', service: 'web', port: 80, protocol: 'http2' },
     ]);
     assert.deepEqual(before[0].endpoints, []);
-    const after = refreshClusterEndpoints(
-      storeOf(
-        svc,
-        endpointSlice('web-1', 'web', [{ name: 'http', port: 3000 }], [{ addresses: ['10.0.0.1'] }], {
-          namespace: 'app',
-        }),
+    const view = storeOf(
+      svc,
+      endpointSlice(
+        'web-1',
+        'web',
+        [{ name: 'http', port: 3000 }],
+        [{ addresses: ['10.0.0.1'] }, { addresses: ['127.0.0.1'] }],
+        { namespace: 'app' },
       ),
-      before,
     );
-    assert.deepEqual(after, [
+    assert.deepEqual(refreshClusterEndpoints(view, before, {}), [
       {
         name: 'app/web/80',
         protocol: 'http2',
         endpoints: [{ address: '10.0.0.1', port: 3000, ready: true }],
       },
     ]);
+    assert.deepEqual(
+      refreshClusterEndpoints(view, before, { allowLoopback: true })[0].endpoints.map((e) => e.address),
+      ['10.0.0.1', '127.0.0.1'],
+    );
   });
 });

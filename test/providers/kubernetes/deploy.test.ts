@@ -159,7 +159,9 @@ describe('deploy/ artifacts', () => {
       '--xds-address',
       '0.0.0.0:18000',
       '--admin-address',
-      '0.0.0.0:9090',
+      '127.0.0.1:9090',
+      '--health-address',
+      '0.0.0.0:9091',
       '--leader-election-namespace',
       'convoy-system',
       '--envoy-service',
@@ -169,7 +171,11 @@ describe('deploy/ artifacts', () => {
     assert.equal(find('Service', 'convoy-gateway-envoy').metadata.namespace, 'convoy-system');
     assert.equal(c.readinessProbe.httpGet.path, '/readyz');
     assert.equal(c.livenessProbe.httpGet.path, '/healthz');
-    assert.equal(c.ports.find((p) => p.name === c.readinessProbe.httpGet.port)?.containerPort, 9090);
+    // Probes reach the health-only address; admin stays on loopback, so no port or Service names it.
+    assert.equal(c.readinessProbe.httpGet.port, c.livenessProbe.httpGet.port);
+    assert.equal(c.ports.find((p) => p.name === c.readinessProbe.httpGet.port)?.containerPort, 9091);
+    assert.ok(!c.ports.some((p) => p.containerPort === 9090));
+    assert.ok(!allDocs().some((d) => d.kind === 'Service' && JSON.stringify(d).includes('9090')));
     assert.ok(c.resources.requests && c.resources.limits);
     assert.equal(c.securityContext.readOnlyRootFilesystem, true);
     assert.equal(c.securityContext.allowPrivilegeEscalation, false);

@@ -1,0 +1,277 @@
+import * as fs from 'node:fs';
+import { format } from 'node:util';
+import * as grpc from '@grpc/grpc-js';
+import { Controller } from '../controller/controller';
+import { DEFAULT_ADMIN_ADDRESS as ENVOY_DEFAULT_ADMIN_ADDRESS } from '../envoy/bootstrap';
+import { parseHostPort } from '../util/host-port';
+import { renderXdsDebugText } from '../xds/sync-view';
+import type { EndpointPolicy } from '../gateway/endpoint-guard';
+import type { BuildOptions } from '../gateway/resolved';
+import { AdminServer } from '../observability/admin-server';
+import { AdminTokenFile } from '../observability/admin-token';
+import type { Logger } from '../observability/logger';
+import type { ConvoyMetrics } from '../observability/metrics';
+import { FileProvider } from '../providers/files/provider';
+import type { FileProviderOptions } from '../providers/files/provider';
+import { tuneGarbageCollection } from '../runtime/gc-tuning';
+import type { StatusSink } from '../status/types';
+import { StatusView } from '../status/view';
+import { ObjectStore } from '../store/store';
+import { XdsCache } from '../xds/cache';
+import { AdsServer } from '../xds/server';
+
+/**
+ * The running `convoy serve`: opens its parts in an order where everything that can fail on bad
+ * input is checked first, and closes exactly what it opened, in reverse, when starting fails or
+ * when it is told to stop.
+ */
+
+/** What `convoy serve` runs with, after its flags were checked (see serve.ts). */
+export interface ServeOptions {
+  source:
+    | {
+        dir: string;
+        limits?: Pick<FileProviderOptions, 'maxFileBytes' | 'maxEntries' | 'maxDepth' | 'settleMs'>;
+      }
+    | { kubeconfig?: string };
+  controllerName: string;
+  xdsAddress: string;
+  xdsTls?: { certFile: string; keyFile: string; caFile?: string };
+  adminAddress: string;
+  adminTokenFile?: string;
+  healthAddress?: string;
+  envoyBindAddress: string;
+  gatewayAddresses?: BuildOptions['gatewayAddresses'];
+  externalNameServices: boolean;
+  /** Convoy adds its own bound ports to protectedPorts. */
+  endpoints: EndpointPolicy;
+  leaseNamespace: string;
+  leaseName: string;
+  logLevel?: string;
+  /** Bound of the log destination's buffer (LogDestination.maxBufferBytes). */
+  logBufferBytes: number;
+}
+
+export interface RunningServe {
+  /** Closes everything (controller, provider, admin and health servers, xDS with a grace period). */
+  stop(): Promise<void>;
+}
+
+/** Close actions of what was opened, run in reverse order of opening. */
+class OpenedParts {
+  private readonly parts: { what: string; close: () => Promise<void> | void }[] = [];
+
+  add(what: string, close: () => Promise<void> | void): void {
+    this.parts.push({ what, close });
+  }
+
+  /** Closes every part, newest first; a part that fails to close is logged and the rest still close. */
+  async closeAll(logger: Logger): Promise<void> {
+    for (let part = this.parts.pop(); part; part = this.parts.pop()) {
+      try {
+        await part.close();
+      } catch (err) {
+        logger.warn({ err, part: part.what }, 'error while closing');
+      }
+    }
+  }
+}
+
+/**
+ * Starts serving: reads the TLS and token files, binds xDS, admin and health, starts the
+ * provider and the controller. Rejects with one clear message after closing what it opened when
+ * any step fails.
+ */
+export async function startServing(
+  options: ServeOptions,
+  logger: Logger,
+  metrics: ConvoyMetrics,
+): Promise<RunningServe> {
+  const opened = new OpenedParts();
+  try {
+    return await open(options, logger, metrics, opened);
+  } catch (err) {
+    await opened.closeAll(logger);
+    throw err;
+  }
+}
+
+async function open(
+  options: ServeOptions,
+  logger: Logger,
+  metrics: ConvoyMetrics,
+  opened: OpenedParts,
+): Promise<RunningServe> {
+  // Files first: nothing is listening yet when one of them is missing or invalid.
+  const tls = options.xdsTls && readXdsTls(options.xdsTls);
+  const token =
+    options.adminTokenFile !== undefined
+      ? await AdminTokenFile.load(options.adminTokenFile, (message) => logger.warn(message))
+      : undefined;
+
+  routeGrpcLogs(logger);
+  const gcTuned = tuneGarbageCollection();
+  logger.debug({ gcTuned, v8: process.versions.v8 }, 'V8 external-memory GC limit tuning');
+  const store = new ObjectStore();
+  const cache = new XdsCache({ logger, metrics });
+  const statusView = new StatusView();
+  const sinks: StatusSink[] = [statusView];
+  // Until the controller exists, Convoy is not ready.
+  let ready: () => boolean = () => false;
+  let providerProblems: () => unknown = () => [];
+
+  // Ports next, before any watcher or API connection: a port in use fails fast.
+  const ads = new AdsServer({ cache, logger, metrics, tls });
+  opened.add('xDS server', () => ads.stop(5000));
+  const xdsPort = await listening('xDS server', options.xdsAddress, () => ads.listen(options.xdsAddress));
+
+  const admin = new AdminServer({
+    address: options.adminAddress,
+    logger,
+    metrics,
+    isReady: () => ready(),
+    token: token ? () => token.current() : undefined,
+    routes: {
+      '/status': () => statusView.list(),
+      '/status/problems': () => providerProblems(),
+      '/debug/xds': () => ads.debugState(),
+    },
+    textRenderers: {
+      '/debug/xds': (state) => renderXdsDebugText(state as Parameters<typeof renderXdsDebugText>[0]),
+    },
+  });
+  opened.add('admin server', () => admin.stop());
+  const adminPort = await listening('admin server', options.adminAddress, () => admin.listen());
+
+  let healthPort: number | undefined;
+  if (options.healthAddress !== undefined) {
+    const health = new AdminServer({
+      address: options.healthAddress,
+      logger,
+      metrics,
+      endpoints: 'health',
+      isReady: () => ready(),
+    });
+    opened.add('health server', () => health.stop());
+    healthPort = await listening('health server', options.healthAddress, () => health.listen());
+  }
+
+  if ('dir' in options.source) {
+    const files = new FileProvider({
+      dir: options.source.dir,
+      store,
+      logger,
+      metrics,
+      ...options.source.limits,
+    });
+    providerProblems = () => files.problems();
+    opened.add('file provider', () => files.stop());
+    await files.start();
+  } else {
+    // Loaded lazily so file mode never pays for the Kubernetes client.
+    const k8s = await import('./kubernetes-mode');
+    const started = await k8s.startKubernetesMode({
+      kubeconfig: options.source.kubeconfig,
+      store,
+      logger,
+      metrics,
+      controllerName: options.controllerName,
+      leaseNamespace: options.leaseNamespace,
+      leaseName: options.leaseName,
+    });
+    opened.add('Kubernetes provider', () => started.stop());
+    sinks.push(started.statusSink);
+  }
+
+  const protectedPorts = [xdsPort, adminPort, ...(healthPort ? [healthPort] : [])];
+  protectedPorts.push(parseHostPort(ENVOY_DEFAULT_ADMIN_ADDRESS).port);
+  const controller = new Controller({
+    store,
+    cache,
+    statusSinks: sinks,
+    logger,
+    metrics,
+    controllerName: options.controllerName,
+    externalNameServices: options.externalNameServices,
+    endpoints: { ...options.endpoints, protectedPorts },
+    gatewayAddresses: options.gatewayAddresses,
+    translate: { bindAddress: options.envoyBindAddress },
+  });
+  opened.add('controller', () => controller.stop());
+  controller.start();
+  ready = () => store.isSynced() && controller.isReady();
+
+  logger.info(
+    {
+      xdsPort,
+      adminPort,
+      healthPort,
+      source: 'dir' in options.source ? `dir:${options.source.dir}` : 'kubernetes',
+    },
+    'convoy serving',
+  );
+  return { stop: () => opened.closeAll(logger) };
+}
+
+/**
+ * Sends grpc-js's own messages, which it writes to stderr by default, through Convoy's logger:
+ * stderr keeps the one line a failed start prints, and no write there can block serving.
+ */
+function routeGrpcLogs(logger: Logger): void {
+  const log = logger.child({ component: 'grpc-js' });
+  const text = (message: unknown, params: unknown[]) => format(message, ...params);
+  grpc.setLogger({
+    error: (message?: unknown, ...params: unknown[]) => log.error(text(message, params)),
+    info: (message?: unknown, ...params: unknown[]) => log.info(text(message, params)),
+    debug: (message?: unknown, ...params: unknown[]) => log.debug(text(message, params)),
+  });
+}
+
+function readXdsTls(files: NonNullable<ServeOptions['xdsTls']>): { cert: Buffer; key: Buffer; ca?: Buffer } {
+  const read = (file: string, what: string) => {
+    try {
+      return fs.readFileSync(file);
+    } catch (err) {
+      const e = err as NodeJS.ErrnoException;
+      throw new Error(`cannot read ${what} ${file}: ${e.code ?? e.message}`, { cause: err });
+    }
+  };
+  return {
+    cert: read(files.certFile, '--xds-tls-cert'),
+    key: read(files.keyFile, '--xds-tls-key'),
+    ...(files.caFile ? { ca: read(files.caFile, '--xds-tls-ca') } : {}),
+  };
+}
+
+/** Runs `listen`, turning its failure into one line that names the server and the address. */
+async function listening(what: string, address: string, listen: () => Promise<number>): Promise<number> {
+  try {
+    return await listen();
+  } catch (err) {
+    throw new Error(`${what}: cannot listen on ${address}: ${listenFailure(err as NodeJS.ErrnoException)}`, {
+      cause: err,
+    });
+  }
+}
+
+/** A short reason for a failed listen; grpc-js wraps the errno in its own message text. */
+function listenFailure(err: NodeJS.ErrnoException): string {
+  const text = `${err.code ?? ''} ${err.message ?? ''}`;
+  if (text.includes('EADDRINUSE')) return 'address already in use';
+  if (text.includes('EADDRNOTAVAIL')) return 'address not available on this host';
+  if (text.includes('EACCES')) return 'permission denied';
+  return err.message ?? String(err);
+}
+
+/** Resolves with the name of the first SIGINT or SIGTERM received. */
+export function waitForShutdownSignal(): Promise<NodeJS.Signals> {
+  return new Promise((resolve) => {
+    const on = (signal: NodeJS.Signals) => {
+      process.off('SIGINT', on);
+      process.off('SIGTERM', on);
+      resolve(signal);
+    };
+    process.on('SIGINT', on);
+    process.on('SIGTERM', on);
+  });
+}
