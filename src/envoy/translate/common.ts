@@ -57,8 +57,8 @@ export function typed<T extends object>(typeUrl: string, message: T): AnyExtensi
  * Lists the Envoy enum values Convoy uses, as numbers.
  *
  * encodeMessage() (src/envoy/protos.ts) runs protobufjs verify(), which accepts enum fields only as
- * numbers, although the generated types also allow names. Every value
- * is checked against the loaded protos in test/envoy/resources.test.ts.
+ * numbers, although the generated types also allow names. Every value is checked against the loaded
+ * protos in test/envoy/resources.test.ts.
  */
 export const Enum = {
   ApiVersion: { V3: 2 },

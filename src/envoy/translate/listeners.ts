@@ -65,9 +65,8 @@ const TLS_INSPECTOR: ListenerFilter = {
 /**
  * Builds the HTTP connection manager of a plain or TLS-terminating HTTP chain.
  *
- * codec_type is left at its default, AUTO. `stat_prefix` is the listener name: every HCM of one port
- * shares one set of
- * `http.<listener>.*` stats instead of one set per hostname.
+ * codec_type is left at its default, AUTO. `stat_prefix` is the listener name: every HCM of one
+ * port shares one set of `http.<listener>.*` stats instead of one set per hostname.
  */
 export function httpConnectionManager(statPrefix: string, routeConfigName: string): Filter {
   const hcm: HttpConnectionManager = {

@@ -159,8 +159,8 @@ export function activeBackends(backends: WeightedCluster[]): WeightedCluster[] {
  * Names the cluster that stands in for invalid backendRefs in weighted_clusters.
  *
  * It can never name a real cluster (those are `ns/service/port`, and ':' is not valid in a
- * Kubernetes name), so Envoy answers that share of
- * requests with the route's cluster_not_found_response_code, 500.
+ * Kubernetes name), so Envoy answers that share of requests with the route's
+ * cluster_not_found_response_code, 500.
  */
 export const INVALID_BACKEND_CLUSTER = 'convoy:invalid-backend';
 
@@ -349,8 +349,8 @@ function buildVirtualHost(vh: VirtualHostModel, domains: string[]): VirtualHost 
  * Builds a RouteConfiguration from virtual hosts in model order.
  *
  * Envoy rejects a configuration in which two virtual hosts share a domain (or a name); should the
- * model ever contain that, the first
- * occurrence wins and later duplicates are dropped, so one bad entry cannot NACK every host.
+ * model ever contain that, the first occurrence wins and later duplicates are dropped, so one bad
+ * entry cannot NACK every host.
  */
 export function buildRouteConfiguration(name: string, virtualHosts: VirtualHostModel[]): RouteConfiguration {
   const seenDomains = new Set<string>();
