@@ -3,8 +3,8 @@
  * almost nothing and their outputs keep their identity (which translation and encoding downstream
  * are memoized on).
  *
- * Every entry is checked against the current inputs before it is reused, so a memo
- * never changes what a build returns, only how fast; a build without one computes everything.
+ * Every entry is checked against the current inputs before it is reused, so a memo never changes
+ * what a build returns, only how fast; a build without one computes everything.
  *
  * The memo is state its owner passes in (the Controller keeps one for its store; a test makes its
  * own): nothing in src/gateway caches at module level, and two owners never share results.

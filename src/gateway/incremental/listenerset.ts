@@ -54,17 +54,17 @@ import { statusKey } from '../../status/types';
  * Adds a ListenerSet created since the state's build to that state and returns the patched fleet,
  * every status and the new state, or undefined when a full build is needed.
  *
- * The set may come with new HTTPRoutes/GRPCRoutes whose parentRefs all name it; new Secrets are read
- * from the view. It is added only when that cannot change anything but its own status, its Gateway's
- * status (attachedListenerSets), the new routes' statuses and its own filter chains: its Gateway is
- * accepted and owned, it sorts strictly last in precedence (newer
- * creationTimestamp than every other set of that Gateway), no other route names it, its listeners
- * give no existing listener a new condition (resolveAddedListenerSet), and each of its ready
- * listeners is HTTPS with an exact hostname on a port the fleet already serves by SNI, where no
- * ready listener has no hostname or one that covers it (so no other chain's hostname isolation
- * changes). Returns the patched FleetModel (undefined when nothing is served differently), every
- * status (the new ones appended), and the new state (`state` itself is left as it is); or undefined
- * when a full build is needed. `memo` must be the one the state's build used.
+ * The set may come with new HTTPRoutes/GRPCRoutes whose parentRefs all name it; new Secrets are
+ * read from the view. It is added only when that cannot change anything but its own status, its
+ * Gateway's status (attachedListenerSets), the new routes' statuses and its own filter chains: its
+ * Gateway is accepted and owned, it sorts strictly last in precedence (newer creationTimestamp than
+ * every other set of that Gateway), no other route names it, its listeners give no existing
+ * listener a new condition (resolveAddedListenerSet), and each of its ready listeners is HTTPS with
+ * an exact hostname on a port the fleet already serves by SNI, where no ready listener has no
+ * hostname or one that covers it (so no other chain's hostname isolation changes). Returns the
+ * patched FleetModel (undefined when nothing is served differently), every status (the new ones
+ * appended), and the new state (`state` itself is left as it is); or undefined when a full build is
+ * needed. `memo` must be the one the state's build used.
  */
 export function addListenerSet(
   view: StoreView,
@@ -259,11 +259,11 @@ function sortedWith<T extends { name: string }>(sorted: readonly T[], item: T): 
  * admits it), or undefined when a full build is needed.
  *
  * `ls` sorts last in precedence among the sets of the accepted Gateway `g` (g as resolved without
- * it). Its listeners are checked against the claims detectConflicts would hold when it
- * reaches them (every listener of the Gateway's own, and the non-conflicted ones of admitted sets,
- * which are exactly g.listeners), so existing outcomes cannot change. Returns undefined when the
- * Gateway is not accepted or when adding the set would give an existing listener an
- * OverlappingTLSConfig condition it did not have: a full build is needed then.
+ * it). Its listeners are checked against the claims detectConflicts would hold when it reaches them
+ * (every listener of the Gateway's own, and the non-conflicted ones of admitted sets, which are
+ * exactly g.listeners), so existing outcomes cannot change. Returns undefined when the Gateway is
+ * not accepted or when adding the set would give an existing listener an OverlappingTLSConfig
+ * condition it did not have: a full build is needed then.
  */
 export function resolveAddedListenerSet(
   view: StoreView,

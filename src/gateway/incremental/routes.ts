@@ -41,17 +41,16 @@ export interface RouteEdit {
  * Applies edits of existing HTTPRoutes/GRPCRoutes to the state of the last build and returns the
  * rebuilt fleets, every status and the new state, or undefined when a full build is needed.
  *
- * The edits are applied only when they cannot change anything but the routes' own statuses and
- * the virtual hosts of the listeners they are attached to: same kind, parentRefs, hostnames and
- * creation time (hence the same
- * precedence), a valid rule before and after, and attachment (listeners and hostnames per
- * listener, computed by the same attachRoute as a full build) unchanged, so attachedRoutes and
- * every Gateway/ListenerSet status stay as they are. Returns the rebuilt FleetModels of the
- * Gateways those listeners belong to (assembled by the same buildFleet as a full build, whose
- * memo reuses every untouched virtual-host list), every status with the routes' ones replaced, and
- * the new state (`state` itself is left as it is); or undefined when a full build is needed.
- * Everything except the routes must be as the state's build saw it, and `memo` the one that build
- * used.
+ * The edits are applied only when they cannot change anything but the routes' own statuses and the
+ * virtual hosts of the listeners they are attached to: same kind, parentRefs, hostnames and
+ * creation time (hence the same precedence), a valid rule before and after, and attachment
+ * (listeners and hostnames per listener, computed by the same attachRoute as a full build)
+ * unchanged, so attachedRoutes and every Gateway/ListenerSet status stay as they are. Returns the
+ * rebuilt FleetModels of the Gateways those listeners belong to (assembled by the same buildFleet
+ * as a full build, whose memo reuses every untouched virtual-host list), every status with the
+ * routes' ones replaced, and the new state (`state` itself is left as it is); or undefined when a
+ * full build is needed. Everything except the routes must be as the state's build saw it, and
+ * `memo` the one that build used.
  */
 export function updateRoutes(
   view: StoreView,
@@ -132,13 +131,13 @@ export function updateRoutes(
  * the route configurations of the given listeners recomputed, or undefined when buildFleet must run.
  *
  * The route configurations are recomputed exactly as buildFleet computes them (same groups, claims
- * and virtual-host memo), every other port and chain kept as is. Only valid when
- * the listeners and attachment of every other listener are those `previous` was built from, and the
- * routes attached to `listeners` changed only as `replaced` (old → new CompiledRoute) says.
- * Clusters are kept when they provably cannot differ from buildFleet's: each recomputed route
- * configuration names the same clusters and uses the same routes (modulo `replaced`) as before, and
- * every replaced route has the same ClusterRefs; otherwise (or when anything is not where it
- * should be) returns undefined and the caller runs buildFleet.
+ * and virtual-host memo), every other port and chain kept as is. Only valid when the listeners and
+ * attachment of every other listener are those `previous` was built from, and the routes attached
+ * to `listeners` changed only as `replaced` (old → new CompiledRoute) says. Clusters are kept when
+ * they provably cannot differ from buildFleet's: each recomputed route configuration names the same
+ * clusters and uses the same routes (modulo `replaced`) as before, and every replaced route has the
+ * same ClusterRefs; otherwise (or when anything is not where it should be) returns undefined and
+ * the caller runs buildFleet.
  */
 function patchFleet(
   memo: BuildMemo,

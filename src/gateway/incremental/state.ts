@@ -19,9 +19,9 @@ import { namespacedName } from '../../store/objects';
  * Holds what a full build knew, so that a change can be applied without a full build (updateRoutes,
  * addListenerSet).
  *
- * A state is never changed: each fast path returns a new one that shares every
- * index it did not touch with its predecessor (LayeredMap, copy-on-write arrays), so a caller may
- * keep an old state, and a fast path that gives up (returns undefined) leaves nothing half done.
+ * A state is never changed: each fast path returns a new one that shares every index it did not
+ * touch with its predecessor (LayeredMap, copy-on-write arrays), so a caller may keep an old state,
+ * and a fast path that gives up (returns undefined) leaves nothing half done.
  */
 export interface BuildState {
   readonly gateways: readonly ResolvedGateway[];
