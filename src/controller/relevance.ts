@@ -4,14 +4,17 @@ import type { StoreChange } from '../store/store';
 import type { StoreView } from '../gateway/resolved';
 
 /**
- * Which Secrets and Services the Gateway API objects refer to, so that changes to objects
- * nothing refers to (the bulk of Secrets and Services in a real cluster) do not trigger builds.
- * Computed from the same store view as a build; cheap (one pass over listeners and routes).
+ * Indexes the Secrets and Services the Gateway API objects refer to.
+ *
+ * Changes to objects nothing refers to (the bulk of Secrets and Services in a real cluster) then
+ * do not trigger builds. Computed from the same store view as a build; cheap (one pass over
+ * listeners and routes).
  */
 export class ReferenceIndex {
   private secrets = new Set<string>();
   private services = new Set<string>();
 
+  /** Builds the index of a store view; `extraServices` (`namespace/name`) always count as referenced. */
   static fromStore(view: StoreView, extraServices: string[] = []): ReferenceIndex {
     const index = new ReferenceIndex();
     for (const key of extraServices) index.services.add(key);
@@ -34,9 +37,11 @@ export class ReferenceIndex {
   }
 
   /**
-   * Adds the Services a route refers to. Used after a route fast path: the index may then also
-   * hold Services only the route's old version named, which costs at most an unneeded build until
-   * the next full build recomputes the index; it never misses a referenced Service.
+   * Adds the Services a route refers to (backendRefs and mirror filters).
+   *
+   * Used after a route fast path: the index may then also hold Services only the route's old
+   * version named, which costs at most an unneeded build until the next full build recomputes the
+   * index; it never misses a referenced Service.
    */
   addRoute(route: KubeObject): void {
     const ns = objectNamespace(route);
@@ -51,16 +56,19 @@ export class ReferenceIndex {
     }
   }
 
+  /** Adds the Service a backendRef names, if it names a core Service. */
   private addService(routeNamespace: string, ref: ObjectRef): void {
     if (ref.kind && ref.kind !== 'Service') return;
     if (ref.group && ref.group !== '' && ref.group !== 'core') return;
     this.services.add(namespacedName(ref.namespace ?? routeNamespace, ref.name));
   }
 
+  /** Returns whether a listener refers to Secret `namespace/name`. */
   referencesSecret(key: string): boolean {
     return this.secrets.has(key);
   }
 
+  /** Returns whether a route (or the extra list) refers to Service `namespace/name`. */
   referencesService(key: string): boolean {
     return this.services.has(key);
   }
@@ -69,13 +77,14 @@ export class ReferenceIndex {
 export type ChangeImpact = 'none' | 'endpoints' | 'secret' | 'route' | 'added' | 'full';
 
 /**
- * Classifies one store change: irrelevant (no build), endpoints only (fast path: clusters'
- * load assignments, no listener or route rebuild), an update of a referenced Secret that already
- * existed (candidate for the certificate fast path, which re-validates and falls back to a full
- * build when validity changed), an update of an existing HTTPRoute/GRPCRoute (candidate for the
- * route fast path, which checks its own preconditions and otherwise falls back), a creation of a
- * ListenerSet or HTTPRoute/GRPCRoute (candidate for the ListenerSet fast path, which needs exactly
- * one new ListenerSet and falls back otherwise), or a full build.
+ * Classifies one store change by the cheapest build path that may handle it (docs/architecture.md
+ * §8): irrelevant (no build), endpoints only (fast path: clusters' load assignments, no listener or
+ * route rebuild), an update of a referenced Secret that already existed (candidate for the
+ * certificate fast path, which re-validates and falls back to a full build when validity changed),
+ * an update of an existing HTTPRoute/GRPCRoute (candidate for the route fast path, which checks its
+ * own preconditions and otherwise falls back), a creation of a ListenerSet or HTTPRoute/GRPCRoute
+ * (candidate for the ListenerSet fast path, which needs exactly one new ListenerSet and falls back
+ * otherwise), or a full build.
  */
 export function changeImpact(change: StoreChange, index: ReferenceIndex | undefined): ChangeImpact {
   if (!index) return 'full';
@@ -107,7 +116,7 @@ export function changeImpact(change: StoreChange, index: ReferenceIndex | undefi
   }
 }
 
-/** `namespace/service` an EndpointSlice belongs to, from its kubernetes.io/service-name label. */
+/** Returns the `namespace/service` an EndpointSlice belongs to, from its kubernetes.io/service-name label. */
 export function endpointSliceService(slice: KubeObject): string | undefined {
   const name = slice.metadata.labels?.['kubernetes.io/service-name'];
   return name ? namespacedName(objectNamespace(slice), name) : undefined;
@@ -125,6 +134,7 @@ interface RouteRuleLike {
   filters?: { requestMirror?: { backendRef?: ObjectRef } }[];
 }
 
+/** Returns an object's spec.listeners, or none when it is not an array. */
 function listenersOf(o: KubeObject): { tls?: { certificateRefs?: ObjectRef[] } }[] {
   const spec = o.spec as { listeners?: unknown } | undefined;
   return Array.isArray(spec?.listeners)
@@ -132,6 +142,7 @@ function listenersOf(o: KubeObject): { tls?: { certificateRefs?: ObjectRef[] } }
     : [];
 }
 
+/** Returns a route's spec.rules, or none when it is not an array. */
 function rulesOf(o: KubeObject): RouteRuleLike[] {
   const spec = o.spec as { rules?: unknown } | undefined;
   return Array.isArray(spec?.rules) ? (spec.rules as RouteRuleLike[]) : [];

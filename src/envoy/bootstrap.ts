@@ -6,8 +6,10 @@ import type { HostPort } from '../util/host-port';
 import { fleetName } from '../model/names';
 
 /**
- * Envoy bootstrap generation (docs/xds.md §13). A pure function of its options: the same options give
- * byte-identical YAML, so a bootstrap can be regenerated and diffed safely.
+ * Generates the Envoy bootstrap (docs/xds.md §13).
+ *
+ * A pure function of its options: the same options give byte-identical YAML, so a bootstrap can be
+ * regenerated and diffed safely.
  */
 
 /** Name of the static cluster that carries the ADS stream to Convoy. */
@@ -16,6 +18,7 @@ export const DEFAULT_ADMIN_ADDRESS = '127.0.0.1:19000';
 /** Default cap on downstream connections across all listeners (overload manager). */
 export const DEFAULT_MAX_DOWNSTREAM_CONNECTIONS = 50_000;
 
+/** Holds the files and name for mTLS from Envoy to Convoy's xDS server. */
 export interface BootstrapTlsOptions {
   /** PEM client certificate chain Envoy presents to Convoy. */
   certFile: string;
@@ -30,6 +33,7 @@ export interface BootstrapTlsOptions {
   serverName?: string;
 }
 
+/** Holds everything a bootstrap is generated from (the flags of `convoy bootstrap`). */
 export interface BootstrapOptions {
   /** Convoy's xDS address, `host:port` (IPv6 as `[::1]:18000`). */
   xdsAddress: string;
@@ -47,7 +51,7 @@ export interface BootstrapOptions {
   maxDownstreamConnections?: number;
 }
 
-/** Parses `namespace/name` (both DNS-1123 labels). */
+/** Parses a Gateway reference `namespace/name`; throws unless it is a DNS-1123 label and subdomain. */
 export function parseGatewayRef(value: string): { namespace: string; name: string } {
   const parts = value.split('/');
   const label = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
@@ -58,10 +62,17 @@ export function parseGatewayRef(value: string): { namespace: string; name: strin
   return { namespace: parts[0], name: parts[1] };
 }
 
+/** Returns an Envoy `socket_address` for a host and port. */
 function socketAddress(hp: HostPort): object {
   return { socket_address: { address: hp.host, port_value: hp.port } };
 }
 
+/**
+ * Returns the transport socket of the xDS cluster: TLS 1.2+, ALPN h2, Envoy's client certificate, and
+ * the server's SAN checked against the CA bundle.
+ *
+ * The expected name is `serverName`, else the xDS host; it is sent as SNI unless it is an IP address.
+ */
 function tlsTransportSocket(tls: BootstrapTlsOptions, host: string): object {
   const serverName = tls.serverName ?? host;
   const isIp = net.isIP(serverName) !== 0;

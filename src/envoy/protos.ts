@@ -17,6 +17,7 @@ interface Manifest {
 
 let cachedRoot: protobuf.Root | undefined;
 
+/** Returns the path of protos/envoy-manifest.json, searched upwards from this module's folder. */
 function findManifest(): string {
   // Works from src/ (ts-node) and from dist/src/ (compiled).
   for (let dir = __dirname; dir !== path.dirname(dir); dir = path.dirname(dir)) {
@@ -26,6 +27,7 @@ function findManifest(): string {
   throw new Error('protos/envoy-manifest.json not found above ' + __dirname);
 }
 
+/** Returns the protobufjs Root of the Envoy protos, loading it on the first call. */
 export function envoyRoot(): protobuf.Root {
   if (cachedRoot) return cachedRoot;
   // Registers descriptor.proto and friends with protobufjs; the Envoy annotations import them.
@@ -55,7 +57,7 @@ export function messageType(fullName: string): protobuf.Type {
 }
 
 /**
- * Whether encodeMessage checks each message against its schema first (protobufjs `verify`).
+ * Holds whether encodeMessage checks each message against its schema first (protobufjs `verify`).
  *
  * The translator's output is typed by the message types generated from these protos, so the
  * compiler already rejects unknown fields and wrong types; `verify` re-checked that at run time
@@ -64,14 +66,17 @@ export function messageType(fullName: string): protobuf.Type {
  */
 let verifyEncoding = process.env.CONVOY_VERIFY_XDS === '1';
 
+/** Turns schema verification in encodeMessage on or off (see verifyEncoding). */
 export function setVerifyEncoding(on: boolean): void {
   verifyEncoding = on;
 }
 
 /**
- * Encodes a plain message object. Nested google.protobuf.Any fields may be given as
- * `{ '@type': 'type.googleapis.com/…', ...fields }`; protobufjs packs them using this Root.
- * With verification on, throws on fields of the wrong type (see verifyEncoding).
+ * Encodes a plain message object to protobuf bytes.
+ *
+ * Nested google.protobuf.Any fields may be given as `{ '@type': 'type.googleapis.com/…', ...fields }`;
+ * protobufjs packs them using this Root. With verification on, throws on fields of the wrong type
+ * (see verifyEncoding).
  */
 export function encodeMessage(fullName: string, message: object): Buffer {
   const type = messageType(fullName);
@@ -84,6 +89,7 @@ export function encodeMessage(fullName: string, message: object): Buffer {
   return Buffer.isBuffer(out) ? out : Buffer.from(out);
 }
 
+/** Decodes protobuf bytes to a plain object in proto3 JSON form (enums and 64-bit integers as strings). */
 export function decodeMessage<T = Record<string, unknown>>(fullName: string, bytes: Uint8Array): T {
   const type = messageType(fullName);
   return type.toObject(type.decode(bytes), {

@@ -14,13 +14,14 @@ export const TypeUrl = {
 } as const;
 export type TypeUrl = (typeof TypeUrl)[keyof typeof TypeUrl];
 
-/** Full protobuf message name for a type URL. */
+/** Returns the full protobuf message name of a type URL. */
 export function messageNameOf(typeUrl: string): string {
   return typeUrl.slice(typeUrl.indexOf('/') + 1);
 }
 
 /**
- * The typed Envoy resources for one fleet, as produced by src/envoy from a FleetModel.
+ * Holds the typed Envoy resources for one fleet, as produced by src/envoy from a FleetModel.
+ *
  * Every resource has a unique `name` within its type (`cluster_name` for CLAs).
  */
 export interface EnvoyResources {

@@ -9,7 +9,8 @@ import { translateSecret } from './translate/secrets';
 import { memoByNode } from './translate/common';
 
 /**
- * FleetModel (the model of one Gateway's fleet) → the typed Envoy resources its Envoys receive.
+ * Translates a FleetModel (the model of one Gateway's fleet) into the typed Envoy resources its
+ * Envoys receive.
  *
  * Pure and deterministic: output order follows the model's (already sorted) arrays, and every
  * resource is built from its own model node only. Route configurations, clusters, assignments,
@@ -18,6 +19,7 @@ import { memoByNode } from './translate/common';
  * re-encoding it. Returned objects are shared with that memo and must not be mutated.
  */
 
+/** Holds the options of a translation. */
 export interface TranslateOptions {
   /** Listener bind address; defaults to `0.0.0.0`. */
   bindAddress?: string;
@@ -33,6 +35,10 @@ const chainRouteConfiguration = memoByNode((fc: FilterChainModel): RouteConfigur
   buildRouteConfiguration(fc.routeConfigName!, fc.virtualHosts ?? []),
 );
 
+/**
+ * Translates one fleet's model into its listeners, route configurations, clusters, assignments and
+ * secrets, in model order (see the file comment for purity and memoization).
+ */
 export function translateFleet(model: FleetModel, options: TranslateOptions = {}): EnvoyResources {
   const bindAddress = options.bindAddress ?? DEFAULT_BIND_ADDRESS;
   const out: EnvoyResources = { listeners: [], routes: [], clusters: [], endpoints: [], secrets: [] };

@@ -390,24 +390,32 @@ export type HTTPRouteObject = KubeObject & { spec?: HTTPRouteSpec };
 export type GRPCRouteObject = KubeObject & { spec?: GRPCRouteSpec };
 export type TLSRouteObject = KubeObject & { spec?: TLSRouteSpec };
 
+/** Returns a Gateway's spec, or an empty one (no class, no listeners) when the object has none. */
 export function gatewaySpec(obj: KubeObject): GatewaySpec {
   return (obj.spec ?? { gatewayClassName: '' }) as GatewaySpec;
 }
 
+/** Returns a ListenerSet's spec, or undefined when it has none or names no parentRef. */
 export function listenerSetSpec(obj: KubeObject): ListenerSetSpec | undefined {
   const spec = obj.spec as ListenerSetSpec | undefined;
   return spec && spec.parentRef ? spec : undefined;
 }
 
+/** Returns a GatewayClass's spec as typed, or undefined when the object has none. */
 export function gatewayClassSpec(obj: KubeObject): GatewayClassSpec | undefined {
   return obj.spec as GatewayClassSpec | undefined;
 }
 
+/** Returns a ReferenceGrant's spec, or an empty one (no from, no to) when the object has none. */
 export function referenceGrantSpec(obj: KubeObject): ReferenceGrantSpec {
   return (obj.spec ?? {}) as ReferenceGrantSpec;
 }
 
-/** An empty or missing group means the core group; the API server may store either. */
+/**
+ * Returns the API group of a reference with a missing group written as "" (the core group).
+ *
+ * An empty or missing group both mean the core group; the API server may store either.
+ */
 export function normalizeGroup(group: string | undefined): string {
   return group ?? '';
 }

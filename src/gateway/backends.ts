@@ -1,6 +1,6 @@
 /**
- * Backends: resolving a route's backendRef to a Service port, and turning Service ports into
- * ClusterModels fed by EndpointSlices.
+ * Resolves a route's backendRef to a Service port and turns Service ports into ClusterModels fed by
+ * EndpointSlices.
  *
  * Cluster names are `ns/service/port` (the Service port number). They never depend on the route or
  * rule that uses them, so two routes sharing a Service share one cluster, and an endpoint-only
@@ -78,16 +78,19 @@ interface EndpointSliceLike {
   ports?: { name?: string | null; port?: number | null; protocol?: string }[];
 }
 
+/** Returns the ports of a Service's spec (none when it has no spec). */
 function servicePorts(svc: KubeObject): ServicePort[] {
   const spec = svc.spec as ServiceSpec | undefined;
   return Array.isArray(spec?.ports) ? spec.ports : [];
 }
 
 /**
- * Resolves one backendRef. Checks, in order: group/kind (InvalidKind), cross-namespace permission
- * (RefNotPermitted, checked before existence so a missing grant reveals nothing), the Service and
- * its port (BackendNotFound), endpoints the endpoint guard refuses (BackendNotFound, like a
- * disabled ExternalName), and for HTTP/gRPC an appProtocol Convoy can speak (UnsupportedProtocol).
+ * Resolves one backendRef to a ClusterRef, or to the reason and message it cannot be used.
+ *
+ * Checks, in order: group/kind (InvalidKind), cross-namespace permission (RefNotPermitted, checked
+ * before existence so a missing grant reveals nothing), the Service and its port (BackendNotFound),
+ * endpoints the endpoint guard refuses (BackendNotFound, like a disabled ExternalName), and for
+ * HTTP/gRPC an appProtocol Convoy can speak (UnsupportedProtocol).
  */
 export function resolveBackendRef(
   view: StoreView,
@@ -163,7 +166,7 @@ export function resolveBackendRef(
   const refusal = externalName
     ? endpointRefusal(hostOfExternalName(externalName), ref.port, policy.endpoints ?? {})
     : policy.refusedEndpoints?.byService
-        .get(`${namespace}/${ref.name}`)
+        .get(namespacedName(namespace, ref.name))
         ?.find((r) => r.portName === (sp.name ?? ''))?.reason;
   if (refusal) {
     return {
@@ -192,18 +195,20 @@ export function resolveBackendRef(
   };
 }
 
-/** `localhost` is loopback by definition (RFC 6761); other names are resolved by Envoy, unseen. */
+/** Returns the host an ExternalName names; `localhost` is loopback by definition (RFC 6761). */
 function hostOfExternalName(name: string): string {
   const host = name.toLowerCase().replace(/\.$/, '');
   return host === 'localhost' ? '127.0.0.1' : host;
 }
 
+/** Returns the upstream protocol of a cluster: tcp for TCP routes, http2 for gRPC or h2c, else http1. */
 function protocolFor(use: BackendUse, appProtocol: string | undefined): ClusterProtocol {
   if (use === 'tcp') return 'tcp';
   if (use === 'grpc' || appProtocol === H2C_APP_PROTOCOL) return 'http2';
   return 'http1';
 }
 
+/** Returns a backendRef as `namespace/name` (or `name`) for condition messages. */
 function describeRef(ref: BackendObjectReference): string {
   return ref.namespace ? `${ref.namespace}/${ref.name}` : String(ref.name);
 }
@@ -211,11 +216,12 @@ function describeRef(ref: BackendObjectReference): string {
 const PROTOCOL_RANK: Record<ClusterProtocol, number> = { tcp: 0, http1: 1, http2: 2 };
 
 /**
- * Builds one ClusterModel per distinct cluster name, sorted by name. When several users of one
- * Service port need different protocols, the strongest wins (http2 > http1 > tcp): tcp_proxy ignores
- * HTTP protocol options, and an h2 upstream serves HTTP/1 routes too. With a memo, models are kept
- * between calls with the same `scope` (e.g. the fleet) while their Service and EndpointSlices are
- * the same objects.
+ * Builds one ClusterModel per distinct cluster name, sorted by name.
+ *
+ * When several users of one Service port need different protocols, the strongest wins
+ * (http2 > http1 > tcp): tcp_proxy ignores HTTP protocol options, and an h2 upstream serves HTTP/1
+ * routes too. With a memo, models are kept between calls with the same `scope` (e.g. the fleet)
+ * while their Service and EndpointSlices are the same objects.
  */
 export function buildClusters(
   view: StoreView,
@@ -274,9 +280,11 @@ interface ClusterEntry {
 }
 
 /**
- * The ClusterModels of the last buildClusters call per scope (the fleet), with the Service and
- * EndpointSlice objects each was built from. An entry is reused only while those are the very same
- * objects of the current view, so one memo serves any view.
+ * Remembers the ClusterModels of the last buildClusters call per scope (the fleet), with the Service
+ * and EndpointSlice objects each was built from.
+ *
+ * An entry is reused only while those are the very same objects of the current view, so one memo
+ * serves any view.
  */
 export class ClusterModelMemo {
   private readonly byScope = new Map<string, ReadonlyMap<string, ClusterEntry>>();
@@ -292,13 +300,18 @@ export class ClusterModelMemo {
   }
 }
 
+/** Returns whether two arrays hold the same items (by identity) in the same order. */
 function sameItems<T>(a: readonly T[], b: readonly T[]): boolean {
   if (a.length !== b.length) return false;
   for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
   return true;
 }
 
-/** EndpointSlices by `namespace/service`, built once per build so clusters cost O(their slices). */
+/**
+ * Indexes a view's EndpointSlices by `namespace/service`.
+ *
+ * Built once per build, so each cluster costs O(its slices) instead of a scan of every slice.
+ */
 export class EndpointSliceIndex {
   private readonly byService = new Map<string, KubeObject[]>();
 
@@ -313,16 +326,19 @@ export class EndpointSliceIndex {
     }
   }
 
+  /** Returns the EndpointSlices labelled with Service `namespace/service`. */
   slices(namespace: string, service: string): readonly KubeObject[] {
     return this.byService.get(`${namespace}/${service}`) ?? [];
   }
 }
 
 /**
- * Recomputes the endpoints of existing clusters (e.g. a fleet's clusters after an EndpointSlice
- * change) without re-running route attachment. Names are `ns/service/port`; protocol is kept.
- * Endpoints `policy` refuses are left out (a slice that gains one also triggers a full build,
- * which reports it on the routes' status).
+ * Returns existing clusters with their endpoints recomputed from the view (e.g. a fleet's clusters
+ * after an EndpointSlice change).
+ *
+ * Route attachment is not re-run: cluster names are `ns/service/port` and say which Service port to
+ * read; the protocol is kept. Endpoints `policy` refuses are left out (a slice that gains one also
+ * triggers a full build, which reports it on the routes' status).
  */
 export function refreshClusterEndpoints(
   view: StoreView,
@@ -344,7 +360,8 @@ export function refreshClusterEndpoints(
 }
 
 /**
- * Ready endpoints of a Service port, from the EndpointSlices labelled with the Service's name.
+ * Returns the ready endpoints of a Service port, from the EndpointSlices labelled with its name.
+ *
  * Slice ports are matched by name (the Service port's name, or "" for an unnamed port) and the
  * slice's port number is used. Endpoints whose conditions.ready is false are skipped; FQDN slices
  * are ignored. The result is de-duplicated and sorted by address, then port. Pass an

@@ -1,5 +1,5 @@
 /**
- * The whole gateway build: store view → one FleetModel per Gateway + every status Convoy writes.
+ * Runs the whole gateway build: store view → one FleetModel per Gateway + every status Convoy writes.
  *
  *   resolveGatewayClasses (gatewayclass.ts) → resolveGateways (gateways.ts) → compile routes (routes/compilers.ts) → attach routes
  *   (routes/attach.ts) → fill attachedRoutes → assemble FleetModels (fleet.ts) → statuses.
@@ -37,9 +37,10 @@ import { statusKey } from '../status/types';
 
 /**
  * Builds every Gateway Convoy owns from the store view: their FleetModels, every status Convoy
- * writes, and the state the fast paths (incremental/) start from. `memo` carries what earlier
- * builds over the same store computed (the Controller passes its own); without one, everything is
- * computed afresh. The result is the same either way.
+ * writes, and the state the fast paths (incremental/) start from.
+ *
+ * `memo` carries what earlier builds over the same store computed (the Controller passes its own);
+ * without one, everything is computed afresh. The result is the same either way.
  */
 export function buildGateways(
   view: StoreView,
@@ -88,9 +89,11 @@ export function buildGateways(
 }
 
 /**
- * Routes that no longer name any parent Convoy owns but still carry a status.parents entry with our
- * controllerName (their parentRef changed, or the Gateway went away) get an empty parents list,
- * so the status writer removes our stale entries and keeps other controllers' ones.
+ * Returns an empty-parents status for each route that names no parent Convoy owns any more but still
+ * carries a status.parents entry with our controllerName.
+ *
+ * Such a route's parentRef changed, or its Gateway went away. The empty list makes the status writer
+ * remove our stale entries and keep other controllers' ones.
  */
 function staleRouteStatuses(view: StoreView, opts: BuildOptions, current: ObjectStatus[]): ObjectStatus[] {
   const emitted = new Set(current.map(statusKey));
@@ -114,12 +117,14 @@ function staleRouteStatuses(view: StoreView, opts: BuildOptions, current: Object
   return out;
 }
 
+/** Returns every listener of a Gateway: its merged list plus those of its ListenerSets, each once. */
 function allListeners(gw: ResolvedGateway): ResolvedListener[] {
   const seen = new Set<ResolvedListener>(gw.listeners);
   for (const s of gw.listenerSets) for (const l of s.listeners) seen.add(l);
   return [...seen];
 }
 
+/** Orders statuses by kind, then namespace, then name. */
 function compareStatuses(a: ObjectStatus, b: ObjectStatus): number {
   return (
     compareStrings(a.kind, b.kind) ||

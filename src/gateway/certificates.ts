@@ -1,8 +1,11 @@
 /**
- * Listener TLS: resolve certificateRefs to kubernetes.io/tls Secrets and validate them with
- * node:crypto. Only certificates that parse, whose chain is in issuer order and whose key matches
- * the leaf become SecretModels. Expiry is deliberately not checked (an expired certificate is
- * still served, as other implementations do, so a renewal race never takes a listener down).
+ * Resolves listeners' certificateRefs to kubernetes.io/tls Secrets and validates them with
+ * node:crypto.
+ *
+ * Only certificates that parse, whose chain is in issuer order and whose key matches the leaf
+ * become SecretModels (docs/gateway-api.md §8). Expiry is deliberately not checked (an expired
+ * certificate is still served, as other implementations do, so a renewal race never takes a listener
+ * down).
  */
 import { validateKeyPair } from '../pki/keypair';
 import type { SecretModel } from '../model/fleet';
@@ -23,6 +26,7 @@ export type CertificateProblem = {
 
 export type CertificateResult = { ok: true; secret: SecretModel } | ({ ok: false } & CertificateProblem);
 
+/** Decodes a base64 Secret value to UTF-8, or returns undefined when it is missing or not base64. */
 function decodeBase64(value: string | undefined): string | undefined {
   if (value === undefined) return undefined;
   // Buffer.from ignores invalid characters; reject strings that are clearly not base64.
@@ -32,10 +36,11 @@ function decodeBase64(value: string | undefined): string | undefined {
 }
 
 /**
- * Validated Secrets by object and namespace. Parsing and checking a key pair costs about a
- * millisecond, and a Secret may be referenced by thousands of listeners and rebuilt on every
- * change. Store objects are immutable (a change is a new object), so the result of an object is
- * the same for good; the returned model must not be mutated.
+ * Remembers the check of each Secret object, per namespace.
+ *
+ * Parsing and checking a key pair costs about a millisecond, and a Secret may be referenced by
+ * thousands of listeners and rebuilt on every change. Store objects are immutable (a change is a new
+ * object), so the result of an object is the same for good; the returned model must not be mutated.
  */
 export class CertificateMemo {
   private readonly bySecret = new WeakMap<KubeObject, Map<string, CertificateResult>>();
@@ -57,8 +62,10 @@ export class CertificateMemo {
 }
 
 /**
- * Validates a Secret object as a TLS certificate; the SecretModel is named `ns/name`. With a memo,
- * each Secret object is checked once (see CertificateMemo).
+ * Validates a Secret object as a TLS certificate and returns its SecretModel (named `ns/name`) or
+ * the problem.
+ *
+ * With a memo, each Secret object is checked once (see CertificateMemo).
  */
 export function secretToModel(
   secret: KubeObject,
@@ -68,6 +75,7 @@ export function secretToModel(
   return memo ? memo.check(secret, namespace) : checkSecret(secret, namespace);
 }
 
+/** Checks a Secret's type, base64 data and key pair; returns its SecretModel or the problem. */
 function checkSecret(secret: KubeObject, namespace: string): CertificateResult {
   const name = secretName(namespace, secret.metadata.name);
   const bad = (message: string): CertificateResult => ({
@@ -86,9 +94,10 @@ function checkSecret(secret: KubeObject, namespace: string): CertificateResult {
 }
 
 /**
- * Resolves one certificateRef of a listener owned by `owner`: group/kind must be core Secret,
- * a cross-namespace Secret needs a ReferenceGrant from the owner's kind, and the Secret must exist
- * and hold a valid key pair. Messages never include Secret contents.
+ * Resolves one certificateRef of a listener owned by `owner` to a SecretModel, or to the problem.
+ *
+ * Group/kind must be core Secret, a cross-namespace Secret needs a ReferenceGrant from the owner's
+ * kind, and the Secret must exist and hold a valid key pair. Messages never include Secret contents.
  */
 export function resolveCertificateRef(
   view: StoreView,

@@ -1,6 +1,6 @@
 /**
- * Listener conflicts over a Gateway's merged listener list (its own, then those of the ListenerSets
- * it admits, in precedence order).
+ * Detects listener conflicts over a Gateway's merged listener list (its own, then those of the
+ * ListenerSets it admits, in precedence order).
  *
  * Conflict rules (docs/gateway-api.md §6; conformance wins over prose):
  *  - Conflicts are evaluated before protocol support, so an unsupported TCP listener sharing
@@ -23,7 +23,12 @@ export interface ConflictInput {
   tlsMode?: 'Terminate' | 'Passthrough';
 }
 
-/** Port-sharing family: HTTPS and TLS both select by SNI; unknown protocols do not bind ports. */
+/**
+ * Returns the port-sharing family of a protocol, or undefined for unknown protocols.
+ *
+ * HTTPS and TLS share the family `tls` because both select by SNI; unknown protocols do not bind
+ * ports, so they conflict with nothing.
+ */
 function family(protocol: string): 'http' | 'tls' | 'tcp' | 'udp' | undefined {
   switch (protocol) {
     case 'HTTP':
@@ -40,11 +45,12 @@ function family(protocol: string): 'http' | 'tls' | 'tcp' | 'udp' | undefined {
   }
 }
 
+/** Returns a listener hostname lower-cased, with none as "". */
 function normHost(h: string | undefined): string {
   return (h ?? '').toLowerCase();
 }
 
-/** Why two listeners cannot coexist, or undefined when they are distinct. */
+/** Returns why two listeners cannot coexist, or undefined when they are distinct. */
 export function listenerConflict(a: ConflictInput, b: ConflictInput): ConflictReason | undefined {
   if (a.port !== b.port) return undefined;
   const fa = family(a.protocol);
@@ -64,9 +70,10 @@ export function listenerConflict(a: ConflictInput, b: ConflictInput): ConflictRe
 }
 
 /**
- * The listeners that hold one port, indexed so that `conflict(c)` gives the same answer as
- * checking `listenerConflict(c, claim)` against every claim (ProtocolConflict outranking
- * HostnameConflict) without scanning them all.
+ * Indexes the listeners that hold one port, to tell whether another listener conflicts with them.
+ *
+ * `conflict(c)` gives the same answer as checking `listenerConflict(c, claim)` against every claim
+ * (ProtocolConflict outranking HostnameConflict) without scanning them all.
  */
 export class PortClaims {
   private readonly families = new Map<string, number>();
@@ -75,6 +82,7 @@ export class PortClaims {
   /** tls.mode of claims with protocol TLS. */
   private readonly tlsModes = new Set<string | undefined>();
 
+  /** Records that listener `c` holds the port (listeners of unknown protocols hold nothing). */
   add(c: ConflictInput): void {
     const f = family(c.protocol);
     if (!f) return;
@@ -89,6 +97,7 @@ export class PortClaims {
     if (c.protocol === 'TLS') this.tlsModes.add(c.tlsMode);
   }
 
+  /** Returns why `c` conflicts with the claims recorded so far, or undefined when it does not. */
   conflict(c: ConflictInput): ConflictReason | undefined {
     const f = family(c.protocol);
     if (!f) return undefined;
@@ -120,8 +129,10 @@ export interface MergedCandidate extends ConflictInput {
 }
 
 /**
- * Conflicts over a merged, precedence-ordered listener list. Returns, per index, the reason the
- * listener is conflicted (undefined = not conflicted). See the file comment for the rules.
+ * Returns, per index of a merged, precedence-ordered listener list, the reason that listener is
+ * conflicted (undefined = not conflicted).
+ *
+ * See the file comment for the rules.
  */
 export function detectConflicts(candidates: MergedCandidate[]): (ConflictReason | undefined)[] {
   const result: (ConflictReason | undefined)[] = candidates.map(() => undefined);

@@ -40,7 +40,7 @@ export const SUPPORTED_FEATURES: readonly string[] = [
   'TLSRouteModeTerminate',
 ];
 
-/** `status.supportedFeatures`: sorted, de-duplicated `{name}` objects (at most 64). */
+/** Returns GatewayClass `status.supportedFeatures`: sorted, de-duplicated `{name}` objects (at most 64). */
 export function supportedFeatures(): { name: string }[] {
   return [...new Set(SUPPORTED_FEATURES)].sort().map((name) => ({ name }));
 }

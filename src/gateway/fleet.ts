@@ -1,5 +1,5 @@
 /**
- * Fleet assembly: one Gateway's ready listeners and the routes attached to them → its FleetModel
+ * Assembles a fleet: one Gateway's ready listeners and the routes attached to them → its FleetModel
  * (ports, filter chains, route configurations, clusters and secrets).
  */
 import type { FilterChainModel, FleetModel, PortModel, SecretModel } from '../model/fleet';
@@ -117,10 +117,12 @@ export function buildFleet(
 const TLS_KINDS: ReadonlySet<string> = new Set(['TLSRoute']);
 
 /**
- * Filter chains of one TLS listener: the listener's own chain (its hostname, or catch-all), plus
- * one chain per other SNI hostname its TLSRoutes bring (e.g. `a.example.com` under a `*.example.com`
- * listener). When several routes claim one hostname the oldest wins. A chain without a route
- * rejects connections (empty tcpBackends), so an unclaimed SNI never falls through to another chain.
+ * Returns the filter chains of one TLS listener: the listener's own chain (its hostname, or
+ * catch-all), plus one chain per other SNI hostname its TLSRoutes bring (e.g. `a.example.com` under
+ * a `*.example.com` listener).
+ *
+ * When several routes claim one hostname the oldest wins. A chain without a route rejects
+ * connections (empty tcpBackends), so an unclaimed SNI never falls through to another chain.
  */
 function tlsChains(
   l: ResolvedListener,
@@ -150,7 +152,7 @@ function tlsChains(
   });
 }
 
-/** Cluster references (with protocol) for every cluster the fleet's routes and chains name. */
+/** Returns a cluster reference (with protocol) for every cluster the fleet's routes and chains name. */
 function referencedClusters(
   ports: PortModel[],
   used: Set<CompiledRoute>,

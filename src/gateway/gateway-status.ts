@@ -1,7 +1,9 @@
 /**
- * Gateway status (conditions, addresses, listeners, attachedListenerSets) and the statuses of the
- * ListenerSets of each Gateway, from the resolved Gateways only: what they report was decided by
- * resolution (gateways.ts) and recorded on the resolved objects; nothing here reads the store.
+ * Builds Gateway status (conditions, addresses, listeners, attachedListenerSets) and the statuses of
+ * the ListenerSets of each Gateway, from the resolved Gateways only.
+ *
+ * What they report was decided by resolution (gateways.ts) and recorded on the resolved objects;
+ * nothing here reads the store.
  */
 import { objectNamespace } from '../store/objects';
 import type { Condition, ObjectStatus } from '../status/types';
@@ -62,9 +64,10 @@ export function gatewayStatus(g: ResolvedGateway, opts: BuildOptions): ObjectSta
 }
 
 /**
- * Statuses of every resolved Gateway and of every ListenerSet whose parent is one of them
- * (admitted or not). Call after route attachment has filled listener.attachedRoutes.
- * Sorted by kind, then namespace/name.
+ * Returns the statuses of every resolved Gateway and of every ListenerSet whose parent is one of
+ * them (admitted or not), sorted by kind, then namespace/name.
+ *
+ * Call after route attachment has filled listener.attachedRoutes.
  */
 export function gatewayAndListenerSetStatuses(
   gateways: readonly ResolvedGateway[],

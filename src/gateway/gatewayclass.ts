@@ -1,6 +1,8 @@
 /**
- * GatewayClass: Convoy owns the classes whose spec.controllerName equals opts.controllerName.
- * Owned classes are Accepted and advertise the supported features; other classes are left alone.
+ * Resolves the GatewayClasses Convoy owns and builds their status.
+ *
+ * Convoy owns the classes whose spec.controllerName equals opts.controllerName (docs/gateway-api.md
+ * §2). Owned classes are Accepted and advertise the supported features; other classes are left alone.
  * Resolution (resolveGatewayClasses) decides; the status (gatewayClassStatuses) reports it.
  */
 import type { BuildOptions, ResolvedGatewayClass, StoreView } from './resolved';
@@ -11,7 +13,7 @@ import { ConditionType, Reason, makeCondition } from '../status/conditions';
 import { supportedFeatures } from './features';
 import { compareStrings } from '../util/compare';
 
-/** Returns the names of the GatewayClasses Convoy owns (its controllerName), deleting ones left out. */
+/** Returns the names of the GatewayClasses Convoy owns (its controllerName), leaving out deleting ones. */
 export function ownedGatewayClasses(view: StoreView, opts: BuildOptions): Set<string> {
   const names = new Set<string>();
   for (const gc of view.list('GatewayClass')) {
@@ -22,8 +24,10 @@ export function ownedGatewayClasses(view: StoreView, opts: BuildOptions): Set<st
 }
 
 /**
- * Why an owned GatewayClass cannot be accepted, or undefined. Convoy takes no parameters, so any
- * parametersRef is invalid (the spec says such a class SHOULD be rejected with InvalidParameters).
+ * Returns why an owned GatewayClass cannot be accepted, or undefined when it can.
+ *
+ * Convoy takes no parameters, so any parametersRef is invalid (the spec says such a class SHOULD be
+ * rejected with InvalidParameters).
  */
 export function gatewayClassProblem(gc: KubeObject): { reason: string; message: string } | undefined {
   const ref = gatewayClassSpec(gc)?.parametersRef;

@@ -1,7 +1,8 @@
 /**
- * Gateways Convoy owns, resolved: each Gateway's own listeners merged with those of the
+ * Resolves the Gateways Convoy owns: each Gateway's own listeners merged with those of the
  * ListenerSets it admits, conflicts detected over the merged list (conflicts.ts), each listener
  * validated (listener-validation.ts), and whether the Gateway and each ListenerSet is accepted.
+ *
  * Everything Gateway and ListenerSet status reports is decided here and recorded on the resolved
  * objects (the Gateway's problem and addresses, each set's admission), so gateway-status.ts reads
  * only those.
@@ -36,6 +37,7 @@ import { compareStrings } from '../util/compare';
 import { fleetName } from '../model/names';
 import { namespacedName } from '../store/objects';
 
+/** Orders objects by "namespace/name". */
 function compareObjects(a: KubeObject, b: KubeObject): number {
   const ka = namespacedName(objectNamespace(a), a.metadata.name);
   const kb = namespacedName(objectNamespace(b), b.metadata.name);
@@ -73,7 +75,7 @@ function gatewayProblem(
   return undefined;
 }
 
-/** Whether a Gateway is accepted, given its own resolved listeners. */
+/** Returns whether a Gateway is accepted, given its own resolved listeners. */
 function gatewayAccepted(own: ResolvedListener[]): boolean {
   return own.some((l) => l.conditions.some((c) => c.type === ConditionType.Accepted && c.status === 'True'));
 }
@@ -85,6 +87,10 @@ interface SetInfo {
   specs: Listener[];
 }
 
+/**
+ * Resolves one Gateway: merges its own listeners with those of its ListenerSets, detects conflicts
+ * over the merged list, validates each listener, and records whether it and each set is accepted.
+ */
 function resolveGateway(
   view: StoreView,
   opts: BuildOptions,

@@ -1,8 +1,8 @@
 /**
- * Listener validation: protocol, port, hostname, route kinds and TLS certificates of one listener
+ * Validates listeners: protocol, port, hostname, route kinds and TLS certificates of one listener
  * of an admitted Gateway or ListenerSet → its ResolvedListener with Accepted, Programmed,
  * ResolvedRefs and Conflicted conditions; and the conditions that depend on other listeners
- * (Gateway not accepted, overlapping TLS hostnames).
+ * (Gateway not accepted, overlapping TLS hostnames). The rules are docs/gateway-api.md §7.
  */
 import type { Condition } from '../status/types';
 import type { BuildOptions, ListenerOwner, ResolvedListener, RouteGroupKind, StoreView } from './resolved';
@@ -32,7 +32,7 @@ export interface KindResolution {
   invalid: string[];
 }
 
-/** allowedRoutes.kinds filtered to what the protocol supports; defaults per protocol when unset. */
+/** Returns allowedRoutes.kinds filtered to what the protocol supports; the protocol's defaults when unset. */
 export function resolveRouteKinds(protocol: string, kinds: AllowedRouteKind[] | undefined): KindResolution {
   const allowed = ROUTE_KINDS_BY_PROTOCOL[protocol] ?? [];
   if (!kinds || kinds.length === 0) {
@@ -61,9 +61,10 @@ export function resolveRouteKinds(protocol: string, kinds: AllowedRouteKind[] | 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 
 /**
- * Problem with a listener hostname, or undefined when valid: RFC 1123 DNS name, lower case,
- * at most 253 characters, not an IP address, `*.` only as the whole first label. The CRD
- * enforces this in Kubernetes; file mode has no CRD, so it is checked here.
+ * Returns the problem with a listener hostname, or undefined when it is valid: an RFC 1123 DNS name,
+ * lower case, at most 253 characters, not an IP address, `*.` only as the whole first label.
+ *
+ * The CRD enforces this in Kubernetes; file mode has no CRD, so it is checked here.
  */
 export function listenerHostnameProblem(hostname: string | undefined): string | undefined {
   if (hostname === undefined || hostname === '') return undefined;
@@ -76,16 +77,18 @@ export function listenerHostnameProblem(hostname: string | undefined): string | 
   return undefined;
 }
 
+/** Returns a listener's qualified name `Kind/namespace/name/listener` (its Envoy filter chain name). */
 function qualifiedName(owner: ListenerOwner, listener: string): string {
   return `${owner.kind}/${owner.namespace}/${owner.name}/${listener}`;
 }
 
-/** Normalised tls.mode for TLS-carrying protocols. */
+/** Returns the tls.mode of an HTTPS or TLS listener (Terminate by default); undefined for others. */
 export function tlsModeOf(spec: Listener): 'Terminate' | 'Passthrough' | undefined {
   if (spec.protocol !== 'HTTPS' && spec.protocol !== 'TLS') return undefined;
   return spec.tls?.mode === 'Passthrough' ? 'Passthrough' : 'Terminate';
 }
 
+/** Returns a listener's allowedRoutes.namespaces with the default (Same) applied. */
 function allowedNamespacesOf(spec: Listener): ResolvedListener['allowedNamespaces'] {
   const ns = spec.allowedRoutes?.namespaces;
   const from = ns?.from ?? 'Same';
@@ -231,13 +234,17 @@ export function validateListener(
   };
 }
 
+/** Returns the condition message for a conflicted listener (it names no other listener). */
 function conflictMessage(reason: ConflictReason): string {
   return reason === Reason.HostnameConflict
     ? 'another listener with higher precedence uses the same port and hostname'
     : 'another listener with higher precedence uses the same port with an incompatible protocol';
 }
 
-/** A listener of a ListenerSet the Gateway does not admit: never programmed, refs not resolved. */
+/**
+ * Returns the ResolvedListener of a listener of a ListenerSet its Gateway does not admit: never
+ * programmed, its refs not resolved.
+ */
 export function notAllowedListener(
   opts: BuildOptions,
   owner: ListenerOwner,
@@ -284,11 +291,12 @@ export function gatewayNotAccepted(l: ResolvedListener, opts: BuildOptions, gen?
 }
 
 /**
- * OverlappingTLSConfig=True/OverlappingHostnames on accepted HTTPS listeners that share a port
- * and whose hostnames overlap without being equal (e.g. `*.example.com` and `foo.example.com`,
- * or a listener without hostname and any other). The condition is only ever written when True.
- * It is informational: both listeners stay programmed. Messages name no other listener, so a
- * ListenerSet learns nothing about its siblings.
+ * Adds OverlappingTLSConfig=True/OverlappingHostnames to accepted HTTPS listeners that share a port
+ * and whose hostnames overlap without being equal (e.g. `*.example.com` and `foo.example.com`, or a
+ * listener without hostname and any other).
+ *
+ * The condition is only ever written when True. It is informational: both listeners stay
+ * programmed. Messages name no other listener, so a ListenerSet learns nothing about its siblings.
  */
 export function markOverlappingTLS(listeners: ResolvedListener[], opts: BuildOptions): void {
   const byPort = new Map<number, ResolvedListener[]>();

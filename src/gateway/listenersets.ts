@@ -12,7 +12,7 @@ import { ConditionType, Reason, makeCondition } from '../status/conditions';
 import { labelsMatch, namespaceLabels } from './selectors';
 import { compareStrings } from '../util/compare';
 
-/** The parent Gateway a ListenerSet names, with defaults applied; undefined if it is not a Gateway. */
+/** Returns the parent Gateway a ListenerSet names, defaults applied; undefined if it is not a Gateway. */
 export function listenerSetParent(ls: KubeObject): { namespace: string; name: string } | undefined {
   const spec = listenerSetSpec(ls);
   if (!spec) return undefined;
@@ -23,7 +23,7 @@ export function listenerSetParent(ls: KubeObject): { namespace: string; name: st
   return { namespace: ref.namespace || objectNamespace(ls), name: ref.name };
 }
 
-/** GEP-1713 precedence: oldest creationTimestamp first, then "namespace/name". */
+/** Orders ListenerSets by GEP-1713 precedence: oldest creationTimestamp first, then "namespace/name". */
 export function compareListenerSets(a: KubeObject, b: KubeObject): number {
   const ta = a.metadata.creationTimestamp ?? '';
   const tb = b.metadata.creationTimestamp ?? '';
@@ -38,7 +38,7 @@ export function compareListenerSets(a: KubeObject, b: KubeObject): number {
   return compareStrings(ka, kb);
 }
 
-/** ListenerSets whose parentRef names this Gateway, in precedence order. Deleting ones are skipped. */
+/** Returns the ListenerSets whose parentRef names this Gateway in precedence order, minus deleting ones. */
 export function listenerSetsForGateway(view: StoreView, gateway: KubeObject): KubeObject[] {
   const ns = objectNamespace(gateway);
   const name = gateway.metadata.name;
@@ -52,7 +52,7 @@ export function listenerSetsForGateway(view: StoreView, gateway: KubeObject): Ku
     .sort(compareListenerSets);
 }
 
-/** All ListenerSets by the "namespace/name" of the Gateway they name, each list in precedence order. */
+/** Returns all ListenerSets by the "namespace/name" of the Gateway they name, each in precedence order. */
 export function listenerSetsByParent(view: StoreView): Map<string, KubeObject[]> {
   const out = new Map<string, KubeObject[]>();
   for (const ls of view.list('ListenerSet')) {
@@ -68,7 +68,7 @@ export function listenerSetsByParent(view: StoreView): Map<string, KubeObject[]>
   return out;
 }
 
-/** Whether Gateway.spec.allowedListeners admits a ListenerSet from `namespace` (None by default). */
+/** Returns whether Gateway.spec.allowedListeners admits a ListenerSet from `namespace` (None by default). */
 export function listenerSetAllowed(view: StoreView, gateway: KubeObject, namespace: string): boolean {
   const allowed = gatewaySpec(gateway).allowedListeners?.namespaces;
   const from = allowed?.from ?? 'None';
@@ -87,7 +87,7 @@ export function listenerSetAllowed(view: StoreView, gateway: KubeObject, namespa
   }
 }
 
-/** One `status.listeners[]` entry (Gateway or ListenerSet; same shape). */
+/** Returns one `status.listeners[]` entry (Gateway or ListenerSet; same shape). */
 export function listenerStatus(l: ResolvedListener): ListenerStatus {
   return {
     name: l.name,
@@ -112,7 +112,7 @@ export function listenerSetVerdict(set: ResolvedListenerSet, parentAccepted: boo
   return { kind: 'Accepted', partial: ready < set.listeners.length };
 }
 
-/** The ListenerSet status subresource (conditions + one entry per spec listener). */
+/** Builds the ListenerSet status subresource (conditions + one entry per spec listener). */
 export function listenerSetStatus(
   set: ResolvedListenerSet,
   verdict: ListenerSetVerdict,

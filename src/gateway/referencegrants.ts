@@ -20,6 +20,10 @@ export interface ReferenceTo {
   name: string;
 }
 
+/**
+ * Returns whether a reference from `from` to `to` is allowed: always within one namespace, else
+ * only when a ReferenceGrant in the target's namespace permits it (docs/gateway-api.md §9).
+ */
 export function isReferenceAllowed(view: StoreView, from: ReferenceFrom, to: ReferenceTo): boolean {
   if (from.namespace === to.namespace) return true;
   for (const grant of view.list('ReferenceGrant')) {

@@ -1,5 +1,5 @@
 /**
- * The contract between the two halves of src/gateway:
+ * Defines the contract between the two halves of src/gateway:
  *  - gateways.ts & co. (GatewayClass, Gateway + ListenerSet merge, conflicts, listener
  *    validation, TLS, grants) produce ResolvedGateway[] from the store;
  *  - routes/, build.ts and fleet.ts attach HTTPRoute/GRPCRoute/TLSRoute to those listeners,
@@ -18,6 +18,7 @@ export interface StoreView {
   get(kind: string, namespace: string, name: string): KubeObject | undefined;
 }
 
+/** Holds the options of a gateway build (set from `convoy serve` flags). */
 export interface BuildOptions {
   /** GatewayClass.spec.controllerName Convoy owns. */
   controllerName: string;
@@ -43,6 +44,7 @@ export interface BuildOptions {
   gatewayAddresses?: { service?: { namespace: string; name: string }; static?: string[] };
 }
 
+/** Names the Gateway or ListenerSet a listener is declared in. */
 export interface ListenerOwner {
   kind: 'Gateway' | 'ListenerSet';
   namespace: string;
@@ -54,6 +56,7 @@ export interface RouteGroupKind {
   kind: string;
 }
 
+/** Describes one listener after validation: what Envoy serves for it and what its status reports. */
 export interface ResolvedListener {
   owner: ListenerOwner;
   /** Listener name, unique only within its owner. */
@@ -93,6 +96,7 @@ export interface LabelSelector {
   }[];
 }
 
+/** Describes one ListenerSet of a Gateway after resolution: its admission and its listeners. */
 export interface ResolvedListenerSet {
   object: KubeObject;
   /** The parent Gateway's spec.allowedListeners admits the set's namespace. */
@@ -102,6 +106,7 @@ export interface ResolvedListenerSet {
   listeners: ResolvedListener[];
 }
 
+/** Describes one Gateway Convoy owns after resolution: its acceptance, addresses and merged listeners. */
 export interface ResolvedGateway {
   object: KubeObject;
   /** "namespace/name" */
@@ -129,7 +134,7 @@ export interface ResolvedGatewayClass {
   problem?: { reason: string; message: string };
 }
 
-/** What the whole build returns. */
+/** Holds what the whole build returns. */
 export interface GatewayBuildResult {
   fleets: FleetModel[];
   statuses: ObjectStatus[];

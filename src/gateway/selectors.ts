@@ -6,7 +6,8 @@ import type { StoreView, LabelSelector } from './resolved';
 export const NAMESPACE_NAME_LABEL = 'kubernetes.io/metadata.name';
 
 /**
- * True when `labels` satisfy every matchLabels entry and every matchExpressions requirement.
+ * Returns whether `labels` satisfy every matchLabels entry and every matchExpressions requirement.
+ *
  * An empty selector matches everything (as in Kubernetes). An unknown operator matches nothing,
  * so a malformed selector never widens access.
  */
@@ -39,9 +40,10 @@ export function labelsMatch(selector: LabelSelector, labels: Record<string, stri
 }
 
 /**
- * Labels of a namespace, from its Namespace object when the store has one. The
- * `kubernetes.io/metadata.name` label is always present (the API server sets it on every namespace,
- * and file mode may have no Namespace objects at all).
+ * Returns the labels of a namespace, from its Namespace object when the store has one.
+ *
+ * The `kubernetes.io/metadata.name` label is always present (the API server sets it on every
+ * namespace, and file mode may have no Namespace objects at all).
  */
 export function namespaceLabels(view: StoreView, namespace: string): Record<string, string> {
   const ns = view.get('Namespace', '', namespace);

@@ -17,7 +17,7 @@ export interface VirtualHostEntry {
 }
 
 /**
- * What fleet assembly remembers between builds: the virtual hosts of each fleet's last assembly by
+ * Remembers, for fleet assembly between builds, the virtual hosts of each fleet's last assembly by
  * route configuration, and the cluster names each virtual-host list references.
  */
 export class FleetVirtualHosts {
@@ -80,7 +80,7 @@ export class VirtualHostMemo {
     return `${scheme}:${port}:${group.map((g) => g.listener.qualifiedName).join('\n')}`;
   }
 
-  /** The entry of the last build (before this one) for a route configuration. */
+  /** Returns the entry of the last build (before this one) for a route configuration. */
   previousEntry(key: string): VirtualHostEntry | undefined {
     return this.previous.get(key);
   }
@@ -104,7 +104,7 @@ export class VirtualHostMemo {
     return entry;
   }
 
-  /** The entry computed (or carried) in this build for a route configuration. */
+  /** Returns the entry computed (or carried) in this build for a route configuration. */
   nextEntry(key: string): VirtualHostEntry | undefined {
     return this.next.get(key);
   }
@@ -115,6 +115,10 @@ export class VirtualHostMemo {
   }
 }
 
+/**
+ * Returns whether two route configurations have the same isolation inputs: listener hostnames, the
+ * same compiled route objects and the same kept hostnames, in the same order.
+ */
 function sameIsolation(a: ListenerRoutes[], b: ListenerRoutes[]): boolean {
   if (a.length !== b.length) return false;
   for (let i = 0; i < a.length; i++) {
@@ -135,9 +139,12 @@ function sameIsolation(a: ListenerRoutes[], b: ListenerRoutes[]): boolean {
 const DEFAULT_PORTS: Record<string, number> = { http: 80, https: 443 };
 
 /**
- * Redirect port derivation (HTTPRequestRedirectFilter.port): the filter's port; else the well-known
- * port of the filter's scheme; else the listener's port. The port is left out of the Location when
- * it is the default for the resulting scheme, so `port` in the model is set only when it must show.
+ * Returns the port a redirect (HTTPRequestRedirectFilter) puts in its Location, or undefined when it
+ * is the default port of the resulting scheme.
+ *
+ * The port is the filter's port; else the well-known port of the filter's scheme; else the
+ * listener's port. It is left out when it is the default for the resulting scheme, so `port` in the
+ * model is set only when it must show.
  */
 export function redirectPort(
   filter: { scheme?: string; port?: number },
@@ -149,6 +156,7 @@ export function redirectPort(
   return port === DEFAULT_PORTS[scheme] ? undefined : port;
 }
 
+/** Returns the virtual hosts with every redirect's port derived for this listener port and scheme. */
 function withRedirectPorts(
   vhosts: VirtualHostModel[],
   port: number,
@@ -169,7 +177,7 @@ function withRedirectPorts(
   });
 }
 
-/** The routes of `group` with at least one entry in `vhosts`. */
+/** Returns the routes of `group` with at least one entry in `vhosts`. */
 function usedRoutesOf(vhosts: VirtualHostModel[], group: ListenerRoutes[]): CompiledRoute[] {
   const names = new Set<string>();
   for (const vh of vhosts) for (const r of vh.routes) names.add(r.name);

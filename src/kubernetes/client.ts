@@ -6,16 +6,19 @@ import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 
 /**
- * A small HTTP client for the Kubernetes API that the provider, the status writer and the lease
- * share. @kubernetes/client-node loads the kubeconfig and applies credentials (tokens, client
+ * Talks to the Kubernetes API: a small HTTP client that the provider, the status writer and the
+ * lease share (docs/architecture.md §11).
+ *
+ * @kubernetes/client-node loads the kubeconfig and applies credentials (tokens, client
  * certificates, exec plugins, the in-cluster token file, re-read on every request); the requests
  * themselves go through node:http(s) with one keep-alive agent, so LIST pagination, streaming
  * WATCH, subresources and preconditions are all under our control.
  */
 
-/** Shown in API server audit logs and as the default field manager of our writes. */
+/** Names Convoy in API server audit logs and as the default field manager of its writes. */
 export const USER_AGENT = `convoy/${process.version} (${process.platform}/${process.arch})`;
 
+/** Reports a non-2xx answer of the API server, with its status code, reason and body. */
 export class KubeApiError extends Error {
   constructor(
     message: string,
@@ -28,11 +31,12 @@ export class KubeApiError extends Error {
   }
 }
 
-/** True for errors that mean "the API server could not be reached or did not answer". */
+/** Returns whether an error means "the API server could not be reached or did not answer". */
 export function isTransportError(err: unknown): boolean {
   return !(err instanceof KubeApiError);
 }
 
+/** Returns the HTTP status of a KubeApiError; undefined for any other error. */
 export function statusCodeOf(err: unknown): number | undefined {
   return err instanceof KubeApiError ? err.statusCode : undefined;
 }
@@ -92,6 +96,7 @@ export function loadKubeConfig(path?: string): KubeConfig {
   return kc;
 }
 
+/** Sends requests and streams watches to the API server of a kubeconfig's current cluster. */
 export class KubeClient {
   readonly server: URL;
   private agent?: http.Agent;
@@ -103,6 +108,7 @@ export class KubeClient {
     this.server = new URL(cluster.server);
   }
 
+  /** Creates a client from the kubeconfig found as loadKubeConfig finds it. */
   static fromKubeconfig(path?: string): KubeClient {
     return new KubeClient(loadKubeConfig(path));
   }
@@ -121,9 +127,11 @@ export class KubeClient {
   }
 
   /**
-   * Streams a watch. Resolves when the server ends the stream (timeoutSeconds reached), rejects
-   * on a transport error, an idle stream, or a non-200 answer (KubeApiError, e.g. 410 Gone).
-   * ERROR events are passed to onEvent; the caller decides what they mean.
+   * Streams a watch, passing each event to onEvent.
+   *
+   * Resolves when the server ends the stream (timeoutSeconds reached), rejects on a transport error,
+   * an idle stream, or a non-200 answer (KubeApiError, e.g. 410 Gone). ERROR events are passed to
+   * onEvent; the caller decides what they mean.
    */
   async watch(path: string, onEvent: (event: WatchEvent) => void, options: WatchOptions = {}): Promise<void> {
     const query = { ...options.query, watch: true };
@@ -228,7 +236,7 @@ export class KubeClient {
     });
   }
 
-  /** One keep-alive agent per TLS identity; rebuilt only when certificates change. */
+  /** Returns the keep-alive agent of the current TLS identity; rebuilt only when certificates change. */
   private agentFor(opts: https.RequestOptions, isHttps: boolean): http.Agent {
     const key = JSON.stringify([
       isHttps,
@@ -262,12 +270,14 @@ export class KubeClient {
   }
 }
 
+/** Returns a string form of a credential field (Buffer as base64) for the agent key. */
 function bufKey(v: unknown): string {
   if (v === undefined || v === null) return '';
   if (Buffer.isBuffer(v)) return v.toString('base64');
   return String(v);
 }
 
+/** Reads a whole response body as UTF-8. */
 function readBody(res: http.IncomingMessage): Promise<string> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
@@ -277,6 +287,7 @@ function readBody(res: http.IncomingMessage): Promise<string> {
   });
 }
 
+/** Builds the KubeApiError of a non-2xx answer, taking message and reason from a Status body. */
 function toApiError(status: number, text: string, method: string, path: string): KubeApiError {
   let body: unknown = text;
   let message = text.slice(0, 300) || http.STATUS_CODES[status] || 'error';

@@ -5,6 +5,7 @@ import { sleep } from './backoff';
 import { KubeClient, statusCodeOf } from './client';
 import { leaderGauge } from './metrics';
 
+/** Holds the options of leader election (defaults as client-go's). */
 export interface LeaderElectionOptions {
   client?: KubeClient;
   kubeconfig?: string;
@@ -43,19 +44,20 @@ interface Lease {
   spec: LeaseSpec;
 }
 
-/** RFC 3339 with microseconds, the MicroTime format the Lease API expects. */
+/** Returns a time as RFC 3339 with microseconds, the MicroTime format the Lease API expects. */
 function microTime(d = new Date()): string {
   return d.toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
 }
 
 /**
- * Leader election on a coordination.k8s.io/v1 Lease, with the semantics of client-go's
- * leaderelection package: every write carries the resourceVersion read just before
- * (optimistic concurrency); a Lease held by someone else counts as expired only after
- * leaseDuration has passed on OUR clock since we last saw its record change (clock skew
+ * Elects a leader among Convoy replicas on a coordination.k8s.io/v1 Lease (docs/operations.md §10).
+ *
+ * The semantics are client-go's leaderelection package: every write carries the resourceVersion
+ * read just before (optimistic concurrency); a Lease held by someone else counts as expired only
+ * after leaseDuration has passed on OUR clock since we last saw its record change (clock skew
  * between replicas does not matter); the leader renews every retryPeriod and steps down when it
- * could not renew within renewDeadline, before anyone else may take over; a graceful stop
- * releases the Lease so a standby takes over at once.
+ * could not renew within renewDeadline, before anyone else may take over; a graceful stop releases
+ * the Lease so a standby takes over at once.
  */
 export class LeaderElector {
   readonly client: KubeClient;
@@ -90,15 +92,17 @@ export class LeaderElector {
     this.log = o.logger.child({ component: 'leader-election', lease: `${this.namespace}/${this.name}` });
   }
 
+  /** Returns whether this replica currently leads. */
   get isLeader(): boolean {
     return this.leading;
   }
 
-  /** The identity last seen holding the Lease ('' if none). */
+  /** Returns the identity last seen holding the Lease ('' if none). */
   get leader(): string {
     return this.knownLeader;
   }
 
+  /** Starts campaigning (once; later calls do nothing). */
   start(): void {
     if (this.loop) return;
     if (this.o.metrics) leaderGauge(this.o.metrics).set({ lease: `${this.namespace}/${this.name}` }, 0);
@@ -120,6 +124,7 @@ export class LeaderElector {
     return `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(this.namespace)}/leases`;
   }
 
+  /** Tries to acquire or renew every round and steps up or down by the outcome, until stopped. */
   private async run(): Promise<void> {
     const signal = this.abort.signal;
     this.log.info({ identity: this.identity }, 'campaigning for leadership');
@@ -147,8 +152,11 @@ export class LeaderElector {
   }
 
   /**
-   * Every retryPeriod; but a standby that watches someone else's Lease tries again right when
-   * it expires, so a crashed leader is replaced leaseDuration after its last renewal was seen.
+   * Returns the delay before the next round: retryPeriod, or less for a standby whose observed
+   * Lease expires sooner.
+   *
+   * A standby that watches someone else's Lease tries again right when it expires, so a crashed
+   * leader is replaced leaseDuration after its last renewal was seen.
    */
   private nextAttemptInMs(): number {
     const lease = this.observed?.lease;
@@ -158,6 +166,7 @@ export class LeaderElector {
     return Math.max(10, Math.min(this.retryPeriodMs, expiresAt - Date.now() + 5));
   }
 
+  /** Records a change of leadership: the leader gauge, a log line and the callback. */
   private setLeading(leading: boolean): void {
     if (leading === this.leading) return;
     this.leading = leading;
@@ -172,6 +181,10 @@ export class LeaderElector {
     }
   }
 
+  /**
+   * Records a Lease as read: when its spec last changed (our clock), and a new holder (logged and
+   * reported to onNewLeader).
+   */
   private observe(lease: Lease): void {
     const key = JSON.stringify(lease.spec);
     if (!this.observed || this.observed.key !== key) this.observed = { key, at: Date.now(), lease };
@@ -186,7 +199,7 @@ export class LeaderElector {
     }
   }
 
-  /** One round: returns true when we hold the Lease afterwards. */
+  /** Runs one round of acquire-or-renew and returns whether we hold the Lease afterwards. */
   private async tryAcquireOrRenew(): Promise<boolean> {
     const now = new Date();
     const timeoutMs = Math.max(1000, this.retryPeriodMs);
@@ -251,6 +264,7 @@ export class LeaderElector {
     return true;
   }
 
+  /** Gives up a Lease we hold (holder cleared, duration 1 s) so a standby takes over at once. */
   private async release(): Promise<void> {
     const lease = this.observed?.lease;
     if (!lease || lease.spec.holderIdentity !== this.identity) return;

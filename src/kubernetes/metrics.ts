@@ -3,8 +3,10 @@ import type { Registry } from 'prom-client';
 import type { ConvoyMetrics } from '../observability/metrics';
 
 /**
- * Metrics of the Kubernetes provider, registered on the process's ConvoyMetrics registry.
- * Looked up by name first so that several providers (tests, restarts) can share one registry.
+ * Holds the metrics of the Kubernetes provider, registered on the process's ConvoyMetrics registry.
+ *
+ * They are looked up by name first so that several providers (tests, restarts) can share one
+ * registry.
  */
 export interface KubernetesMetrics {
   relists: Counter<'kind'>;
@@ -13,6 +15,7 @@ export interface KubernetesMetrics {
   synced: Gauge<'kind'>;
 }
 
+/** Returns the counter registered under `name`, registering it first if needed. */
 function counter<L extends string>(
   registry: Registry,
   name: string,
@@ -25,6 +28,7 @@ function counter<L extends string>(
   );
 }
 
+/** Returns the gauge registered under `name`, registering it first if needed. */
 function gauge<L extends string>(registry: Registry, name: string, help: string, labelNames: L[]): Gauge<L> {
   return (
     (registry.getSingleMetric(name) as Gauge<L> | undefined) ??
@@ -32,6 +36,7 @@ function gauge<L extends string>(registry: Registry, name: string, help: string,
   );
 }
 
+/** Returns the Kubernetes provider's metrics on the registry of `metrics` (docs/operations.md §8). */
 export function kubernetesMetrics(metrics: ConvoyMetrics): KubernetesMetrics {
   const r = metrics.registry;
   return {
@@ -60,6 +65,7 @@ export function kubernetesMetrics(metrics: ConvoyMetrics): KubernetesMetrics {
   };
 }
 
+/** Returns the `convoy_leader` gauge: 1 while this replica holds the leader Lease. */
 export function leaderGauge(metrics: ConvoyMetrics): Gauge<'lease'> {
   return gauge(metrics.registry, 'convoy_leader', '1 while this replica holds the leader Lease.', ['lease']);
 }

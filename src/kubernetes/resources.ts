@@ -1,7 +1,7 @@
 import type { KubeObject, ObjectMeta, WatchedKind } from '../store/objects';
 import { GATEWAY_GROUP } from '../store/objects';
 
-/** How one watched kind is reached on the API server and trimmed before it enters the store. */
+/** Describes how one watched kind is reached on the API server and trimmed before it enters the store. */
 export interface ResourceType {
   kind: WatchedKind;
   group: string;
@@ -13,11 +13,15 @@ export interface ResourceType {
   fieldSelector?: string;
 }
 
+/** Returns the apiVersion of a resource: `group/version`, or `version` for the core group. */
 export function apiVersionOf(r: Pick<ResourceType, 'group' | 'version'>): string {
   return r.group ? `${r.group}/${r.version}` : r.version;
 }
 
-/** Collection path across all namespaces, e.g. /apis/gateway.networking.k8s.io/v1/httproutes. */
+/**
+ * Returns the collection path of a resource across all namespaces (e.g.
+ * /apis/gateway.networking.k8s.io/v1/httproutes), or within `namespace` when given.
+ */
 export function collectionPath(
   r: Pick<ResourceType, 'group' | 'version' | 'plural'>,
   namespace?: string,
@@ -28,6 +32,7 @@ export function collectionPath(
     : `${base}/${r.plural}`;
 }
 
+/** Returns the path of one object (namespace "default" when a namespaced object names none). */
 export function objectPath(
   r: Pick<ResourceType, 'group' | 'version' | 'plural' | 'namespaced'>,
   namespace: string | undefined,
@@ -45,7 +50,7 @@ const gw = (kind: WatchedKind, plural: string, namespaced = true): ResourceType 
   optional: true,
 });
 
-/** Everything in WATCHED_KINDS, in the order the informers start. */
+/** Lists the resource of every kind in WATCHED_KINDS, in the order the informers start. */
 export const RESOURCE_TYPES: readonly ResourceType[] = [
   gw('GatewayClass', 'gatewayclasses', false),
   gw('Gateway', 'gateways'),
@@ -77,6 +82,7 @@ export const RESOURCE_TYPES: readonly ResourceType[] = [
   { kind: 'Namespace', group: '', version: 'v1', plural: 'namespaces', namespaced: false, optional: false },
 ];
 
+/** Returns the resource of a watched kind, or undefined for a kind Convoy does not watch. */
 export function resourceForKind(kind: string): ResourceType | undefined {
   return RESOURCE_TYPES.find((r) => r.kind === kind);
 }
@@ -89,8 +95,10 @@ const SECRET_KEYS_KEPT = ['tls.crt', 'tls.key'];
 /**
  * Reduces an API object to what Convoy reads: metadata without managedFields, ownerReferences,
  * finalizers or foreign annotations; Secrets without any data but the TLS pair; Services and
- * Namespaces without status. apiVersion and kind are set because LIST items omit them.
- * Gateway API objects keep their status so the status writer can compare against it.
+ * Namespaces without status.
+ *
+ * apiVersion and kind are set because LIST items omit them. Gateway API objects keep their status
+ * so the status writer can compare against it.
  */
 export function trimObject(r: ResourceType, raw: Record<string, unknown>): KubeObject {
   const m = (raw.metadata ?? {}) as Record<string, unknown>;

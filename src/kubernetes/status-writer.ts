@@ -9,6 +9,7 @@ import { objectPath, resourceForKind } from './resources';
 import { canonicalJson, mergeStatus, statusesEqual } from '../status/merge';
 import type { ObjectStatus, StatusSink } from '../status/types';
 
+/** Holds the options of the status writer. */
 export interface KubernetesStatusWriterOptions {
   client?: KubeClient;
   kubeconfig?: string;
@@ -38,9 +39,11 @@ export const STATUS_FIELD_MANAGER = 'convoy';
 type WriteResult = 'written' | 'unchanged' | 'gone';
 
 /**
- * Writes the statuses of Convoy's objects to the API server's status subresource. publish()
- * never blocks the build: it records the latest status per object and a single worker writes
- * them one at a time, rate limited, and only while this replica is the leader.
+ * Writes the statuses of Convoy's objects to the API server's status subresource
+ * (docs/gateway-api.md §16).
+ *
+ * publish() never blocks the build: it records the latest status per object and a single worker
+ * writes them one at a time, rate limited, and only while this replica is the leader.
  *
  * A write is GET → merge → PUT with the object's resourceVersion (optimistic concurrency; a
  * 409 re-reads and re-merges). For routes only the status.parents entries whose controllerName
@@ -84,6 +87,12 @@ export class KubernetesStatusWriter implements StatusSink {
     this.worker = this.run();
   }
 
+  /**
+   * Records a build's full set of statuses and queues those not yet stored.
+   *
+   * An object missing from the set is no longer Convoy's: a route gets one final write that removes
+   * our parents; anything else is forgotten.
+   */
   publish(statuses: ObjectStatus[]): void {
     const seen = new Set<string>();
     for (const s of statuses) {
@@ -116,7 +125,11 @@ export class KubernetesStatusWriter implements StatusSink {
     this.notify();
   }
 
-  /** Only the leader writes. Gaining leadership re-checks every known status. */
+  /**
+   * Turns writing on (leader) or off.
+   *
+   * Only the leader writes. Gaining leadership re-checks every known status.
+   */
   setLeader(leader: boolean): void {
     if (leader === this.leader) return;
     this.leader = leader;
@@ -130,10 +143,12 @@ export class KubernetesStatusWriter implements StatusSink {
     this.notify();
   }
 
+  /** Returns whether this writer currently writes (this replica leads). */
   get isLeader(): boolean {
     return this.leader;
   }
 
+  /** Returns the number of objects whose status still has to be written. */
   get pendingCount(): number {
     return this.pending.size;
   }
@@ -144,6 +159,7 @@ export class KubernetesStatusWriter implements StatusSink {
     return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
+  /** Stops the worker after its current write and closes a client it created. */
   async stop(): Promise<void> {
     this.stopped = true;
     this.stopSignal.abort();
@@ -152,13 +168,14 @@ export class KubernetesStatusWriter implements StatusSink {
     if (this.ownsClient) this.client.close();
   }
 
+  /** Wakes the worker if it waits for work. */
   private notify(): void {
     const w = this.wake;
     this.wake = undefined;
     w?.();
   }
 
-  /** Whether the object as last observed by the provider (if any) already has this status. */
+  /** Returns whether the object as last observed by the provider (if any) already has this status. */
   private observedAgrees(key: string, s: ObjectStatus): boolean {
     const observed = this.o.store?.get(s.kind, objectNamespace(s), s.metadata.name);
     if (!observed) return true;
@@ -166,6 +183,10 @@ export class KubernetesStatusWriter implements StatusSink {
     return this.alreadyStored(key, s, current);
   }
 
+  /**
+   * Returns whether `current` already is what writing `s` would store: equal once composed, or what
+   * the API server stored the last time we wrote this same status.
+   */
   private alreadyStored(key: string, s: ObjectStatus, current: Record<string, unknown>): boolean {
     if (sameStatus(current, this.compose(s.kind, current, s.status))) return true;
     const applied = this.applied.get(key);
@@ -176,6 +197,7 @@ export class KubernetesStatusWriter implements StatusSink {
     );
   }
 
+  /** Writes pending statuses one at a time while leader, with backoff on errors, until stopped. */
   private async run(): Promise<void> {
     while (!this.stopped) {
       if (!this.leader || this.pending.size === 0) {
@@ -223,7 +245,7 @@ export class KubernetesStatusWriter implements StatusSink {
     }
   }
 
-  /** Token bucket: qps tokens per second, at most burst saved up. */
+  /** Waits for a write token: qps tokens per second, at most burst saved up. */
   private async takeToken(): Promise<void> {
     const qps = this.o.qps ?? 10;
     const burst = this.o.burst ?? 20;
@@ -240,6 +262,7 @@ export class KubernetesStatusWriter implements StatusSink {
     }
   }
 
+  /** Writes one status: GET, compose, PUT with the resourceVersion, re-read on 409 Conflict. */
   private async write(
     key: string,
     s: ObjectStatus,
@@ -280,7 +303,7 @@ export class KubernetesStatusWriter implements StatusSink {
   }
 
   /**
-   * The status to store: ours, with other controllers' route parents kept, and
+   * Returns the status to store: ours, with other controllers' route parents kept, and
    * lastTransitionTime carried over from the stored status for unchanged conditions.
    */
   compose(
@@ -305,29 +328,36 @@ export class KubernetesStatusWriter implements StatusSink {
   }
 }
 
+/** Returns whether `kind` is a route kind (its status is shared with other controllers by parent). */
 export function isRouteKind(kind: string): boolean {
   return ROUTE_KINDS.has(kind);
 }
 
+/** Returns whether `v` is a plain object (not null, not an array). */
 function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
+/** Returns the store key of the object a status belongs to. */
 function keyOfStatus(s: ObjectStatus): string {
   return objectKey(s.kind, objectNamespace(s), s.metadata.name);
 }
 
+/** Wraps a status subresource as an ObjectStatus without identity, for the merge helpers. */
 function asStatus(status: Record<string, unknown>): ObjectStatus {
   return { apiVersion: '', kind: '', metadata: { name: '' }, status };
 }
 
+/** Returns whether two status subresources are equal apart from lastTransitionTime. */
 function sameStatus(a: Record<string, unknown>, b: Record<string, unknown>): boolean {
   return statusesEqual(asStatus(a), asStatus(b));
 }
 
 /**
- * Fills the defaults the Gateway API CRD schemas apply inside status (v1.6.1: parentRef group
- * and kind, address type, supportedKinds group), so that what we compare is what gets stored.
+ * Returns the status with the defaults the Gateway API CRD schemas apply inside status filled in
+ * (v1.6.1: parentRef group and kind, address type, supportedKinds group).
+ *
+ * What we compare is then what gets stored.
  */
 export function withSchemaDefaults(status: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = { ...status };
@@ -354,14 +384,17 @@ export function withSchemaDefaults(status: Record<string, unknown>): Record<stri
   return out;
 }
 
+/** Returns a canonical string of a status subresource without lastTransitionTimes. */
 function statusFingerprint(status: Record<string, unknown>): string {
   return canonicalJson(stripTimes(status));
 }
 
+/** Returns a canonical string of an object's identity and status without lastTransitionTimes. */
 function fingerprint(s: ObjectStatus): string {
   return canonicalJson([s.kind, s.metadata.namespace ?? '', s.metadata.name, stripTimes(s.status)]);
 }
 
+/** Returns a deep copy of `v` without any `lastTransitionTime` key. */
 function stripTimes(v: unknown): unknown {
   if (Array.isArray(v)) return v.map(stripTimes);
   if (isRecord(v)) {

@@ -1,6 +1,8 @@
 /**
- * The fleet model: one self-contained model per Gateway (a "fleet"), produced by src/gateway from the
- * store and consumed by src/envoy. It is plain data: no Kubernetes objects, no Envoy messages.
+ * Defines the fleet model: one self-contained model per Gateway (a "fleet", docs/architecture.md §4),
+ * produced by src/gateway from the store and consumed by src/envoy.
+ *
+ * It is plain data: no Kubernetes objects, no Envoy messages.
  * Everything in it has already been validated; invalid listeners, routes and backends are
  * either absent or expressed as an explicit action (e.g. a 500 for a rule with no valid backend).
  *
@@ -17,6 +19,7 @@ export interface GatewayRef {
   name: string;
 }
 
+/** Describes everything the Envoys of one Gateway serve. */
 export interface FleetModel {
   /** "namespace/name" of the Gateway; Envoys name it in node.cluster. */
   fleet: string;
@@ -48,6 +51,7 @@ export interface HttpPortModel {
   virtualHosts: VirtualHostModel[];
 }
 
+/** Describes one filter chain of a TLS port: one listener (or one more SNI hostname of its routes). */
 export interface FilterChainModel {
   /** `Gateway/ns/name/listener` or `ListenerSet/ns/name/listener`. */
   name: string;
@@ -65,6 +69,7 @@ export interface FilterChainModel {
   tcpBackends?: WeightedCluster[];
 }
 
+/** Describes one virtual host of a route configuration: one served hostname and its routes. */
 export interface VirtualHostModel {
   /** Stable name: the hostname, or "*" for the catch-all. */
   name: string;
@@ -74,6 +79,7 @@ export interface VirtualHostModel {
   routes: RouteModel[];
 }
 
+/** Describes one Envoy route: one match of one rule of a route, and its action. */
 export interface RouteModel {
   /** Traceable name: `HTTPRoute/ns/name/rule/<i>/match/<j>`. */
   name: string;

@@ -1,6 +1,6 @@
 /**
- * The names of everything in a FleetModel, built (and, where a later stage needs a part back,
- * parsed) in this one module.
+ * Builds the names of everything in a FleetModel (and, where a later stage needs a part back,
+ * parses them), all in this one module (docs/architecture.md §5).
  *
  * Names are stable and owner-scoped: they are made from the names of the Kubernetes objects a
  * resource comes from, never from its content, so an edit changes a resource's content and
@@ -8,32 +8,35 @@
  */
 import { namespacedName, objectKey } from '../store/objects';
 
-/** The fleet of a Gateway, `namespace/name`: the key Envoys send in node.cluster. */
+/** Returns the fleet name of a Gateway, `namespace/name`: the key Envoys send in node.cluster. */
 export function fleetName(namespace: string, name: string): string {
   return namespacedName(namespace, name);
 }
 
-/** An Envoy Listener, `<protocol>-<port>` lowercased: `http-8080`, `https-8443`, `tls-9443`. */
+/** Returns the name of an Envoy Listener, `<protocol>-<port>` lowercased: `http-8080`, `tls-9443`. */
 export function listenerName(protocol: string, port: number): string {
   return `${protocol.toLowerCase()}-${port}`;
 }
 
-/** The RouteConfiguration of a plain HTTP listener: named like the listener, `http-<port>`. */
+/** Returns the name of a plain HTTP listener's RouteConfiguration: like the listener, `http-<port>`. */
 export function httpRouteConfigName(port: number): string {
   return listenerName('HTTP', port);
 }
 
 /**
- * The RouteConfiguration of one HTTPS filter chain, `https-<port>/<hostname>`; `hostname` is the
- * listener's lower-cased hostname, or `*` for a listener without one.
+ * Returns the name of one HTTPS filter chain's RouteConfiguration, `https-<port>/<hostname>`.
+ *
+ * `hostname` is the listener's lower-cased hostname, or `*` for a listener without one.
  */
 export function httpsRouteConfigName(port: number, hostname: string): string {
   return `https-${port}/${hostname}`;
 }
 
 /**
- * A Gateway API listener, `Gateway/ns/name/listener` or `ListenerSet/ns/name/listener`: its
- * filter chain's name, and the key by which routes attach to it.
+ * Returns the qualified name of a Gateway API listener, `Gateway/ns/name/listener` or
+ * `ListenerSet/ns/name/listener`.
+ *
+ * It is the listener's filter chain name, and the key by which routes attach to it.
  */
 export function listenerQualifiedName(
   owner: { kind: string; namespace: string; name: string },
@@ -42,12 +45,12 @@ export function listenerQualifiedName(
   return `${objectKey(owner.kind, owner.namespace, owner.name)}/${listener}`;
 }
 
-/** The filter chain of a TLS listener for one more hostname of its routes: `<listener>/<hostname>`. */
+/** Returns the chain name of a TLS listener for one more hostname of its routes: `<listener>/<hostname>`. */
 export function hostnameChainName(listenerQualifiedName: string, hostname: string): string {
   return `${listenerQualifiedName}/${hostname}`;
 }
 
-/** One match of one rule of a route, `HTTPRoute/ns/name/rule/<i>/match/<j>` (traceable in Envoy). */
+/** Returns the name of one match of one rule of a route, `HTTPRoute/ns/name/rule/<i>/match/<j>`. */
 export function routeMatchName(
   kind: string,
   namespace: string,
@@ -58,12 +61,12 @@ export function routeMatchName(
   return `${objectKey(kind, namespace, name)}/rule/${rule}/match/${match}`;
 }
 
-/** A Service port's cluster, `namespace/service/port`; also its EDS service name. */
+/** Returns the cluster name of a Service port, `namespace/service/port`; also its EDS service name. */
 export function clusterName(namespace: string, service: string, port: number): string {
   return `${namespacedName(namespace, service)}/${port}`;
 }
 
-/** The parts of a cluster name made by clusterName; undefined for anything else. */
+/** Parses a cluster name made by clusterName into its parts; undefined for anything else. */
 export function parseClusterName(
   name: string,
 ): { namespace: string; service: string; port: number } | undefined {
@@ -75,13 +78,13 @@ export function parseClusterName(
   return { namespace, service, port };
 }
 
-/** The Service of a cluster as `namespace/service`; undefined if the name is not a cluster name. */
+/** Returns the Service of a cluster as `namespace/service`; undefined if the name is not a cluster name. */
 export function clusterService(name: string): string | undefined {
   const parts = parseClusterName(name);
   return parts && namespacedName(parts.namespace, parts.service);
 }
 
-/** A certificate served over SDS, `namespace/secret`. */
+/** Returns the SDS name of a certificate, `namespace/secret`. */
 export function secretName(namespace: string, name: string): string {
   return namespacedName(namespace, name);
 }

@@ -1,5 +1,5 @@
 /**
- * Structural sharing between consecutive builds of one fleet.
+ * Shares unchanged nodes between consecutive builds of one fleet.
  *
  * The gateway builder produces a fresh FleetModel on every build. Translation and the xDS cache are
  * memoized on node identity (WeakMap), so a fresh node, even with identical content, is translated
@@ -14,13 +14,17 @@
 import type { ClusterModel, FilterChainModel, FleetModel, PortModel, SecretModel } from './fleet';
 import { deepEqual } from '../util/deep-equal';
 
+/** Indexes items by name. */
 function byName<T extends { name: string }>(items: readonly T[] | undefined): Map<string, T> {
   const m = new Map<string, T>();
   for (const it of items ?? []) m.set(it.name, it);
   return m;
 }
 
-/** Each item replaced by the equal previous item of the same name; the previous array if all are. */
+/**
+ * Returns `next` with each item replaced by what `same` keeps of the previous item of the same name;
+ * the previous array itself when every item is kept in the same place.
+ */
 function reuseList<T extends { name: string }>(
   prev: readonly T[] | undefined,
   next: T[],
@@ -37,10 +41,15 @@ function reuseList<T extends { name: string }>(
   return all ? (prev as T[]) : out;
 }
 
+/** Returns `prev` when it deep-equals `next`, else `next`. */
 function reuseLeaf<T>(prev: T, next: T): T {
   return deepEqual(prev, next) ? prev : next;
 }
 
+/**
+ * Returns `prev` when the port is unchanged, else `next` with its unchanged filter chains and HTTP
+ * route configuration taken from `prev`.
+ */
 function reusePort(prev: PortModel, next: PortModel): PortModel {
   if (prev === next) return prev;
   const filterChains = reuseList<FilterChainModel>(prev.filterChains, next.filterChains, reuseLeaf);
@@ -60,7 +69,7 @@ function reusePort(prev: PortModel, next: PortModel): PortModel {
   return out;
 }
 
-/** A shallow copy without the given keys (the parts compared separately). */
+/** Returns a shallow copy without the given keys (the parts compared separately). */
 function without(o: object, keys: string[]): Record<string, unknown> {
   const rest: Record<string, unknown> = { ...o };
   for (const k of keys) delete rest[k];
@@ -68,8 +77,10 @@ function without(o: object, keys: string[]): Record<string, unknown> {
 }
 
 /**
- * `next` with every node equal to the corresponding node of `prev` replaced by that node. Returns
- * `prev` itself when nothing changed. Neither argument is modified.
+ * Returns `next` with every node equal to the corresponding node of `prev` replaced by that node,
+ * or `prev` itself when nothing changed.
+ *
+ * Neither argument is modified.
  */
 export function reuseUnchanged(prev: FleetModel | undefined, next: FleetModel): FleetModel {
   if (!prev || prev === next) return next;

@@ -1,8 +1,9 @@
 /**
- * A minimal DER reader for the few structures Convoy inspects itself (private keys, a
- * certificate's public key): TLVs with definite lengths, OIDs and unsigned INTEGERs.
+ * Reads DER, minimally: the few structures Convoy inspects itself (private keys, a certificate's
+ * public key) need only TLVs with definite lengths, OIDs and unsigned INTEGERs.
  */
 
+/** Locates one DER tag-length-value: its tag and the byte range of its contents. */
 export interface Tlv {
   tag: number;
   start: number;
@@ -25,7 +26,7 @@ export function readTlv(buf: Buffer, pos: number, limit = buf.length): Tlv | und
   return { tag, start: p, end: p + len };
 }
 
-/** The TLVs directly inside a constructed TLV. */
+/** Returns the TLVs directly inside a constructed TLV; undefined if one is malformed. */
 export function children(buf: Buffer, t: Tlv): Tlv[] | undefined {
   const out: Tlv[] = [];
   let p = t.start;
@@ -38,6 +39,7 @@ export function children(buf: Buffer, t: Tlv): Tlv[] | undefined {
   return out;
 }
 
+/** Returns an OBJECT IDENTIFIER in dotted form, or undefined if `t` is not a non-empty OID. */
 export function oidOf(buf: Buffer, t: Tlv): string | undefined {
   if (t.tag !== 0x06 || t.end <= t.start) return undefined;
   const parts: number[] = [];
@@ -54,7 +56,7 @@ export function oidOf(buf: Buffer, t: Tlv): string | undefined {
   return parts.join('.');
 }
 
-/** An unsigned big-endian INTEGER's bytes without leading zeros. */
+/** Returns the bytes of a non-negative INTEGER without leading zeros; undefined for anything else. */
 export function uint(buf: Buffer, t: Tlv): Buffer | undefined {
   if (t.tag !== 0x02 || t.end <= t.start || buf[t.start] & 0x80) return undefined;
   let s = t.start;

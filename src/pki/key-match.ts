@@ -1,5 +1,5 @@
 /**
- * Does a private key belong to a certificate, decided without OpenSSL for the common key types.
+ * Decides whether a private key belongs to a certificate without OpenSSL, for the common key types.
  *
  * `X509Certificate.checkPrivateKey(key)` compares the public half of the key with the
  * certificate's public key (EVP_PKEY_eq: the EC point, or the RSA modulus and exponent). Getting
@@ -21,7 +21,7 @@ import { children, oidOf, readTlv, uint } from './der';
 const OID_EC_PUBLIC_KEY = '1.2.840.10045.2.1';
 const OID_RSA = '1.2.840.113549.1.1.1';
 
-/** Short Weierstrass curves y² = x³ + ax + b over p, with group order n (SEC 2 / FIPS 186). */
+/** Holds a short Weierstrass curve y² = x³ + ax + b over p, with group order n (SEC 2 / FIPS 186). */
 interface CurveParams {
   p: bigint;
   a: bigint;
@@ -58,6 +58,7 @@ const CURVE_OIDS: Record<string, string> = {
 
 const toBig = (b: Buffer): bigint => (b.length === 0 ? 0n : BigInt('0x' + b.toString('hex')));
 
+/** Returns whether the point (x, y) lies on curve `c`. */
 function onCurve(c: CurveParams, x: bigint, y: bigint): boolean {
   if (x >= c.p || y >= c.p) return false;
   const lhs = (y * y) % c.p;
@@ -65,7 +66,7 @@ function onCurve(c: CurveParams, x: bigint, y: bigint): boolean {
   return lhs === rhs;
 }
 
-/** The certificate's SubjectPublicKeyInfo: algorithm OID, its parameter OID, and the key bits. */
+/** Reads a DER certificate's SubjectPublicKeyInfo: algorithm OID, its parameter OID, and the key bits. */
 function certificatePublicKey(der: Buffer): { alg: string; param?: string; key: Buffer } | undefined {
   const cert = readTlv(der, 0);
   const top = cert && cert.tag === 0x30 ? children(der, cert) : undefined;
@@ -84,6 +85,10 @@ function certificatePublicKey(der: Buffer): { alg: string; param?: string; key: 
   return { alg, param, key: der.subarray(spki[1].start + 1, spki[1].end) };
 }
 
+/**
+ * Returns whether an EC key is the certificate's: same curve and public point, scalar in [1, n-1],
+ * point on the curve.
+ */
 function ecMatches(key: Extract<ParsedPrivateKey, { kind: 'ec' }>, pub: Buffer, curveOid?: string): boolean {
   if (!curveOid || CURVE_OIDS[curveOid] !== key.curve) return false;
   if (!pub.equals(key.publicPoint)) return false;
@@ -94,6 +99,7 @@ function ecMatches(key: Extract<ParsedPrivateKey, { kind: 'ec' }>, pub: Buffer, 
   return onCurve(c, toBig(pub.subarray(1, 1 + size)), toBig(pub.subarray(1 + size)));
 }
 
+/** Returns whether an RSA key has the modulus and exponent of the certificate's RSAPublicKey. */
 function rsaMatches(key: Extract<ParsedPrivateKey, { kind: 'rsa' }>, bits: Buffer): boolean {
   const seq = readTlv(bits, 0);
   const f = seq && seq.tag === 0x30 && seq.end === bits.length ? children(bits, seq) : undefined;
@@ -104,8 +110,10 @@ function rsaMatches(key: Extract<ParsedPrivateKey, { kind: 'rsa' }>, bits: Buffe
 }
 
 /**
- * True when `keyPem` is an unencrypted EC or RSA private key whose public half equals the public
- * key of the DER certificate `certDer`. False means "not shown here": ask OpenSSL.
+ * Returns whether `keyPem` is an unencrypted EC or RSA private key whose public half equals the
+ * public key of the DER certificate `certDer`.
+ *
+ * False means "not shown here": ask OpenSSL.
  */
 export function keyMatchesCertificate(keyPem: string, certDer: Buffer): boolean {
   try {

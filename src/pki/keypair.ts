@@ -1,21 +1,25 @@
 /**
- * Key-pair validation: does a PEM certificate chain parse, is it in issuer order, and does the
- * private key belong to the leaf. Pure crypto on PEM strings; tls.ts resolves Secrets to them.
+ * Validates key pairs: does a PEM certificate chain parse, is it in issuer order, and does the
+ * private key belong to the leaf.
+ *
+ * Pure crypto on PEM strings; src/gateway/certificates.ts resolves Secrets to them.
  */
 import { X509Certificate, createPrivateKey } from 'node:crypto';
 import { loadPrivateKey } from './keys';
 import { keyMatchesCertificate } from './key-match';
 
-/** Splits a PEM bundle into its blocks of the given label (e.g. CERTIFICATE). */
+/** Returns the PEM blocks of the given label (e.g. CERTIFICATE) in a bundle, in order. */
 export function pemBlocks(pem: string, label: string): string[] {
   const re = new RegExp(`-----BEGIN ${label}-----[\\s\\S]*?-----END ${label}-----`, 'g');
   return pem.match(re) ?? [];
 }
 
 /**
- * Validates a PEM certificate chain and private key. Returns an error message, or undefined when
- * the pair is usable: every block parses, certs[i] is issued (and signed) by certs[i+1], and the
- * key matches the leaf.
+ * Validates a PEM certificate chain and private key: returns an error message, or undefined when
+ * the pair is usable.
+ *
+ * Usable means every block parses, certs[i] is issued (and signed) by certs[i+1], and the key
+ * matches the leaf.
  */
 export function validateKeyPair(certPem: string, keyPem: string): string | undefined {
   const blocks = pemBlocks(certPem, 'CERTIFICATE');

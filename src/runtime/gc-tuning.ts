@@ -1,5 +1,5 @@
 /**
- * V8 garbage-collection tuning for a long-running control plane serving many Envoys.
+ * Tunes V8 garbage collection for a long-running control plane serving many Envoys.
  *
  * By default V8 starts a full mark-compact whenever memory held outside its heap (Buffers:
  * every xDS response grpc-js frames, every request it assembles) has grown by a fixed 64 MB since
@@ -22,12 +22,16 @@ import { setFlagsFromString } from 'node:v8';
 export const GC_FLAG = '--external-memory-accounted-in-global-limit';
 export const HEAP_GROWING_FLAG = '--heap-growing-percent=50';
 
-/** V8 versions that know GC_FLAG (it first shipped with V8 13; Node 24 carries 13.6). */
+/** Returns whether a V8 version knows GC_FLAG (it first shipped with V8 13; Node 24 carries 13.6). */
 export function supportsGcTuning(v8Version = process.versions.v8): boolean {
   return Number(v8Version.split('.')[0]) >= 13;
 }
 
-/** Applies both flags once, early in `convoy serve` (V8 reads them at each GC decision). */
+/**
+ * Applies both flags when this V8 supports them and returns whether it did.
+ *
+ * Called once, early in `convoy serve` (V8 reads them at each GC decision).
+ */
 export function tuneGarbageCollection(): boolean {
   if (!supportsGcTuning()) return false;
   setFlagsFromString(GC_FLAG);

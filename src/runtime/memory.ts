@@ -1,5 +1,5 @@
 /**
- * Native-memory settings a deployed `convoy serve` runs with (the Dockerfile sets them).
+ * Holds the native-memory settings a deployed `convoy serve` runs with (the Dockerfile sets them).
  *
  * Pushing a Listener of a few MiB to a fleet makes grpc-js allocate one frame Buffer of that size
  * per stream. glibc serves allocations above its mmap threshold (128 KiB) with mmap and returns
@@ -11,7 +11,7 @@
  */
 export const MALLOC_ENV: Readonly<Record<string, string>> = { MALLOC_MMAP_THRESHOLD_: '131072' };
 
-/** True when this process was started with MALLOC_ENV (glibc reads it at start only). */
+/** Returns whether this process was started with MALLOC_ENV (glibc reads it at start only). */
 export function hasMallocEnv(env: NodeJS.ProcessEnv = process.env): boolean {
   return Object.entries(MALLOC_ENV).every(([k, v]) => env[k] === v);
 }

@@ -1,6 +1,6 @@
 /**
- * Condition types and reasons Convoy writes, spelled as in Gateway API v1.6.1 (apis/v1), and a
- * constructor that always stamps observedGeneration.
+ * Names the condition types and reasons Convoy writes, spelled as in Gateway API v1.6.1 (apis/v1),
+ * and builds conditions that always carry observedGeneration (docs/gateway-api.md §15).
  */
 import type { Condition } from './types';
 import { compareStrings } from '../util/compare';
@@ -62,6 +62,7 @@ export type ReasonName = (typeof Reason)[keyof typeof Reason];
 /** Condition types Convoy owns; any other type found on an object belongs to someone else. */
 export const OWNED_CONDITION_TYPES: ReadonlySet<string> = new Set(Object.values(ConditionType));
 
+/** Builds a condition stamped with `now` and the object's generation (0 when it has none). */
 export function makeCondition(
   type: string,
   status: Condition['status'],
@@ -75,7 +76,7 @@ export function makeCondition(
   return c;
 }
 
-/** Condition order used in every status Convoy writes (unlisted types sort after, by name). */
+/** Lists the condition order of every status Convoy writes (unlisted types sort after, by name). */
 const ORDER: readonly string[] = [
   ConditionType.Accepted,
   ConditionType.Programmed,
@@ -85,6 +86,7 @@ const ORDER: readonly string[] = [
   ConditionType.PartiallyInvalid,
 ];
 
+/** Returns the conditions in Convoy's order (ORDER, then other types by name); the input is not changed. */
 export function sortConditions(conditions: Condition[]): Condition[] {
   const rank = (t: string) => {
     const i = ORDER.indexOf(t);
@@ -93,6 +95,7 @@ export function sortConditions(conditions: Condition[]): Condition[] {
   return [...conditions].sort((a, b) => rank(a.type) - rank(b.type) || compareStrings(a.type, b.type));
 }
 
+/** Returns the condition of the given type, if any. */
 export function findCondition(conditions: readonly Condition[], type: string): Condition | undefined {
   return conditions.find((c) => c.type === type);
 }

@@ -1,5 +1,5 @@
 /**
- * Merging a freshly computed status with the previous one:
+ * Merges a freshly computed status with the previous one:
  *  - lastTransitionTime is kept for conditions whose status did not change, so a rebuild that
  *    changes nothing writes nothing;
  *  - conditions are matched by type within the same place: top-level `status.conditions`,
@@ -13,14 +13,20 @@ import { deepEqual } from '../util/deep-equal';
 
 type Json = unknown;
 
+/** Returns whether `v` is a plain object (not null, not an array). */
 function isRecord(v: Json): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
+/** Returns whether `v` looks like a condition (string type and status). */
 function isCondition(v: Json): v is Condition {
   return isRecord(v) && typeof v.type === 'string' && typeof v.status === 'string';
 }
 
+/**
+ * Returns `next` with the previous lastTransitionTime kept where a condition's status did not
+ * change, followed by the previous conditions of types Convoy does not own.
+ */
 function mergeConditions(prev: Json, next: Condition[]): Condition[] {
   const old = new Map<string, Condition>();
   if (Array.isArray(prev)) for (const c of prev) if (isCondition(c)) old.set(c.type, c);
@@ -40,7 +46,7 @@ function mergeConditions(prev: Json, next: Condition[]): Condition[] {
   return merged;
 }
 
-/** Stable JSON with sorted keys, used to match parentRefs. */
+/** Returns stable JSON with sorted keys (undefined values left out), used to match parentRefs. */
 export function canonicalJson(v: Json): string {
   if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`;
   if (isRecord(v)) {
@@ -52,6 +58,7 @@ export function canonicalJson(v: Json): string {
   return JSON.stringify(v) ?? 'null';
 }
 
+/** Returns the key of a status.parents entry: its parentRef and controllerName. */
 function parentKey(entry: Record<string, unknown>): string {
   return `${canonicalJson(entry.parentRef)}|${String(entry.controllerName ?? '')}`;
 }
@@ -67,6 +74,10 @@ function mergeKeyedList(prev: Json, next: Json[], key: (e: Record<string, unknow
   });
 }
 
+/**
+ * Returns `next` merged with the previous status of the same object (see the file comment): top-level
+ * conditions, listeners' and parents' conditions.
+ */
 export function mergeStatus(previous: ObjectStatus | undefined, next: ObjectStatus): ObjectStatus {
   if (!previous) return next;
   const prev = previous.status ?? {};
@@ -83,6 +94,7 @@ export function mergeStatus(previous: ObjectStatus | undefined, next: ObjectStat
   return { ...next, status };
 }
 
+/** Returns a deep copy of `v` without conditions' lastTransitionTime. */
 function stripTransitionTimes(v: Json): Json {
   if (Array.isArray(v)) return v.map(stripTransitionTimes);
   if (isRecord(v)) {
@@ -96,15 +108,21 @@ function stripTransitionTimes(v: Json): Json {
   return v;
 }
 
-/** Equal apart from conditions' lastTransitionTime (key order does not matter; list order does). */
+/**
+ * Returns whether two statuses are equal apart from conditions' lastTransitionTime.
+ *
+ * Key order does not matter; list order does.
+ */
 export function statusesEqual(a: ObjectStatus, b: ObjectStatus): boolean {
   return canonicalJson(stripTransitionTimes(a)) === canonicalJson(stripTransitionTimes(b));
 }
 
 /**
- * Deep equality of two freshly built statuses, ignoring conditions' lastTransitionTime (a build
- * stamps new conditions with its own time). When a build's status for an object equals the last
- * build's this way, merging it gives the last merged status again, so the merge can be skipped.
+ * Returns whether two freshly built statuses are deeply equal, ignoring conditions'
+ * lastTransitionTime (a build stamps new conditions with its own time).
+ *
+ * When a build's status for an object equals the last build's this way, merging it gives the last
+ * merged status again, so the merge can be skipped.
  */
 export function sameBuiltStatus(a: Json, b: Json): boolean {
   return deepEqual(a, b, 'lastTransitionTime');

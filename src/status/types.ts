@@ -1,9 +1,12 @@
 /**
- * Status is an output of the build, computed in the same pass as the fleet model. Both the Kubernetes
- * status writer and GET /status in file mode consume exactly this shape.
+ * Defines the shape of the statuses a build outputs.
+ *
+ * Status is computed in the same pass as the fleet model. Both the Kubernetes status writer and
+ * GET /status in file mode consume exactly this shape.
  */
 import { objectKey } from '../store/objects';
 
+/** Describes one status condition, as metav1.Condition. */
 export interface Condition {
   type: string;
   status: 'True' | 'False' | 'Unknown';
@@ -13,6 +16,7 @@ export interface Condition {
   lastTransitionTime: string;
 }
 
+/** Holds the status subresource Convoy computed for one object, with the object's identity. */
 export interface ObjectStatus {
   apiVersion: string;
   kind: string;
@@ -21,14 +25,16 @@ export interface ObjectStatus {
   status: Record<string, unknown>;
 }
 
-/** The store key (objectKey) of the object a status belongs to. */
+/** Returns the store key (objectKey) of the object a status belongs to. */
 export function statusKey(s: ObjectStatus): string {
   return objectKey(s.kind, s.metadata.namespace ?? '', s.metadata.name);
 }
 
 /**
- * Where a build's statuses go: the Kubernetes status writer (leader only) or the in-memory
- * status view served at GET /status in file mode. Called after every build with the full set.
+ * Receives a build's statuses: the Kubernetes status writer (leader only) or the in-memory status
+ * view served at GET /status in file mode.
+ *
+ * Called after every build with the full set.
  */
 export interface StatusSink {
   publish(statuses: ObjectStatus[]): void;

@@ -1,13 +1,15 @@
 import type { ObjectStatus, StatusSink } from './types';
 
-/** File mode's status "API server": keeps the latest statuses for GET /status. */
+/** Keeps the latest statuses for GET /status: file mode's status "API server". */
 export class StatusView implements StatusSink {
   private current: ObjectStatus[] = [];
 
+  /** Replaces the kept statuses with a build's full set. */
   publish(statuses: ObjectStatus[]): void {
     this.current = statuses;
   }
 
+  /** Returns the statuses of the last build. */
   list(): ObjectStatus[] {
     return this.current;
   }

@@ -13,17 +13,20 @@ export class Debouncer {
     private readonly maxDelayMs: number,
   ) {}
 
+  /** Notes a change: restarts the quiet timer, and starts the max-delay timer if none runs. */
   trigger(): void {
     if (this.quietTimer) clearTimeout(this.quietTimer);
     this.quietTimer = setTimeout(() => this.flush(), this.quietMs);
     if (!this.maxTimer) this.maxTimer = setTimeout(() => this.flush(), this.maxDelayMs);
   }
 
+  /** Cancels both timers and fires now. */
   flush(): void {
     this.cancel();
     this.fire();
   }
 
+  /** Cancels both timers without firing. */
   cancel(): void {
     if (this.quietTimer) clearTimeout(this.quietTimer);
     if (this.maxTimer) clearTimeout(this.maxTimer);
@@ -31,6 +34,7 @@ export class Debouncer {
     this.maxTimer = undefined;
   }
 
+  /** Returns whether a fire is scheduled. */
   pending(): boolean {
     return this.quietTimer !== undefined;
   }

@@ -1,5 +1,6 @@
 /**
- * Plain Kubernetes-shaped objects, as both providers put them into the store.
+ * Defines plain Kubernetes-shaped objects, as both providers put them into the store, and their keys.
+ *
  * Nothing here knows Gateway API semantics; it only names what the store holds.
  */
 
@@ -43,34 +44,36 @@ export const WATCHED_KINDS = [
 ] as const;
 export type WatchedKind = (typeof WATCHED_KINDS)[number];
 
-/** Cluster-scoped kinds have no namespace; every other kind defaults to "default". */
+/** Lists the cluster-scoped kinds: they have no namespace; every other kind defaults to "default". */
 export const CLUSTER_SCOPED_KINDS: ReadonlySet<string> = new Set(['GatewayClass', 'Namespace']);
 
 export const GATEWAY_GROUP = 'gateway.networking.k8s.io';
 
+/** Returns an object's namespace: "" for cluster-scoped kinds, "default" when unset. */
 export function objectNamespace(obj: { kind: string; metadata: ObjectMeta }): string {
   if (CLUSTER_SCOPED_KINDS.has(obj.kind)) return '';
   return obj.metadata.namespace ?? 'default';
 }
 
-/** Store key: "Kind/namespace/name" (namespace empty for cluster-scoped kinds). */
+/** Returns the store key "Kind/namespace/name" (namespace empty for cluster-scoped kinds). */
 export function objectKey(kind: string, namespace: string, name: string): string {
   return `${kind}/${namespace}/${name}`;
 }
 
 /**
- * "namespace/name": the key of a namespaced object among objects of one kind (Kubernetes'
+ * Returns "namespace/name": the key of a namespaced object among objects of one kind (Kubernetes'
  * NamespacedName), e.g. a Service or Secret a route or listener refers to.
  */
 export function namespacedName(namespace: string, name: string): string {
   return `${namespace}/${name}`;
 }
 
+/** Returns the store key (objectKey) of an object. */
 export function keyOf(obj: KubeObject): string {
   return objectKey(obj.kind, objectNamespace(obj), obj.metadata.name);
 }
 
-/** "namespace/name", or "name" for cluster-scoped objects. Used in logs and status output. */
+/** Returns "namespace/name", or "name" for cluster-scoped objects, for logs and status output. */
 export function displayName(obj: KubeObject): string {
   const ns = objectNamespace(obj);
   return ns ? `${ns}/${obj.metadata.name}` : obj.metadata.name;

@@ -1,7 +1,8 @@
 /**
- * Deep equality of plain data (objects, arrays, primitives); key order does not matter, list
- * order does. The value under `ignoredKey`, at any depth, is not compared, though the key must
- * be present on both sides.
+ * Returns whether two plain-data values (objects, arrays, primitives) are deeply equal.
+ *
+ * Key order does not matter, list order does. The value under `ignoredKey`, at any depth, is not
+ * compared, though the key must be present on both sides.
  *
  * Identical references short-circuit, so comparing models that already share unchanged nodes
  * costs only the changed parts. A key missing on one side and present with the value undefined

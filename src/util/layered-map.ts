@@ -1,6 +1,7 @@
 /**
- * Immutable maps and sets that share structure with the one they were derived from, so that a
- * small change to a large index costs about the square root of its size instead of a full copy.
+ * Provides immutable maps and sets that share structure with the one they were derived from, so
+ * that a small change to a large index costs about the square root of its size instead of a full
+ * copy.
  *
  * A LayeredMap is a large base map plus a small top map of the entries set since; neither is ever
  * changed after construction, so every LayeredMap handed out keeps its contents for good. `with`

@@ -119,12 +119,14 @@ export function scanResponse(
   return out;
 }
 
+/** Returns field 1 (a string) of the message in raw[start, end), or '' when it has none. */
 function firstString(raw: Buffer, start: number, end: number): string {
   for (const f of fields(raw, start, end))
     if (f.field === 1 && f.wireType === 2) return raw.toString('utf8', f.start!, f.end!);
   return '';
 }
 
+/** Runs one ADS stream as a simulated Envoy (see the file comment). */
 export class AdsClient extends EventEmitter {
   readonly variant: 'sotw' | 'delta';
   readonly responses: AdsResponse[] = [];

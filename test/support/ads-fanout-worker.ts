@@ -53,10 +53,12 @@ let readySent = false;
 let bytes = 0;
 let responses = 0;
 
+/** Sends a message to the parent process over IPC. */
 function send(msg: object): void {
   process.send?.(msg);
 }
 
+/** Opens `cmd.count` simulated Envoys and subscribes each to every type. */
 function start(cmd: StartCommand): void {
   for (let i = 0; i < cmd.count; i++) {
     const variant = cmd.variant === 'mixed' ? (i % 2 === 0 ? 'sotw' : 'delta') : cmd.variant;
@@ -77,6 +79,7 @@ function start(cmd: StartCommand): void {
   }
 }
 
+/** Counts a response and, on CDS, subscribes the Envoy to the EDS of its current clusters. */
 function onResponse(sim: Sim, r: AdsResponse): void {
   responses++;
   bytes += r.raw.length;
@@ -96,6 +99,7 @@ function onResponse(sim: Sim, r: AdsResponse): void {
   check();
 }
 
+/** Reports `ready` once every Envoy has every type, and `reached` for each version all have. */
 function check(): void {
   if (!readySent && sims.length > 0 && sims.every((s) => ALL.every((t) => s.client.latest.has(t)))) {
     readySent = true;

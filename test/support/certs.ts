@@ -169,7 +169,7 @@ LaKIoEYWofd7FiLd4oOx3MVlCLRdSoHuOX0QeLCLgPdAUcSsUVc1P5zj
 
 const certCache = new Map<string, { cert: string; key: string }>();
 
-/** A self-signed EC P-256 certificate and key for the given DNS names (cached per process). */
+/** Returns a self-signed EC P-256 certificate and key for the given DNS names (cached per process). */
 export function selfSignedCert(hostnames: string[]): { cert: string; key: string } {
   const cacheKey = hostnames.join(',');
   const cached = certCache.get(cacheKey);

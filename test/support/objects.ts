@@ -25,7 +25,7 @@ export const NOW = '2026-03-01T12:00:00Z';
 export const OPTS: BuildOptions = { controllerName: CONTROLLER, now: NOW };
 export const DEFAULT_CREATED = '2026-01-01T00:00:00Z';
 
-/** A store holding the given objects (later objects replace earlier ones with the same key). */
+/** Returns a store holding the given objects (later objects replace earlier ones with the same key). */
 export function storeOf(...objects: KubeObject[]): ObjectStore {
   const store = new ObjectStore();
   for (const o of objects) store.put(o);
@@ -55,7 +55,7 @@ export function b64(s: string): string {
   return Buffer.from(s, 'utf8').toString('base64');
 }
 
-/** A Namespace with the kubernetes.io/metadata.name label the API server adds. */
+/** Builds a Namespace with the kubernetes.io/metadata.name label the API server adds. */
 export function namespace(name: string, labels: Record<string, string> = {}): KubeObject {
   return {
     apiVersion: 'v1',
@@ -163,7 +163,7 @@ export interface RouteOpts extends Meta {
   hostnames?: string[];
 }
 
-/** parentRef to a Gateway (default) or ListenerSet. */
+/** Builds a parentRef to a Gateway (default) or ListenerSet. */
 export function parentRef(name: string, extra: Partial<ParentReference> = {}): ParentReference {
   return { name, ...extra };
 }
@@ -254,7 +254,7 @@ export function endpointSlice(
   };
 }
 
-/** A Service with one port plus one EndpointSlice with the given ready addresses. */
+/** Builds a Service with one port plus one EndpointSlice with the given ready addresses. */
 export function backendService(
   name: string,
   port: number,
@@ -332,7 +332,7 @@ export interface RouteParentView {
   }[];
 }
 
-/** status.parents of a route in a build result (undefined when the build wrote no status). */
+/** Returns status.parents of a route in a build result (undefined when the build wrote no status). */
 export function routeParents(
   statuses: {
     kind: string;
@@ -349,7 +349,7 @@ export function routeParents(
   return s ? (s.status.parents as RouteParentView[]) : undefined;
 }
 
-/** "Type=Status/Reason" summary of conditions, for compact assertions. */
+/** Returns a "Type=Status/Reason" summary of conditions, for compact assertions. */
 export function condSummary(
   conditions: readonly { type: string; status: string; reason: string }[] | undefined,
 ): string[] {

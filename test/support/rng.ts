@@ -1,6 +1,7 @@
 /**
- * A small deterministic PRNG (mulberry32) for seeded property and sequence tests: a failure names
- * its seed, and the same seed replays it.
+ * Returns a small deterministic PRNG (mulberry32) for seeded property and sequence tests.
+ *
+ * A failure names its seed, and the same seed replays it.
  */
 export function rng(seed: number): () => number {
   let a = seed >>> 0;

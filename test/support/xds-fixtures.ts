@@ -164,8 +164,8 @@ export interface FleetSpec {
 }
 
 /**
- * A small fleet: listener http-8080 → route http-8080 → cluster(s) → CLA(s), and listener
- * https-8443 (TLS from secret default/cert) → route https-8443.
+ * Builds the resources of a small fleet: listener http-8080 → route http-8080 → cluster(s) → CLA(s),
+ * and listener https-8443 (TLS from secret default/cert) → route https-8443.
  */
 export function fleetResources(spec: FleetSpec = {}): EnvoyResources {
   const clusters = spec.clusters ?? ['default/app/80'];

@@ -8,9 +8,10 @@ import { parseClusterName } from '../../model/names';
 export const CONNECT_TIMEOUT = { seconds: 5 } as const;
 
 /**
- * ClusterModel → Envoy Cluster (CDS). An EDS cluster fed over ADS, named like the model
- * (`ns/service/port`, also the EDS service name). Pure in the cluster node, so memoized by it.
+ * Translates a ClusterModel to an Envoy Cluster (CDS): an EDS cluster fed over ADS, named like the
+ * model (`ns/service/port`, also the EDS service name).
  *
+ * Pure in the cluster node, so memoized by it.
  * - lb_policy is left at its default, ROUND_ROBIN.
  * - The panic threshold is 0: Envoy otherwise sends traffic to every endpoint, ready or not, once
  *   fewer than half are healthy, which would route to Pods Kubernetes reports as not ready.
@@ -38,8 +39,10 @@ export const translateCluster = memoByNode((model: ClusterModel): Cluster => {
 });
 
 /**
- * An ExternalName Service: Envoy resolves the DNS name itself (STRICT_DNS) and connects on the
- * Service port, as kube-proxy's CNAME would. The port is the last segment of the cluster name.
+ * Builds the Cluster of an ExternalName Service: Envoy resolves the DNS name itself (STRICT_DNS) and
+ * connects on the Service port, as kube-proxy's CNAME would.
+ *
+ * The port is the last segment of the cluster name.
  */
 function externalNameCluster(model: ClusterModel, host: string): Cluster {
   // Every cluster name comes from clusterName (src/model/names.ts), so the parse succeeds.

@@ -44,17 +44,21 @@ export const ExtensionNames = {
 
 /**
  * Packs a message as a nested google.protobuf.Any in the `{ '@type', ...fields }` form that
- * protobufjs (src/envoy/protos.ts) understands. The type parameter is the generated type of the
- * inner message; callers pass it explicitly so tsc checks the literal's fields against it.
+ * protobufjs (src/envoy/protos.ts) understands.
+ *
+ * The type parameter is the generated type of the inner message; callers pass it explicitly so tsc
+ * checks the literal's fields against it.
  */
 export function typed<T extends object>(typeUrl: string, message: T): AnyExtension {
   return { '@type': typeUrl, ...message } as AnyExtension;
 }
 
 /**
- * Enum values, as numbers. encodeMessage() (src/envoy/protos.ts) runs protobufjs verify(), which
- * accepts enum fields only as numbers, although the generated types also allow names. Every value
- * is checked against the loaded protos in test/envoy/resources.test.ts.
+ * Lists the Envoy enum values Convoy uses, as numbers.
+ *
+ * encodeMessage() (src/envoy/protos.ts) runs protobufjs verify(), which accepts enum fields only as
+ * numbers, although the generated types also allow names. Every value is checked against the loaded
+ * protos in test/envoy/resources.test.ts.
  */
 export const Enum = {
   ApiVersion: { V3: 2 },
@@ -68,12 +72,12 @@ export const Enum = {
   ClusterNotFoundResponseCode: { INTERNAL_SERVER_ERROR: 2 },
 } as const;
 
-/** `{ ads: {}, resource_api_version: V3 }`: fetch the resource over the ADS stream. */
+/** Returns the config source `{ ads: {}, resource_api_version: V3 }`: fetch the resource over ADS. */
 export function adsConfigSource(): ConfigSource {
   return { ads: {}, resource_api_version: Enum.ApiVersion.V3 };
 }
 
-/** Milliseconds → google.protobuf.Duration, without zero fields (0 → `{}`, i.e. 0s). */
+/** Converts milliseconds to a google.protobuf.Duration, without zero fields (0 → `{}`, i.e. 0s). */
 export function durationMs(ms: number): Duration {
   const whole = Math.max(0, Math.floor(ms));
   const seconds = Math.floor(whole / 1000);
@@ -90,9 +94,10 @@ export function escapeRegex(literal: string): string {
 }
 
 /**
- * A memo keyed by model node identity (WeakMap), for pure per-node translations. The model is
- * immutable plain data (src/model/fleet.ts), so an unchanged node that the builder reuses across
- * rebuilds translates once; callers must not mutate what a memoized function returns.
+ * Returns `fn` memoized by model node identity (WeakMap), for pure per-node translations.
+ *
+ * The model is immutable plain data (src/model/fleet.ts), so an unchanged node that the builder
+ * reuses across rebuilds translates once; callers must not mutate what a memoized function returns.
  * `variant` distinguishes inputs outside the node (e.g. the owning listener's stat prefix).
  */
 export function memoByNode<K extends object, V>(

@@ -16,7 +16,7 @@ import { Enum, ExtensionNames, ExtensionTypeUrl, adsConfigSource, memoByNode, ty
 import { activeBackends } from './routes';
 
 /**
- * PortModel → Envoy Listener (LDS).
+ * Translates PortModels to Envoy Listeners (LDS).
  *
  * Shape:
  * - HTTP port: one filter chain, no match, an HTTP connection manager (HCM) on RDS `http-<port>`.
@@ -37,6 +37,7 @@ import { activeBackends } from './routes';
  * Chains are memoized per FilterChainModel node (and the listener's stat prefix).
  */
 
+/** Holds the options of listener translation. */
 export interface ListenerOptions {
   /** Address every listener binds; `0.0.0.0` in production, `127.0.0.1` in tests. */
   bindAddress: string;
@@ -62,9 +63,10 @@ const TLS_INSPECTOR: ListenerFilter = {
 };
 
 /**
- * The HTTP connection manager of a plain or TLS-terminating HTTP chain. codec_type is left at its
- * default, AUTO. `stat_prefix` is the listener name: every HCM of one port shares one set of
- * `http.<listener>.*` stats instead of one set per hostname.
+ * Builds the HTTP connection manager of a plain or TLS-terminating HTTP chain.
+ *
+ * codec_type is left at its default, AUTO. `stat_prefix` is the listener name: every HCM of one
+ * port shares one set of `http.<listener>.*` stats instead of one set per hostname.
  */
 export function httpConnectionManager(statPrefix: string, routeConfigName: string): Filter {
   const hcm: HttpConnectionManager = {
@@ -83,7 +85,7 @@ export function httpConnectionManager(statPrefix: string, routeConfigName: strin
   };
 }
 
-/** tcp_proxy to one cluster, or to weighted clusters; undefined when no backend has weight > 0. */
+/** Builds a tcp_proxy to one cluster, or to weighted clusters; undefined when no backend has weight > 0. */
 export function tcpProxy(statPrefix: string, backends: WeightedCluster[]): Filter | undefined {
   const active = activeBackends(backends);
   if (active.length === 0) return undefined;
@@ -97,7 +99,7 @@ export function tcpProxy(statPrefix: string, backends: WeightedCluster[]): Filte
   return { name: ExtensionNames.TcpProxy, typed_config: typed<TcpProxy>(ExtensionTypeUrl.TcpProxy, proxy) };
 }
 
-/** A terminal network filter that closes the connection: direct_response with no payload. */
+/** Returns a terminal network filter that closes the connection: direct_response with no payload. */
 export function rejectFilter(): Filter {
   return {
     name: ExtensionNames.NetworkDirectResponse,
@@ -105,7 +107,7 @@ export function rejectFilter(): Filter {
   };
 }
 
-/** DownstreamTlsContext presenting the named SDS certificates, fetched over ADS. */
+/** Builds a DownstreamTlsContext presenting the named SDS certificates, fetched over ADS. */
 export function downstreamTls(secretNames: string[], alpn: boolean): TransportSocket {
   const ctx: DownstreamTlsContext = {
     common_tls_context: {
@@ -123,8 +125,10 @@ export function downstreamTls(secretNames: string[], alpn: boolean): TransportSo
 }
 
 /**
- * One TLS-port filter chain. `serverNames` is normally `fc.serverNames`; the listener passes a
- * reduced list only when it had to drop names another chain already claimed.
+ * Builds one TLS-port filter chain.
+ *
+ * `serverNames` is normally `fc.serverNames`; the listener passes a reduced list only when it had to
+ * drop names another chain already claimed.
  */
 export function buildTlsFilterChain(
   fc: FilterChainModel,
@@ -164,7 +168,7 @@ const memoTlsFilterChain = memoByNode((fc: FilterChainModel, statPrefix: string)
   buildTlsFilterChain(fc, statPrefix, fc.serverNames),
 );
 
-/** The plain-HTTP chain. On a port that also has TLS chains it takes the non-TLS connections. */
+/** Builds the plain-HTTP chain; on a port that also has TLS chains it takes the non-TLS connections. */
 function httpFilterChain(port: PortModel, alongsideTls: boolean): FilterChain {
   const http = port.http!;
   const chain: FilterChain = { filters: [httpConnectionManager(port.name, http.routeConfigName)] };
@@ -173,10 +177,11 @@ function httpFilterChain(port: PortModel, alongsideTls: boolean): FilterChain {
 }
 
 /**
+ * Returns the server names each chain of a port keeps, or undefined for a dropped chain.
+ *
  * Envoy rejects a listener in which two chains have the same match or the same name. The model
  * builder should never produce that; if it does, the first chain keeps the contested server name
  * (or the catch-all), later chains lose it, and a chain left with nothing to match is dropped.
- * Returns the server names each chain keeps, or undefined for a dropped chain.
  */
 export function assignServerNames(chains: FilterChainModel[]): (string[] | undefined)[] {
   const claimed = new Set<string>();
@@ -204,7 +209,9 @@ export function assignServerNames(chains: FilterChainModel[]): (string[] | undef
 }
 
 /**
- * PortModel → Listener; undefined for a port with nothing to serve (Envoy rejects empty listeners).
+ * Translates a PortModel to a Listener; undefined for a port with nothing to serve (Envoy rejects
+ * empty listeners).
+ *
  * Memoized per PortModel node and bind address, like the chains: an unchanged port gives the very
  * same Listener object, so the xDS cache skips re-encoding it.
  */
@@ -216,6 +223,7 @@ const memoListener = memoByNode(
   (port: PortModel, bindAddress: string): Listener | null => buildListener(port, bindAddress) ?? null,
 );
 
+/** Builds the Listener of a port: its HTTP chain first, then its TLS chains; undefined when it has none. */
 function buildListener(port: PortModel, bindAddress: string): Listener | undefined {
   const chains: FilterChain[] = [];
   const serverNames = assignServerNames(port.filterChains);

@@ -22,7 +22,7 @@ import type {
 import { Enum, durationMs, escapeRegex, memoByNode } from './common';
 
 /**
- * Model virtual hosts and routes → Envoy RouteConfiguration (RDS).
+ * Translates model virtual hosts and routes to Envoy RouteConfigurations (RDS).
  *
  * One RouteConfiguration per plain-HTTP port (named after the listener) and one per HTTPS filter
  * chain (`https-8443/<hostname>`). An HTTPS chain's configuration holds only that chain's virtual
@@ -48,7 +48,7 @@ export type PathMatch =
 const NO_BACKEND_STATUS = 500;
 
 /**
- * Gateway API path match → Envoy path specifier.
+ * Translates a Gateway API path match to an Envoy path specifier:
  * - no path: PathPrefix "/" (the Gateway API default).
  * - PathPrefix is element-wise: "/foo" matches "/foo" and "/foo/bar", not "/foobar"; a trailing
  *   "/" is ignored. That is Envoy's `path_separated_prefix`, which must not end in "/" and must not
@@ -69,16 +69,19 @@ export function translatePathMatch(path: RouteMatchModel['path']): PathMatch {
   }
 }
 
+/** Returns `value` without its trailing slashes ("/" becomes ""). */
 function trimTrailingSlashes(value: string): string {
   let end = value.length;
   while (end > 0 && value.charCodeAt(end - 1) === 47 /* '/' */) end--;
   return value.slice(0, end);
 }
 
+/** Translates an Exact or RegularExpression value match to an Envoy StringMatcher. */
 function stringMatcher(m: StringMatchModel): StringMatcher {
   return m.type === 'Exact' ? { exact: m.value } : { safe_regex: { regex: m.value } };
 }
 
+/** Translates a route match: path, headers (and method as `:method`), query parameters, gRPC only. */
 export function translateRouteMatch(match: RouteMatchModel): RouteMatch {
   const out: RouteMatch = { ...translatePathMatch(match.path) };
   const headers: HeaderMatcher[] = [];
@@ -98,14 +101,17 @@ export function translateRouteMatch(match: RouteMatchModel): RouteMatch {
   return out;
 }
 
-/**
- * How a Gateway API path modifier applies to a matched request: ReplaceFullPath replaces the whole
- * path; ReplacePrefixMatch replaces the matched PathPrefix, element-wise, so the result never gets
- * a doubled or missing "/". Returns the RouteAction/RedirectAction rewrite fields.
- */
+/** The RouteAction/RedirectAction fields a path modifier sets. */
 export type PathRewrite =
   { prefix_rewrite: string } | { regex_rewrite: RegexMatchAndSubstitute } | { path_redirect: string };
 
+/**
+ * Translates a Gateway API path modifier to the rewrite fields of a RouteAction (or, with
+ * `forRedirect`, a RedirectAction); undefined when it changes nothing.
+ *
+ * ReplaceFullPath replaces the whole path; ReplacePrefixMatch replaces the matched PathPrefix,
+ * element-wise, so the result never gets a doubled or missing "/".
+ */
 export function translatePathModifier(
   modifier: { type: 'ReplaceFullPath' | 'ReplacePrefixMatch'; value: string },
   matchPath: RouteMatchModel['path'],
@@ -135,28 +141,35 @@ export function translatePathModifier(
   return { regex_rewrite: { pattern: { regex: '^' + escapeRegex(prefix) + '/*' }, substitution: '/' } };
 }
 
-/** RE2 substitution strings treat "\" specially (\1 …); a literal path must escape it. */
+/**
+ * Returns a literal path escaped for an RE2 substitution string.
+ *
+ * RE2 substitution strings treat "\" specially (\1 …), so a literal "\" is doubled.
+ */
 function escapeSubstitution(value: string): string {
   return value.replace(/\\/g, '\\\\');
 }
 
-/** Backends with weight 0 get no traffic and are dropped. */
+/** Returns the backends with a positive weight (weight 0 gets no traffic). */
 export function activeBackends(backends: WeightedCluster[]): WeightedCluster[] {
   return backends.filter((b) => b.weight > 0);
 }
 
 /**
- * Stands in for invalid backendRefs in weighted_clusters. It can never name a real cluster (those
- * are `ns/service/port`, and ':' is not valid in a Kubernetes name), so Envoy answers that share of
- * requests with the route's cluster_not_found_response_code, 500.
+ * Names the cluster that stands in for invalid backendRefs in weighted_clusters.
+ *
+ * It can never name a real cluster (those are `ns/service/port`, and ':' is not valid in a
+ * Kubernetes name), so Envoy answers that share of requests with the route's
+ * cluster_not_found_response_code, 500.
  */
 export const INVALID_BACKEND_CLUSTER = 'convoy:invalid-backend';
 
 /**
- * Forwarding target: one cluster → `cluster`; several → `weighted_clusters` (Envoy sums the
- * weights; `total_weight` is deprecated). `invalidWeight` (the share of invalid backendRefs) becomes
- * a weighted entry for INVALID_BACKEND_CLUSTER answered with 500. Undefined when no valid backend
- * has a positive weight: the whole rule is then a direct 500.
+ * Returns the forwarding target of a rule: one cluster → `cluster`; several → `weighted_clusters`;
+ * undefined when no valid backend has a positive weight (the whole rule is then a direct 500).
+ *
+ * Envoy sums the weights (`total_weight` is deprecated). `invalidWeight` (the share of invalid
+ * backendRefs) becomes a weighted entry for INVALID_BACKEND_CLUSTER, answered with 500.
  */
 export function translateBackends(
   backends: WeightedCluster[],
@@ -174,7 +187,7 @@ export function translateBackends(
   };
 }
 
-/** Gateway API redirect status → Envoy RedirectResponseCode (301 is the proto default, omitted). */
+/** Translates a Gateway API redirect status to an Envoy RedirectResponseCode; undefined for 301 (default). */
 export function redirectResponseCode(statusCode: number): RedirectAction['response_code'] | undefined {
   switch (statusCode) {
     case 301:
@@ -191,6 +204,7 @@ export function redirectResponseCode(statusCode: number): RedirectAction['respon
   }
 }
 
+/** Translates a redirect action: scheme, host, port, path and status code. */
 export function translateRedirect(
   action: Extract<RouteActionModel, { kind: 'redirect' }>,
   matchPath: RouteMatchModel['path'],
@@ -205,6 +219,10 @@ export function translateRedirect(
   return out;
 }
 
+/**
+ * Translates a forward action to a RouteAction: backends, rewrites, timeouts and mirrors; undefined
+ * when no backend can take traffic.
+ */
 function translateForward(
   action: Extract<RouteActionModel, { kind: 'forward' }>,
   route: RouteModel,
@@ -237,21 +255,24 @@ function translateForward(
   return out;
 }
 
-/** A percentage as a FractionalPercent: whole percents over HUNDRED, else parts per million. */
+/** Converts a percentage to a FractionalPercent: whole percents over HUNDRED, else parts per million. */
 export function mirrorFraction(percent: number): FractionalPercent {
   if (Number.isInteger(percent)) return { numerator: percent }; // HUNDRED is the default denominator
   return { numerator: Math.round(percent * 10_000), denominator: Enum.DenominatorType.MILLION };
 }
 
 /**
+ * Returns whether a route may modify header `name`: not a pseudo-header, not Host.
+ *
  * Envoy refuses to modify pseudo-headers and Host through headers_to_add/remove (the whole
- * RouteConfiguration would be NACKed); such entries are dropped. The model builder should not produce them.
+ * RouteConfiguration would be NACKed); such entries are dropped. The model builder should not
+ * produce them.
  */
 function modifiableHeader(name: string): boolean {
   return !name.startsWith(':') && name.toLowerCase() !== 'host';
 }
 
-/** Header modifier → `*_headers_to_add` / `*_headers_to_remove` (set overwrites, add appends). */
+/** Translates a header modifier to `*_headers_to_add`/`*_headers_to_remove` (set overwrites, add appends). */
 export function translateHeaderModifier(mod: HeaderModifierModel | undefined): {
   add?: HeaderValueOption[];
   remove?: string[];
@@ -277,7 +298,7 @@ export function translateHeaderModifier(mod: HeaderModifierModel | undefined): {
   return out;
 }
 
-/** One model route → one Envoy Route. Pure in the route node. */
+/** Translates one model route to one Envoy Route; pure in the route node, so memoized by it. */
 export const translateRoute = memoByNode((route: RouteModel): Route => {
   const out: Route = { name: route.name, match: translateRouteMatch(route.match) };
   const action = route.action;
@@ -308,13 +329,16 @@ export const translateRoute = memoByNode((route: RouteModel): Route => {
 });
 
 /**
- * One model virtual host → Envoy VirtualHost. A virtual host without routes is kept: it answers 404
- * for its hostname instead of letting those requests fall through to a wildcard or catch-all.
+ * Translates one model virtual host to an Envoy VirtualHost.
+ *
+ * A virtual host without routes is kept: it answers 404 for its hostname instead of letting those
+ * requests fall through to a wildcard or catch-all.
  */
 export const translateVirtualHost = memoByNode((vh: VirtualHostModel): VirtualHost =>
   buildVirtualHost(vh, vh.domains),
 );
 
+/** Builds an Envoy VirtualHost with the given domains and the virtual host's routes. */
 function buildVirtualHost(vh: VirtualHostModel, domains: string[]): VirtualHost {
   const out: VirtualHost = { name: vh.name, domains };
   if (vh.routes.length) out.routes = vh.routes.map((r) => translateRoute(r));
@@ -322,9 +346,11 @@ function buildVirtualHost(vh: VirtualHostModel, domains: string[]): VirtualHost 
 }
 
 /**
- * A RouteConfiguration from virtual hosts in model order. Envoy rejects a configuration in which
- * two virtual hosts share a domain (or a name); should the model ever contain that, the first
- * occurrence wins and later duplicates are dropped, so one bad entry cannot NACK every host.
+ * Builds a RouteConfiguration from virtual hosts in model order.
+ *
+ * Envoy rejects a configuration in which two virtual hosts share a domain (or a name); should the
+ * model ever contain that, the first occurrence wins and later duplicates are dropped, so one bad
+ * entry cannot NACK every host.
  */
 export function buildRouteConfiguration(name: string, virtualHosts: VirtualHostModel[]): RouteConfiguration {
   const seenDomains = new Set<string>();

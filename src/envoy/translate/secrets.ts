@@ -3,8 +3,10 @@ import type { SecretModel } from '../../model/fleet';
 import { memoByNode } from './common';
 
 /**
- * SecretModel → SDS Secret `ns/secretName` with the certificate chain and key inline. Listeners only
- * ever reference it by name, so a rotation updates this resource alone and drains nothing.
+ * Translates a SecretModel to the SDS Secret `ns/secretName`, certificate chain and key inline.
+ *
+ * Listeners only ever reference it by name, so a rotation updates this resource alone and drains
+ * nothing.
  */
 export const translateSecret = memoByNode((model: SecretModel): Secret => ({
   name: model.name,

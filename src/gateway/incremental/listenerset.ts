@@ -1,7 +1,9 @@
 /**
- * The ListenerSet fast path: a ListenerSet created since the last build (with new routes that name
- * only it) added to the state of that build, when it cannot change anything but its own status, its
- * Gateway's, the new routes' and its own filter chains.
+ * Adds a ListenerSet created since the last build (with new routes that name only it) to the state
+ * of that build: the ListenerSet fast path (docs/architecture.md §8).
+ *
+ * It applies only when the set cannot change anything but its own status, its Gateway's, the new
+ * routes' and its own filter chains.
  */
 import type { FilterChainModel, FleetModel } from '../../model/fleet';
 import { deepEqual } from '../../util/deep-equal';
@@ -49,17 +51,20 @@ import { namespacedName, objectKey } from '../../store/objects';
 import { statusKey } from '../../status/types';
 
 /**
- * Adds a ListenerSet created since the state's build (with new HTTPRoutes/GRPCRoutes whose
- * parentRefs all name it; new Secrets are read from the view) when that cannot change anything but
- * its own status, its Gateway's status (attachedListenerSets), the new routes' statuses and its
- * own filter chains: its Gateway is accepted and owned, it sorts strictly last in precedence (newer
- * creationTimestamp than every other set of that Gateway), no other route names it, its listeners
- * give no existing listener a new condition (resolveAddedListenerSet), and each of its ready
- * listeners is HTTPS with an exact hostname on a port the fleet already serves by SNI, where no
- * ready listener has no hostname or one that covers it (so no other chain's hostname isolation
- * changes). Returns the patched FleetModel (undefined when nothing is served differently), every
- * status (the new ones appended), and the new state (`state` itself is left as it is); or undefined
- * when a full build is needed. `memo` must be the one the state's build used.
+ * Adds a ListenerSet created since the state's build to that state and returns the patched fleet,
+ * every status and the new state, or undefined when a full build is needed.
+ *
+ * The set may come with new HTTPRoutes/GRPCRoutes whose parentRefs all name it; new Secrets are
+ * read from the view. It is added only when that cannot change anything but its own status, its
+ * Gateway's status (attachedListenerSets), the new routes' statuses and its own filter chains: its
+ * Gateway is accepted and owned, it sorts strictly last in precedence (newer creationTimestamp than
+ * every other set of that Gateway), no other route names it, its listeners give no existing
+ * listener a new condition (resolveAddedListenerSet), and each of its ready listeners is HTTPS with
+ * an exact hostname on a port the fleet already serves by SNI, where no ready listener has no
+ * hostname or one that covers it (so no other chain's hostname isolation changes). Returns the
+ * patched FleetModel (undefined when nothing is served differently), every status (the new ones
+ * appended), and the new state (`state` itself is left as it is); or undefined when a full build is
+ * needed. `memo` must be the one the state's build used.
  */
 export function addListenerSet(
   view: StoreView,
@@ -237,7 +242,7 @@ export function addListenerSet(
   return { fleet, statuses, state: next };
 }
 
-/** `sorted` (by name) with `item` inserted at its place: a new array. */
+/** Returns a new array: `sorted` (by name) with `item` inserted at its place. */
 function sortedWith<T extends { name: string }>(sorted: readonly T[], item: T): T[] {
   let lo = 0;
   let hi = sorted.length;
@@ -250,13 +255,15 @@ function sortedWith<T extends { name: string }>(sorted: readonly T[], item: T): 
 }
 
 /**
- * Resolves `ls` as resolveGateway would, a ListenerSet that sorts last in precedence among the
- * sets of the accepted Gateway `g` (g as resolved without it): its ResolvedListenerSet, including
- * whether g admits it. Its listeners are checked against the claims detectConflicts would hold when it
- * reaches them (every listener of the Gateway's own, and the non-conflicted ones of admitted sets,
- * which are exactly g.listeners), so existing outcomes cannot change. Returns undefined when the
- * Gateway is not accepted or when adding the set would give an existing listener an
- * OverlappingTLSConfig condition it did not have: a full build is needed then.
+ * Resolves `ls` as resolveGateway would and returns its ResolvedListenerSet (including whether `g`
+ * admits it), or undefined when a full build is needed.
+ *
+ * `ls` sorts last in precedence among the sets of the accepted Gateway `g` (g as resolved without
+ * it). Its listeners are checked against the claims detectConflicts would hold when it reaches them
+ * (every listener of the Gateway's own, and the non-conflicted ones of admitted sets, which are
+ * exactly g.listeners), so existing outcomes cannot change. Returns undefined when the Gateway is
+ * not accepted or when adding the set would give an existing listener an OverlappingTLSConfig
+ * condition it did not have: a full build is needed then.
  */
 export function resolveAddedListenerSet(
   view: StoreView,

@@ -1,7 +1,9 @@
 /**
- * The route fast path: edits of existing HTTPRoutes/GRPCRoutes applied to the state of the last
- * build, when they cannot change anything but the routes' statuses and the virtual hosts of the
- * listeners they are attached to.
+ * Applies edits of existing HTTPRoutes/GRPCRoutes to the state of the last build: the route fast
+ * path (docs/architecture.md §8).
+ *
+ * It applies only when the edits cannot change anything but the routes' statuses and the virtual
+ * hosts of the listeners they are attached to.
  */
 import type { FleetModel, VirtualHostModel } from '../../model/fleet';
 import { deepEqual } from '../../util/deep-equal';
@@ -36,17 +38,19 @@ export interface RouteEdit {
 }
 
 /**
- * Applies edits of existing HTTPRoutes/GRPCRoutes to the state of the last build, when they
- * cannot change anything but the routes' own statuses and the virtual hosts of the listeners
- * they are attached to: same kind, parentRefs, hostnames and creation time (hence the same
- * precedence), a valid rule before and after, and attachment (listeners and hostnames per
- * listener, computed by the same attachRoute as a full build) unchanged, so attachedRoutes and
- * every Gateway/ListenerSet status stay as they are. Returns the rebuilt FleetModels of the
- * Gateways those listeners belong to (assembled by the same buildFleet as a full build, whose
- * memo reuses every untouched virtual-host list), every status with the routes' ones replaced, and
- * the new state (`state` itself is left as it is); or undefined when a full build is needed.
- * Everything except the routes must be as the state's build saw it, and `memo` the one that build
- * used.
+ * Applies edits of existing HTTPRoutes/GRPCRoutes to the state of the last build and returns the
+ * rebuilt fleets, every status and the new state, or undefined when a full build is needed.
+ *
+ * The edits are applied only when they cannot change anything but the routes' own statuses and the
+ * virtual hosts of the listeners they are attached to: same kind, parentRefs, hostnames and
+ * creation time (hence the same precedence), a valid rule before and after, and attachment
+ * (listeners and hostnames per listener, computed by the same attachRoute as a full build)
+ * unchanged, so attachedRoutes and every Gateway/ListenerSet status stay as they are. Returns the
+ * rebuilt FleetModels of the Gateways those listeners belong to (assembled by the same buildFleet
+ * as a full build, whose memo reuses every untouched virtual-host list), every status with the
+ * routes' ones replaced, and the new state (`state` itself is left as it is); or undefined when a
+ * full build is needed. Everything except the routes must be as the state's build saw it, and
+ * `memo` the one that build used.
  */
 export function updateRoutes(
   view: StoreView,
@@ -123,15 +127,17 @@ export function updateRoutes(
 }
 
 /**
- * `previous` (this Gateway's last FleetModel, as buildFleet or this function made it) with the
- * route configurations of the given listeners recomputed exactly as buildFleet computes them (same
- * groups, claims and virtual-host memo), every other port and chain kept as is. Only valid when
- * the listeners and attachment of every other listener are those `previous` was built from, and the
- * routes attached to `listeners` changed only as `replaced` (old → new CompiledRoute) says.
- * Clusters are kept when they provably cannot differ from buildFleet's: each recomputed route
- * configuration names the same clusters and uses the same routes (modulo `replaced`) as before, and
- * every replaced route has the same ClusterRefs; otherwise (or when anything is not where it
- * should be) returns undefined and the caller runs buildFleet.
+ * Returns `previous` (this Gateway's last FleetModel, as buildFleet or this function made it) with
+ * the route configurations of the given listeners recomputed, or undefined when buildFleet must run.
+ *
+ * The route configurations are recomputed exactly as buildFleet computes them (same groups, claims
+ * and virtual-host memo), every other port and chain kept as is. Only valid when the listeners and
+ * attachment of every other listener are those `previous` was built from, and the routes attached
+ * to `listeners` changed only as `replaced` (old → new CompiledRoute) says. Clusters are kept when
+ * they provably cannot differ from buildFleet's: each recomputed route configuration names the same
+ * clusters and uses the same routes (modulo `replaced`) as before, and every replaced route has the
+ * same ClusterRefs; otherwise (or when anything is not where it should be) returns undefined and
+ * the caller runs buildFleet.
  */
 function patchFleet(
   memo: BuildMemo,
@@ -219,6 +225,7 @@ function patchFleet(
   return { ...previous, ports };
 }
 
+/** Returns whether two arrays hold the same items, ignoring order and repeats. */
 function sameSet<T>(a: readonly T[], b: readonly T[]): boolean {
   const sa = new Set(a);
   const sb = new Set(b);
@@ -227,6 +234,7 @@ function sameSet<T>(a: readonly T[], b: readonly T[]): boolean {
   return true;
 }
 
+/** Returns whether two attachments name the same listeners with equal hostname lists. */
 function sameAttachment(a: Map<string, string[]>, b: Map<string, string[]>): boolean {
   if (a.size !== b.size) return false;
   for (const [qn, hostnames] of a) {

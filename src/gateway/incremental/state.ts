@@ -1,7 +1,7 @@
 /**
- * What a full build keeps so that the fast paths (routes.ts, listenerset.ts) can apply a change
- * without a full build: the resolved Gateways, the compiled routes and their attachment, and every
- * status with an index by object.
+ * Defines what a full build keeps so that the fast paths (routes.ts, listenerset.ts) can apply a
+ * change without a full build: the resolved Gateways, the compiled routes and their attachment, and
+ * every status with an index by object.
  */
 import type { ObjectStatus } from '../../status/types';
 import type { KubeObject } from '../../store/objects';
@@ -16,10 +16,12 @@ import type { LayeredMap, LayeredSet } from '../../util/layered-map';
 import { namespacedName } from '../../store/objects';
 
 /**
- * What a full build knew, kept so that a change can be applied without a full build (updateRoutes,
- * addListenerSet). A state is never changed: each fast path returns a new one that shares every
- * index it did not touch with its predecessor (LayeredMap, copy-on-write arrays), so a caller may
- * keep an old state, and a fast path that gives up (returns undefined) leaves nothing half done.
+ * Holds what a full build knew, so that a change can be applied without a full build (updateRoutes,
+ * addListenerSet).
+ *
+ * A state is never changed: each fast path returns a new one that shares every index it did not
+ * touch with its predecessor (LayeredMap, copy-on-write arrays), so a caller may keep an old state,
+ * and a fast path that gives up (returns undefined) leaves nothing half done.
  */
 export interface BuildState {
   readonly gateways: readonly ResolvedGateway[];

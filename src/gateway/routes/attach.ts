@@ -1,5 +1,5 @@
 /**
- * Route attachment (docs/gateway-api.md §10): which listeners each parentRef of a route
+ * Attaches routes to listeners (docs/gateway-api.md §10): which listeners each parentRef of a route
  * reaches, the per-parentRef Accepted/ResolvedRefs conditions, and attachedRoutes counts.
  *
  * - A Gateway parentRef reaches only the Gateway's own listeners; a ListenerSet parentRef only that
@@ -32,8 +32,7 @@ export interface ParentTarget {
   accepted: boolean;
 }
 
-/** Returns the key of a route parent in indexParents' map: `kind/namespace/name`. */
-
+/** Returns whether listener `l` belongs to `owner` (the same Gateway or ListenerSet). */
 function ownedBy(l: ResolvedListener, owner: ListenerOwner): boolean {
   return l.owner.kind === owner.kind && l.owner.namespace === owner.namespace && l.owner.name === owner.name;
 }
@@ -87,12 +86,14 @@ interface ParentOutcome {
   listeners: { listener: ResolvedListener; hostnames: string[] }[];
 }
 
+/** Returns whether a listener's supportedKinds include Gateway API route kind `kind`. */
 function kindAllowed(l: ResolvedListener, kind: string): boolean {
   return l.supportedKinds.some(
     (k) => (k.group || GATEWAY_API_GROUP) === GATEWAY_API_GROUP && k.kind === kind,
   );
 }
 
+/** Returns whether a listener's allowedRoutes.namespaces admits routes from `routeNamespace`. */
 function namespaceAllowed(view: StoreView, l: ResolvedListener, routeNamespace: string): boolean {
   switch (l.allowedNamespaces.from) {
     case 'All':
@@ -109,6 +110,7 @@ function namespaceAllowed(view: StoreView, l: ResolvedListener, routeNamespace: 
   }
 }
 
+/** Returns a parent as `Kind namespace/name` for condition messages. */
 function describeParent(t: ParentTarget): string {
   return `${t.kind} ${t.namespace}/${t.name}`;
 }
@@ -170,11 +172,12 @@ export function evaluateParentRef(
   return { accepted: true, reason: Reason.Accepted, message: 'Route is accepted', listeners: matched };
 }
 
+/** Returns a parentRef's group and kind with the defaults (Gateway API group, Gateway) applied. */
 function normalizedParentKind(ref: ParentReference): { group: string; kind: string } {
   return { group: ref.group === undefined ? GATEWAY_API_GROUP : ref.group, kind: ref.kind ?? 'Gateway' };
 }
 
-/** The parent a parentRef names, if Convoy owns it (else no status entry is written for it). */
+/** Returns the parent a parentRef names if Convoy owns it; undefined means no status entry for it. */
 export function targetOf(
   parents: ReadonlyMap<string, ParentTarget>,
   ref: ParentReference,
@@ -188,6 +191,7 @@ export function targetOf(
 
 /**
  * Attaches every route to the listeners its parentRefs reach and computes route statuses.
+ *
  * `routes` must be sorted (compareRouteIds) so attachment lists come out in a stable order.
  */
 export function attachRoutes(
@@ -217,7 +221,7 @@ export function attachRoutes(
   return { attached, counts, statuses };
 }
 
-/** Where one route attaches and its status; what attachRoutes computes for each route. */
+/** Holds where one route attaches and its status: what attachRoutes computes for each route. */
 export interface RouteAttachment {
   /** Listener qualifiedName → the route's hostnames on it (merged over its parentRefs). */
   listeners: Map<string, string[]>;
@@ -225,12 +229,12 @@ export interface RouteAttachment {
   status: ObjectStatus | undefined;
 }
 
-/** True when the route has a valid rule (or no rules): otherwise it attaches nowhere. */
+/** Returns whether the route has a valid rule (or no rules); a route without one attaches nowhere. */
 export function hasValidRules(route: CompiledRoute): boolean {
   return route.ruleCount === 0 || route.ruleProblems.length < route.ruleCount;
 }
 
-/** Attaches one route: independent of every other route. */
+/** Attaches one route and returns its listeners and status; the result depends on no other route. */
 export function attachRoute(
   view: StoreView,
   opts: BuildOptions,
@@ -275,10 +279,15 @@ export function attachRoute(
   };
 }
 
+/** Returns the condition message of a route whose every rule was dropped. */
 function allRulesMessage(route: CompiledRoute): string {
   return `no valid rule: ${route.ruleProblems.map((p) => p.message).join('; ')}`;
 }
 
+/**
+ * Returns the conditions of one route parent status: Accepted, ResolvedRefs, and PartiallyInvalid
+ * when an accepted route dropped rules.
+ */
 function routeConditions(route: CompiledRoute, outcome: ParentOutcome, opts: BuildOptions): Condition[] {
   const gen = route.object.metadata.generation;
   const conditions: Condition[] = [

@@ -54,6 +54,10 @@ interface RuleContext {
 // ------------------------------------------------------------------------------------------------
 // Filters
 
+/**
+ * Compiles a RequestHeaderModifier or ResponseHeaderModifier filter; undefined when it changes
+ * nothing. Drops the rule on an invalid name or value, or on a header Envoy will not modify.
+ */
 function compileHeaderFilter(f: HTTPHeaderFilter | undefined, what: string): HeaderModifierModel | undefined {
   if (!f || typeof f !== 'object') fail(`${what} filter without configuration`);
   const pairs = (list: { name: string; value: string }[] | undefined) => {
@@ -86,6 +90,10 @@ function compileHeaderFilter(f: HTTPHeaderFilter | undefined, what: string): Hea
   return set.length || add.length || remove.length ? model : undefined;
 }
 
+/**
+ * Compiles a URLRewrite or RequestRedirect path modifier. Drops the rule on an invalid value, or on
+ * ReplacePrefixMatch in a rule with a match that is not a PathPrefix.
+ */
 function compilePathModifier(
   p: HTTPPathModifier | undefined,
   matches: CompiledMatch[],
@@ -112,6 +120,10 @@ function compilePathModifier(
   fail(`${what}: unsupported path modifier type ${String(p.type)}`);
 }
 
+/**
+ * Returns the share of requests a RequestMirror filter mirrors, in percent; undefined means all.
+ * Drops the rule on an out-of-range percent or fraction.
+ */
 function mirrorPercent(f: {
   percent?: number;
   fraction?: { numerator: number; denominator?: number };
@@ -134,6 +146,10 @@ function mirrorPercent(f: {
   return undefined;
 }
 
+/**
+ * Resolves a backendRef of the rule and records the result in `ctx` (its cluster, or its problem);
+ * returns the cluster, or undefined when the ref is unusable.
+ */
 function resolveInto(ctx: RuleContext, ref: BackendObjectReference): ClusterRef | undefined {
   const r = resolveBackendRef(
     ctx.view,
@@ -167,6 +183,7 @@ const SINGLE_USE_FILTERS = new Set([
   'URLRewrite',
 ]);
 
+/** Compiles a rule's filters into header modifiers, redirect, rewrite and mirrors. */
 function compileFilters(
   ctx: RuleContext,
   filters: HTTPRouteFilter[],
@@ -264,6 +281,10 @@ function compileFilters(
 // ------------------------------------------------------------------------------------------------
 // Backends
 
+/**
+ * Compiles a rule's backendRefs into weighted clusters (sorted by name, weights of one cluster
+ * summed), with the total weight and the weight of the refs that did not resolve.
+ */
 function compileBackends(
   ctx: RuleContext,
   refs: HTTPBackendRef[],
@@ -291,6 +312,10 @@ function compileBackends(
   return { backends, invalidWeight, totalWeight };
 }
 
+/**
+ * Returns a rule's request and backendRequest timeouts in milliseconds. Drops the rule on an
+ * invalid duration or a backendRequest timeout longer than the request timeout.
+ */
 function timeoutsOf(t: HTTPRouteTimeouts | undefined): { timeoutMs?: number; perTryTimeoutMs?: number } {
   const out: { timeoutMs?: number; perTryTimeoutMs?: number } = {};
   if (!t) return out;
@@ -320,6 +345,10 @@ interface GenericRule {
   timeouts?: HTTPRouteTimeouts;
 }
 
+/**
+ * Compiles the rules of an HTTPRoute or GRPCRoute into route entries; a rule that fails a check is
+ * dropped with its problem, and references are kept only for the rules that are kept.
+ */
 function compileRoute(
   view: StoreView,
   obj: KubeObject,
@@ -395,6 +424,7 @@ function compileRoute(
   };
 }
 
+/** Returns a route's spec.hostnames, leaving out anything that is not a non-empty string. */
 function hostnamesOf(spec: { hostnames?: string[] } | undefined): string[] {
   return arr(spec?.hostnames).filter((h): h is string => typeof h === 'string' && h !== '');
 }

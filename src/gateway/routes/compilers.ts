@@ -1,6 +1,6 @@
 /**
- * The compiler of each route kind, and the compilation of every route that names a parent Convoy
- * owns (memoized per route object, see memo.ts).
+ * Holds the compiler of each route kind, and compiles every route that names a parent Convoy owns
+ * (memoized per route object, see memo.ts).
  */
 import type { KubeObject } from '../../store/objects';
 import { objectNamespace } from '../../store/objects';
@@ -15,7 +15,7 @@ import { compileTLSRoute } from './tls';
 import type { CompiledRoute, RouteKind } from './types';
 import { ROUTE_KINDS } from './types';
 
-/** The compiler of each route kind Convoy serves. */
+/** Maps each route kind Convoy serves to its compiler. */
 export const ROUTE_COMPILERS: Record<
   RouteKind,
   (view: StoreView, obj: KubeObject, policy: BackendPolicy) => CompiledRoute

@@ -7,7 +7,7 @@ const DURATION = /^([0-9]{1,5}(h|m|s|ms)){1,4}$/;
 const PART = /([0-9]{1,5})(ms|h|m|s)/g;
 const UNIT_MS: Record<string, number> = { h: 3_600_000, m: 60_000, s: 1_000, ms: 1 };
 
-/** Milliseconds, or undefined when the string is not a valid Gateway API duration. */
+/** Returns a Gateway API duration in milliseconds, or undefined when the string is not valid. */
 export function parseDuration(value: string): number | undefined {
   if (typeof value !== 'string' || !DURATION.test(value)) return undefined;
   let total = 0;

@@ -3,6 +3,7 @@ import { namespacedName, objectKey, objectNamespace } from '../../store/objects'
 import type { RouteIdentity, RouteKind } from './types';
 import { compareStrings } from '../../util/compare';
 
+/** Returns the identity of a route object: kind, namespace, name, key, generation, creation time. */
 export function routeIdentity(kind: RouteKind, obj: KubeObject): RouteIdentity {
   const namespace = objectNamespace(obj);
   return {
@@ -15,7 +16,7 @@ export function routeIdentity(kind: RouteKind, obj: KubeObject): RouteIdentity {
   };
 }
 
-/** Route order for conflicts: oldest first, then namespace/name, then kind. */
+/** Orders routes for conflicts: oldest first, then namespace/name, then kind. */
 export function compareRouteIds(a: RouteIdentity, b: RouteIdentity): number {
   return (
     compareStrings(a.created, b.created) ||
@@ -24,7 +25,11 @@ export function compareRouteIds(a: RouteIdentity, b: RouteIdentity): number {
   );
 }
 
-/** RFC 3339 timestamps compare as strings once normalised to UTC with second precision. */
+/**
+ * Returns a creationTimestamp normalised to ISO-8601 UTC ('' when absent, as is when unparseable).
+ *
+ * RFC 3339 timestamps compare as strings once normalised this way.
+ */
 function timeKey(ts: string): string {
   if (!ts) return '';
   const ms = Date.parse(ts);

@@ -1,6 +1,6 @@
 /**
- * HTTPRoute and GRPCRoute matches compiled to RouteMatchModels, with the keys that order them by
- * Gateway API precedence.
+ * Compiles HTTPRoute and GRPCRoute matches to RouteMatchModels, with the keys that order them by
+ * Gateway API precedence (docs/gateway-api.md §12).
  */
 import type { RouteMatchModel, StringMatchModel } from '../../model/fleet';
 import type { GRPCRouteMatch, HTTPRouteMatch } from '../api';
@@ -46,6 +46,10 @@ export function isSupportedRegex(value: string): boolean {
   }
 }
 
+/**
+ * Compiles header or query parameter matches, sorted by name; of matches with the same name
+ * (case-insensitive for headers) the first wins.
+ */
 function compileStringMatches(
   list: { type?: string; name: string; value: string }[] | undefined,
   what: 'header' | 'query parameter',
@@ -70,7 +74,11 @@ function compileStringMatches(
   return out.sort(byName);
 }
 
-/** `/abc/` and `/abc` are the same prefix (element-wise); `/` stays `/`. */
+/**
+ * Returns a path prefix without its trailing slash; `/` stays `/`.
+ *
+ * `/abc/` and `/abc` are the same prefix (prefixes match element-wise).
+ */
 function normalizePrefix(value: string): string {
   let v = value;
   while (v.length > 1 && v.endsWith('/')) v = v.slice(0, -1);
@@ -123,12 +131,13 @@ export function compileHTTPMatch(m: HTTPRouteMatch | undefined): CompiledMatch {
 
 const GRPC_NAME = /^[A-Za-z0-9_.]+$/;
 
+/** Returns `s` with every regex metacharacter (and `/`) escaped. */
 function escapeRegex(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
 }
 
 /**
- * A GRPCRoute method match becomes a path match on `/service/method`:
+ * Compiles one GRPCRoute match into a path match on `/service/method` with its precedence keys:
  *  - Exact with both: exact path; service only: prefix `/service`; method only: regex;
  *  - RegularExpression: regex `/<service or [^/]+>/<method or [^/]+>`.
  * GRPCRoute precedence is "longest service, then longest method, then most headers" whatever the

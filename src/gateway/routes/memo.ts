@@ -1,5 +1,5 @@
 /**
- * Memoized route compilation.
+ * Memoizes route compilation.
  *
  * Compiling a route is a pure function of the route object, of the policy, and of what the compiler
  * reads through the view (the Services its backendRefs name, ReferenceGrants for cross-namespace
@@ -37,6 +37,7 @@ interface Memo {
   result: CompiledRoute;
 }
 
+/** Wraps a view and records each `get` and `list` with what it returned. */
 class RecordingView implements StoreView {
   readonly reads: Read[] = [];
   constructor(private readonly inner: StoreView) {}
@@ -54,6 +55,7 @@ class RecordingView implements StoreView {
   }
 }
 
+/** Returns a string that is equal for equal policies (keys sorted). */
 function policyKey(policy: BackendPolicy): string {
   return JSON.stringify([
     policy.externalNameServices === true,
@@ -62,6 +64,7 @@ function policyKey(policy: BackendPolicy): string {
   ]);
 }
 
+/** Returns whether every recorded read gives the very same object(s) in `view`. */
 function unchanged(view: StoreView, reads: readonly Read[]): boolean {
   for (const r of reads) {
     if (r.name !== undefined) {
@@ -76,7 +79,7 @@ function unchanged(view: StoreView, reads: readonly Read[]): boolean {
   return true;
 }
 
-/** The last compilation of each route object, with what it read (see the file comment). */
+/** Remembers the last compilation of each route object, with what it read (see the file comment). */
 export class CompiledRouteMemo {
   private readonly byRoute = new WeakMap<KubeObject, Memo>();
 

@@ -48,7 +48,7 @@ export function checkHostname(value: unknown, what: string): void {
   if (!ok) fail(`${what}: invalid hostname ${JSON.stringify(value)}`);
 }
 
-/** `v` when it is an array, else an empty array (specs are not trusted to be well formed). */
+/** Returns `v` when it is an array, else an empty array (specs are not trusted to be well formed). */
 export function arr<T>(v: T[] | undefined | null): T[] {
   return Array.isArray(v) ? v : [];
 }

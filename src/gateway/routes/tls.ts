@@ -1,7 +1,9 @@
 /**
- * TLSRoute: SNI hostnames and one rule of weighted backends for tcp_proxy. Invalid backends are
- * left out (their share of connections cannot be rejected proportionally by tcp_proxy); with no
- * valid backend of positive weight the chain rejects every connection (empty tcpBackends).
+ * Compiles TLSRoutes: SNI hostnames and one rule of weighted backends for tcp_proxy.
+ *
+ * Invalid backends are left out (their share of connections cannot be rejected proportionally by
+ * tcp_proxy); with no valid backend of positive weight the chain rejects every connection (empty
+ * tcpBackends).
  */
 import type { StoreView } from '../resolved';
 import type { KubeObject } from '../../store/objects';
@@ -15,6 +17,7 @@ import { compareStrings } from '../../util/compare';
 
 const MAX_WEIGHT = 1_000_000;
 
+/** Compiles a TLSRoute: its hostnames and weighted backends, with the problems that decide its status. */
 export function compileTLSRoute(view: StoreView, obj: KubeObject, policy: BackendPolicy = {}): CompiledRoute {
   const id = routeIdentity('TLSRoute', obj);
   const spec = (obj.spec ?? {}) as TLSRouteSpec;

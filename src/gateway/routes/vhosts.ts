@@ -1,6 +1,8 @@
 /**
- * Virtual hosts for one RouteConfiguration, with listener isolation (GatewayHTTPListenerIsolation):
- * a request is served only by the routes of the most specific listener matching its host. A
+ * Builds the virtual hosts of one RouteConfiguration, with listener isolation
+ * (GatewayHTTPListenerIsolation, docs/gateway-api.md §12).
+ *
+ * A request is served only by the routes of the most specific listener matching its host. A
  * hostname a route gets through a broad listener is dropped when a more specific sibling listener
  * on the same port covers it, and each virtual host only gathers routes of the listener owning it.
  *
@@ -15,13 +17,16 @@ import type { AttachedRoute, CompiledRoute, RouteEntry } from './types';
 
 export const CATCH_ALL = '*';
 
+/** Returns whether a hostname is a wildcard (`*.…`). */
 function isWildcard(h: string): boolean {
   return h.startsWith('*.');
 }
 
 /**
- * Whether every host matched by `h` is also matched by `pattern`. `pattern` undefined, '' or '*'
- * matches everything; `*.a.b` matches names and wildcards strictly under `.a.b`.
+ * Returns whether every host matched by `h` is also matched by `pattern`.
+ *
+ * `pattern` undefined, '' or '*' matches everything; `*.a.b` matches names and wildcards strictly
+ * under `.a.b`.
  */
 export function hostnameCovers(pattern: string | undefined, h: string): boolean {
   if (pattern === undefined || pattern === '' || pattern === CATCH_ALL) return true;
@@ -35,8 +40,9 @@ export function hostnameCovers(pattern: string | undefined, h: string): boolean 
 }
 
 /**
- * Specificity of a listener or route hostname for choosing between matches: exact names beat
- * wildcards, longer wildcards beat shorter ones, no hostname (or '*') comes last.
+ * Returns the specificity of a listener or route hostname, for choosing between matches.
+ *
+ * Exact names beat wildcards, longer wildcards beat shorter ones, no hostname (or '*') comes last.
  */
 export function hostnameSpecificity(h: string | undefined): number {
   if (h === undefined || h === '' || h === CATCH_ALL) return 0;
@@ -50,9 +56,11 @@ export interface ListenerRoutes {
 }
 
 /**
- * The hostnames of the ready listeners sharing a port, indexed so that "is this hostname claimed by
- * a more specific sibling listener?" costs a few map lookups instead of a scan of all siblings.
- * Build it once per port and share it between that port's route configurations.
+ * Indexes the hostnames of the ready listeners sharing a port.
+ *
+ * "Is this hostname claimed by a more specific sibling listener?" then costs a few map lookups
+ * instead of a scan of all siblings. Build it once per port and share it between that port's route
+ * configurations.
  */
 export class ListenerClaims {
   private readonly byHostname = new Map<string, { qualifiedName: string; specificity: number }[]>();
@@ -68,7 +76,7 @@ export class ListenerClaims {
     }
   }
 
-  /** True when a sibling other than `listener`, more specific than it, covers hostname `h`. */
+  /** Returns whether a sibling other than `listener`, more specific than it, covers hostname `h`. */
   claimedElsewhere(listener: ResolvedListener, h: string): boolean {
     const own = hostnameSpecificity(listener.hostname);
     for (const key of coveringHostnames(h)) {
@@ -80,7 +88,7 @@ export class ListenerClaims {
   }
 }
 
-/** Hostnames each attached route keeps on its listener after isolation against its siblings. */
+/** Returns the hostnames each attached route keeps on its listener after isolation against its siblings. */
 export function isolateHostnames(group: ListenerRoutes[], claims: ListenerClaims): ListenerRoutes[] {
   return group.map(({ listener, routes }) => {
     const kept: AttachedRoute[] = [];
@@ -92,6 +100,10 @@ export function isolateHostnames(group: ListenerRoutes[], claims: ListenerClaims
   });
 }
 
+/**
+ * Orders route entries by match precedence: exact path, then regex, then longest prefix; method;
+ * most headers; most query params; then oldest route, rule and match order.
+ */
 export function compareEntries(a: RouteEntry, ra: CompiledRoute, b: RouteEntry, rb: CompiledRoute): number {
   const pa = a.precedence;
   const pb = b.precedence;
@@ -108,8 +120,8 @@ export function compareEntries(a: RouteEntry, ra: CompiledRoute, b: RouteEntry, 
 }
 
 /**
- * The route hostnames that can cover `h`: `h` itself, every wildcard over one of its parent domains
- * (`*.b.c` and `*.c` for `a.b.c`), and the catch-all.
+ * Returns the route hostnames that can cover `h`: `h` itself, every wildcard over one of its parent
+ * domains (`*.b.c` and `*.c` for `a.b.c`), and the catch-all.
  */
 export function coveringHostnames(h: string): string[] {
   if (h === CATCH_ALL) return [CATCH_ALL];
@@ -124,8 +136,9 @@ export function coveringHostnames(h: string): string[] {
 }
 
 /**
- * Builds the virtual hosts of one RouteConfiguration from the listeners sharing it. `claims` indexes
- * all ready listeners competing for the same requests (same port), for isolation.
+ * Builds the virtual hosts of one RouteConfiguration from the listeners sharing it.
+ *
+ * `claims` indexes all ready listeners competing for the same requests (same port), for isolation.
  * Cost is linear in the number of (route, hostname) pairs: each virtual host looks up only the
  * route hostnames that can cover it.
  */
@@ -133,7 +146,7 @@ export function buildVirtualHosts(group: ListenerRoutes[], claims: ListenerClaim
   return virtualHostsOf(isolateHostnames(group, claims));
 }
 
-/** The virtual hosts of already isolated listener routes (see buildVirtualHosts). */
+/** Returns the virtual hosts of already isolated listener routes (see buildVirtualHosts). */
 export function virtualHostsOf(isolated: ListenerRoutes[]): VirtualHostModel[] {
   // Owner of each virtual host: the most specific listener producing it.
   const owners = new Map<string, ListenerRoutes>();
