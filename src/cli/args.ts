@@ -27,6 +27,8 @@ export interface OptionSpec {
   /** For strings: the accepted values. */
   choices?: readonly string[];
   required?: boolean;
+  /** For strings: may be given several times; parsed as a list (empty when absent). */
+  multiple?: boolean;
 }
 
 export interface CommandSpec<O extends Record<string, OptionSpec>> {
@@ -43,11 +45,13 @@ export interface CommandSpec<O extends Record<string, OptionSpec>> {
 export type ParsedOptions<O extends Record<string, OptionSpec>> = {
   [K in keyof O]: O[K]['type'] extends 'boolean'
     ? boolean
-    : O[K]['required'] extends true
-      ? string
-      : O[K]['default'] extends string
+    : O[K]['multiple'] extends true
+      ? string[]
+      : O[K]['required'] extends true
         ? string
-        : string | undefined;
+        : O[K]['default'] extends string
+          ? string
+          : string | undefined;
 };
 
 export interface Parsed<O extends Record<string, OptionSpec>> {
@@ -75,7 +79,7 @@ export function formatHelp<O extends Record<string, OptionSpec>>(spec: CommandSp
   const entries = Object.entries({ ...spec.options, help: HELP });
   const heads = entries.map(([name, o]) => {
     const flag = `${o.short ? `-${o.short}, ` : '    '}--${name}`;
-    return o.type === 'string' ? `${flag} ${o.valueName ?? 'VALUE'}` : flag;
+    return o.type === 'string' ? `${flag} ${o.valueName ?? 'VALUE'}${o.multiple ? ' ...' : ''}` : flag;
   });
   const width = Math.max(...heads.map((h) => h.length));
   entries.forEach(([, o], i) => {
@@ -99,11 +103,15 @@ export function parseCommand<O extends Record<string, OptionSpec>>(
   argv: string[],
   out: (text: string) => void = (t) => process.stdout.write(t),
 ): Parsed<O> | undefined {
-  const options: Record<string, { type: 'string' | 'boolean'; short?: string }> = {
+  const options: Record<string, { type: 'string' | 'boolean'; short?: string; multiple?: boolean }> = {
     help: { type: 'boolean', short: 'h' },
   };
   for (const [name, o] of Object.entries(spec.options)) {
-    options[name] = o.short ? { type: o.type, short: o.short } : { type: o.type };
+    options[name] = {
+      type: o.type,
+      ...(o.short ? { short: o.short } : {}),
+      ...(o.multiple ? { multiple: true } : {}),
+    };
   }
   let parsed: ReturnType<typeof parseArgs>;
   try {
@@ -118,11 +126,15 @@ export function parseCommand<O extends Record<string, OptionSpec>>(
   if (!spec.positionals && parsed.positionals.length > 0) {
     throw new UsageError(`unexpected argument ${JSON.stringify(parsed.positionals[0])}`, spec.name);
   }
-  const values: Record<string, string | boolean | undefined> = {};
+  const values: Record<string, string | string[] | boolean | undefined> = {};
   for (const [name, o] of Object.entries(spec.options)) {
-    const v = parsed.values[name] as string | boolean | undefined;
+    const v = parsed.values[name] as string | string[] | boolean | undefined;
     if (o.type === 'boolean') {
       values[name] = v === true;
+      continue;
+    }
+    if (o.multiple) {
+      values[name] = (v as string[] | undefined) ?? [];
       continue;
     }
     const s = (v as string | undefined) ?? o.default;

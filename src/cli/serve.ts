@@ -1,5 +1,4 @@
 import { tuneGarbageCollection } from '../runtime/gc-tuning';
-import * as fs from 'node:fs';
 import { parseArgs } from 'node:util';
 import { createLogger } from '../observability/logger';
 import { ConvoyMetrics } from '../observability/metrics';
@@ -11,6 +10,7 @@ import { Controller } from '../controller/controller';
 import { StatusView } from '../status/view';
 import type { StatusSink } from '../status/types';
 import { FileProvider } from '../providers/files/provider';
+import { XDS_SECURITY_OPTIONS, XDS_SECURITY_USAGE, setUpXdsSecurity } from './xds-security';
 
 export const DEFAULT_CONTROLLER_NAME = 'convoy.dev/gateway-controller';
 
@@ -30,9 +30,6 @@ Options:
   --xds-address HOST:PORT          ADS gRPC listen address (default 127.0.0.1:18000)
   --admin-address HOST:PORT        /healthz /readyz /metrics /debug/xds /status
                                    (default 127.0.0.1:9090)
-  --xds-tls-cert FILE              Serve xDS over TLS with this certificate
-  --xds-tls-key FILE               ... and key
-  --xds-tls-ca FILE                Require Envoy client certificates signed by this CA
   --envoy-bind-address ADDR        Address Envoy listeners bind to (default 0.0.0.0)
   --gateway-address ADDR           Report ADDR (IP or hostname) in Gateways' status.addresses;
                                    repeatable
@@ -45,7 +42,7 @@ Options:
   --leader-election-name NAME      Lease name (default convoy-leader)
   --log-level LEVEL                trace|debug|info|warn|error (default info)
   -h, --help                       Show this help
-`;
+${XDS_SECURITY_USAGE}`;
 
 export async function serveCommand(argv: string[]): Promise<void> {
   const { values } = parseArgs({
@@ -56,9 +53,6 @@ export async function serveCommand(argv: string[]): Promise<void> {
       'controller-name': { type: 'string', default: DEFAULT_CONTROLLER_NAME },
       'xds-address': { type: 'string', default: '127.0.0.1:18000' },
       'admin-address': { type: 'string', default: '127.0.0.1:9090' },
-      'xds-tls-cert': { type: 'string' },
-      'xds-tls-key': { type: 'string' },
-      'xds-tls-ca': { type: 'string' },
       'envoy-bind-address': { type: 'string', default: '0.0.0.0' },
       'enable-external-name-services': { type: 'boolean', default: false },
       'gateway-address': { type: 'string', multiple: true },
@@ -67,6 +61,8 @@ export async function serveCommand(argv: string[]): Promise<void> {
       'leader-election-name': { type: 'string', default: 'convoy-leader' },
       'log-level': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
+      // xDS security and stream limits (src/cli/xds-security.ts).
+      ...XDS_SECURITY_OPTIONS,
     },
     strict: true,
   });
@@ -83,19 +79,9 @@ export async function serveCommand(argv: string[]): Promise<void> {
   const statusView = new StatusView();
   const sinks: StatusSink[] = [statusView];
 
-  let tls: { cert: Buffer; key: Buffer; ca?: Buffer } | undefined;
-  if (values['xds-tls-cert'] || values['xds-tls-key']) {
-    if (!values['xds-tls-cert'] || !values['xds-tls-key']) {
-      throw new Error('--xds-tls-cert and --xds-tls-key must be given together');
-    }
-    tls = {
-      cert: fs.readFileSync(values['xds-tls-cert']),
-      key: fs.readFileSync(values['xds-tls-key']),
-      ca: values['xds-tls-ca'] ? fs.readFileSync(values['xds-tls-ca']) : undefined,
-    };
-  } else if (values['xds-tls-ca']) {
-    throw new Error('--xds-tls-ca needs --xds-tls-cert and --xds-tls-key');
-  }
+  const xdsAddress = values['xds-address'] ?? '127.0.0.1:18000';
+  // Before anything starts: bad xDS security flags or an unusable CA folder end startup here.
+  const xdsSecurity = await setUpXdsSecurity(values, { logger, xdsAddress });
 
   const stoppers: (() => Promise<void> | void)[] = [];
   let providerProblems: () => unknown = () => [];
@@ -137,9 +123,17 @@ export async function serveCommand(argv: string[]): Promise<void> {
   controller.start();
   stoppers.unshift(() => controller.stop());
 
-  const ads = new AdsServer({ cache, logger, metrics, tls });
-  const xdsPort = await ads.listen(values['xds-address'] ?? '127.0.0.1:18000');
+  const ads = new AdsServer({
+    cache,
+    logger,
+    metrics,
+    tlsFiles: xdsSecurity.tlsFiles,
+    limits: xdsSecurity.limits,
+    unknownFleetTimeoutMs: xdsSecurity.unknownFleetTimeoutMs,
+  });
+  const xdsPort = await ads.listen(xdsAddress);
   stoppers.unshift(() => ads.stop(5000));
+  stoppers.push(() => xdsSecurity.stop());
 
   const admin = new AdminServer({
     address: values['admin-address'] ?? '127.0.0.1:9090',
