@@ -26,7 +26,7 @@ import type { Backend, EchoResponse } from './harness';
 /**
  * Issue 10 rows 1, 2 and 10 with real processes: `convoy serve` with its default mTLS, a real
  * Envoy holding Gateway A's client certificate, and ADS clients trying to read Gateway B's keys
- * (docs/security.md, "xDS").
+ * (docs/security.md §2).
  */
 
 const A = 'team-a/web';

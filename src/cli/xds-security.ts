@@ -7,7 +7,7 @@ import type { TlsFiles } from '../xds/tls-credentials';
 import { formatDuration, parseDuration } from '../util/duration';
 
 /**
- * `convoy serve`'s xDS security flags and what they turn into (docs/security.md, "xDS"): mTLS by
+ * `convoy serve`'s xDS security flags and what they turn into (docs/security.md §2): mTLS by
  * default with Convoy's own CA kept in a folder (created if missing, certificates renewed while
  * serving), mTLS with files managed elsewhere (--xds-tls-*), or plaintext only when asked for by
  * name. Also the stream limits of the ADS server.
@@ -36,7 +36,7 @@ xDS security (mTLS by default; docs/security.md):
                                    serving certificate and every DIR/gateways/NS/NAME client
                                    certificate are renewed while serving (convoy certgen makes
                                    the same layout). Default: ${defaultCertsDir()}
-                                   (\$XDG_STATE_HOME/convoy/xds-pki)
+                                   ($XDG_STATE_HOME/convoy/xds-pki)
   --xds-server-name NAME           Extra DNS name or IP for the serving certificate (repeatable;
                                    localhost, 127.0.0.1 and ::1 are always in it)
   --xds-tls-cert FILE              Serve with this certificate instead of --xds-certs-dir ...
@@ -146,6 +146,7 @@ export async function setUpXdsSecurity(
     throw new Error(
       `xDS certificates in ${certs.root}: ${(err as Error).message}. Choose a writable folder with --xds-certs-dir, ` +
         'give files with --xds-tls-cert/--xds-tls-key/--xds-tls-ca, or (unsafe) --insecure-plaintext-xds',
+      { cause: err },
     );
   }
 

@@ -20,7 +20,7 @@ export interface HostPort {
 }
 
 /**
- * mTLS to Convoy (docs/security.md, "xDS"). Envoy reads the client certificate and the CA through
+ * mTLS to Convoy (docs/security.md §2). Envoy reads the client certificate and the CA through
  * two SDS files (renderXdsSdsFiles) rather than inline in the bootstrap: Envoy reloads
  * file-based SDS secrets when their folder changes, so a renewed certificate is picked up
  * without a restart.

@@ -79,7 +79,7 @@ export class ConvoyMetrics {
     registers: [this.registry],
   });
 
-  // xDS admission and authorization (docs/security.md): labels are a fixed set of reasons.
+  // xDS admission and authorization (docs/security.md §2): labels are a fixed set of reasons.
   readonly xdsStreamsRefused = new Counter({
     name: 'convoy_xds_streams_refused_total',
     help:

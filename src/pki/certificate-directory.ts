@@ -9,7 +9,7 @@ import { BACKDATE_MS, createCertificateAuthority, issueLeafCertificate } from '.
 import type { PemPair } from './x509-issuer';
 
 /**
- * Convoy's xDS certificate authority kept in a directory (docs/security.md, "xDS"):
+ * Convoy's xDS certificate authority kept in a directory (docs/security.md §2):
  *
  *   DIR/ca/ca.crt, ca.key                        the CA (the key never leaves this folder)
  *   DIR/server/tls.crt, tls.key, ca.crt          Convoy's serving certificate
@@ -409,7 +409,9 @@ export class CertificateDirectory {
         const age = Date.now() - (fs.statSync(lock, { throwIfNoEntry: false })?.mtimeMs ?? Date.now());
         if (age > LOCK_STALE_MS) fs.rmSync(lock, { force: true });
         else if (Date.now() > deadline)
-          throw new Error(`${lock} is held by another process (pid ${readIfExists(lock) ?? '?'})`);
+          throw new Error(`${lock} is held by another process (pid ${readIfExists(lock) ?? '?'})`, {
+            cause: err,
+          });
         else await new Promise((r) => setTimeout(r, 50));
       }
     }

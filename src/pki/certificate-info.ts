@@ -3,7 +3,7 @@ import { X509Certificate } from 'node:crypto';
 /**
  * What Convoy reads from an X.509 certificate (node:crypto parses it): validity, subject
  * alternative names and extended key usage, for the CA directory's renewal decisions and for
- * the xDS server's client identities (docs/security.md).
+ * the xDS server's client identities (docs/security.md §2).
  */
 
 export const EKU_SERVER_AUTH = '1.3.6.1.5.5.7.3.1';

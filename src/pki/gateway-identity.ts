@@ -1,6 +1,6 @@
 /**
  * The identity a client certificate carries to say which Gateways' Envoys may use it
- * (docs/security.md, "xDS"): one URI SAN `spiffe://convoy/gateway/NAMESPACE/NAME` per Gateway.
+ * (docs/security.md §2): one URI SAN `spiffe://convoy/gateway/NAMESPACE/NAME` per Gateway.
  * The fleet key of a Gateway is `NAMESPACE/NAME`, the node.cluster its Envoys send.
  */
 

@@ -5,7 +5,7 @@ import * as x509 from '@peculiar/x509';
 import { KeyObject, createPrivateKey, randomBytes, webcrypto } from 'node:crypto';
 
 /**
- * Issues X.509 certificates for Convoy's xDS PKI (docs/security.md): a self-signed CA and leaf
+ * Issues X.509 certificates for Convoy's xDS PKI (docs/security.md §2): a self-signed CA and leaf
  * certificates it signs, all with ECDSA P-256 keys and SHA-256 signatures. node:crypto can make
  * keys and sign bytes but cannot build certificates; @peculiar/x509 builds them on WebCrypto.
  */

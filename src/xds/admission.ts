@@ -1,5 +1,5 @@
 /**
- * Admission control for ADS streams (docs/security.md, "xDS"): a cap on open streams in total
+ * Admission control for ADS streams (docs/security.md §2): a cap on open streams in total
  * and per client address, so one client (or a crowd of idle ones) cannot hold the server's
  * memory. Pure bookkeeping; the server refuses with RESOURCE_EXHAUSTED when a slot is denied.
  */

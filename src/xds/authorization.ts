@@ -4,8 +4,8 @@ import { EKU_CLIENT_AUTH, parseSubjectAltName } from '../pki/certificate-info';
 import { fleetOfIdentityUri } from '../pki/gateway-identity';
 
 /**
- * Who is on the other end of an ADS stream, and which fleets it may receive (docs/security.md,
- * "xDS"). A fleet holds its Gateways' TLS private keys, so a stream may only ever be attached to
+ * Who is on the other end of an ADS stream, and which fleets it may receive (docs/security.md
+ * §2). A fleet holds its Gateways' TLS private keys, so a stream may only ever be attached to
  * a fleet its identity names.
  */
 

@@ -49,7 +49,7 @@ export interface StreamContext {
   readonly budget: SendBudget;
   /** Maps a node to its fleet; undefined refuses the stream. */
   fleetOf(node: NodeInfo): string | undefined;
-  /** Whether the stream's identity may receive `fleet` (docs/security.md); undefined: it may. */
+  /** Whether the stream's identity may receive `fleet` (docs/security.md §2); undefined: it may. */
   authorize(stream: AdsStream, node: NodeInfo, fleet: string): Refusal | undefined;
   attach(stream: AdsStream): void;
   detach(stream: AdsStream): void;
@@ -294,7 +294,7 @@ export abstract class AdsStream implements BudgetWaiter {
           'invalid_request',
         );
       }
-      // Nothing of a fleet is sent before this check passed (docs/security.md).
+      // Nothing of a fleet is sent before this check passed (docs/security.md §2).
       const refusal = this.ctx.authorize(this, node, fleet);
       if (refusal) return this.fail(refusal.code, refusal.details, refusal.reason);
       this.node = node;

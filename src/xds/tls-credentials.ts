@@ -8,7 +8,7 @@ import { pemCertificates } from '../pki/certificate-info';
 /**
  * The ADS server's TLS credentials, replaceable while it runs: Convoy's serving certificate and
  * the CA bundle that client certificates must chain to are reloaded from their files when they
- * change (docs/security.md, "xDS"), so a rotation needs no restart. New connections use the new
+ * change (docs/security.md §2), so a rotation needs no restart. New connections use the new
  * material; open streams keep the session they have.
  */
 
@@ -68,20 +68,20 @@ export function loadTlsMaterial(files: TlsFiles): TlsMaterial {
   try {
     leaf = new X509Certificate(cert);
   } catch (err) {
-    throw new Error(`${files.certFile}: not a PEM certificate (${(err as Error).message})`);
+    throw new Error(`${files.certFile}: not a PEM certificate (${(err as Error).message})`, { cause: err });
   }
   let matches: boolean;
   try {
     matches = leaf.checkPrivateKey(createPrivateKey(key));
   } catch (err) {
-    throw new Error(`${files.keyFile}: not a PEM private key (${(err as Error).message})`);
+    throw new Error(`${files.keyFile}: not a PEM private key (${(err as Error).message})`, { cause: err });
   }
   if (!matches) throw new Error(`${files.keyFile} is not the key of ${files.certFile}`);
   let cas: X509Certificate[];
   try {
     cas = pemCertificates(ca.toString('utf8'));
   } catch (err) {
-    throw new Error(`${files.caFile}: unreadable CA bundle (${(err as Error).message})`);
+    throw new Error(`${files.caFile}: unreadable CA bundle (${(err as Error).message})`, { cause: err });
   }
   if (cas.length === 0) throw new Error(`${files.caFile}: no certificate in the CA bundle`);
   return { cert, key, ca };

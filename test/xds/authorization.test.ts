@@ -15,7 +15,7 @@ import { Harness, sleep } from './harness';
 
 /**
  * The ADS server over mTLS with certificates from Convoy's own CA (CertificateDirectory):
- * a client certificate names the Gateways whose fleets it may receive (docs/security.md).
+ * a client certificate names the Gateways whose fleets it may receive (docs/security.md §2).
  */
 
 const A = 'team-a/web';
