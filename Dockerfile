@@ -28,6 +28,12 @@ COPY --from=build /src/node_modules node_modules
 COPY --from=build /src/dist/src dist/src
 COPY --from=build /src/protos protos
 RUN ln -s /app/dist/src/cli/main.js /usr/local/bin/convoy
+# The default xDS certificate folder (convoy serve --xds-certs-dir, convoy certgen), owned by the
+# runtime user so empty named volumes mounted on its sub-folders start writable by it
+# (docker-compose.yml); the CA's folder is private.
+ENV XDG_STATE_HOME=/var/lib
+RUN mkdir -p /var/lib/convoy/xds-pki/ca /var/lib/convoy/xds-pki/server /var/lib/convoy/xds-pki/gateways \
+  && chmod 0700 /var/lib/convoy/xds-pki/ca && chown -R 10001:10001 /var/lib/convoy
 # A fixed numeric non-root user (deploy/ sets runAsUser: 10001 to match).
 USER 10001:10001
 EXPOSE 18000 9090

@@ -7,7 +7,8 @@ import { stringify } from 'yaml';
 import { XdsCache } from '../src/xds/cache';
 import { AdsServer } from '../src/xds/server';
 import type { XdsDebugState } from '../src/xds/debug-state';
-import { buildBootstrap } from '../src/envoy/bootstrap';
+import { buildBootstrap, renderXdsSdsFiles } from '../src/envoy/bootstrap';
+import type { BootstrapOptions, BootstrapTlsOptions } from '../src/envoy/bootstrap';
 import { ConvoyMetrics } from '../src/observability/metrics';
 import { silentLogger } from '../src/observability/logger';
 import {
@@ -27,9 +28,10 @@ import type { Backend, CaFiles, CertFiles, EchoResponse } from './harness';
 
 /**
  * mTLS between Envoy and Convoy with bootstraps from `convoy bootstrap --xds-tls-*`: a CA, a
- * server certificate for the ADS server and client certificates for Envoy, made with openssl.
- * An Envoy with the right client certificate gets config; one without a certificate, or with a
- * certificate from another CA, never gets a stream.
+ * server certificate for the ADS server and client certificates for Envoy, made with openssl
+ * (the client certificate names the Gateway: spiffe://convoy/gateway/NS/NAME). An Envoy with
+ * the right client certificate gets config; one without a certificate, or with a certificate
+ * from another CA, never gets a stream.
  */
 
 const FLEET = 'tls/gw';
@@ -55,7 +57,11 @@ describe('mTLS between Envoy and the ADS server', () => {
       ipAddresses: ['127.0.0.1'],
       usage: 'server',
     });
-    client = issueCert(ca, { name: 'envoy-client', usage: 'client' });
+    client = issueCert(ca, {
+      name: 'envoy-client',
+      usage: 'client',
+      uris: [`spiffe://convoy/gateway/${FLEET}`],
+    });
     backend = await startEchoBackend('tls-backend');
     xdsPort = await freePort();
     listenerPort = await freePort();
@@ -113,6 +119,7 @@ describe('mTLS between Envoy and the ADS server', () => {
   }
 
   test('an Envoy with a client certificate from the CA connects and serves traffic', async () => {
+    const file = path.join(tmp.dir, 'tls-good.yaml');
     const r = childProcess.spawnSync(
       process.execPath,
       [
@@ -133,11 +140,13 @@ describe('mTLS between Envoy and the ADS server', () => {
         client.keyFile,
         '--xds-tls-ca',
         ca.certFile,
+        '--out',
+        file,
       ],
       { encoding: 'utf8' },
     );
     assert.equal(r.status, 0, r.stderr);
-    const envoy = await startEnvoy('tls-good', r.stdout);
+    const envoy = await startEnvoy('tls-good', fs.readFileSync(file, 'utf8'));
     await envoy.waitLive();
     const echo = await waitFor(
       async () => {
@@ -156,7 +165,7 @@ describe('mTLS between Envoy and the ADS server', () => {
 
   /** A TLS bootstrap with the given client certificate (or none), trusting `trust`. */
   function tlsBootstrap(nodeId: string, clientCert: CertFiles | undefined, trust: CaFiles): string {
-    const b = buildBootstrap({
+    const b: BootstrapOptions & { tls: BootstrapTlsOptions } = {
       xdsAddress: `127.0.0.1:${xdsPort}`,
       gateway: FLEET,
       nodeId,
@@ -166,14 +175,19 @@ describe('mTLS between Envoy and the ADS server', () => {
         certFile: clientCert?.certFile ?? client.certFile,
         keyFile: clientCert?.keyFile ?? client.keyFile,
         caFile: trust.certFile,
+        sdsDir: tmp.dir,
+        sdsPrefix: `${nodeId}.`,
       },
-    });
+    };
+    for (const [name, text] of Object.entries(renderXdsSdsFiles(b.tls)))
+      fs.writeFileSync(path.join(tmp.dir, name), text);
+    const bootstrap = buildBootstrap(b);
     if (!clientCert) {
       // Same bootstrap, minus the client certificate.
-      const cluster = (b.static_resources as { clusters: Array<Record<string, any>> }).clusters[0]; // eslint-disable-line @typescript-eslint/no-explicit-any
-      delete cluster.transport_socket.typed_config.common_tls_context.tls_certificates;
+      const cluster = (bootstrap.static_resources as { clusters: Array<Record<string, any>> }).clusters[0]; // eslint-disable-line @typescript-eslint/no-explicit-any
+      delete cluster.transport_socket.typed_config.common_tls_context.tls_certificate_sds_secret_configs;
     }
-    return stringify(b);
+    return stringify(bootstrap);
   }
 
   test('an Envoy without a client certificate cannot connect', async () => {
@@ -285,6 +299,8 @@ describe('operator CLI against a running convoy serve and Envoy', () => {
       'ops-envoy',
       '--admin-address',
       '127.0.0.1:0',
+      '--certs-dir',
+      convoy.certsDir!,
       '--out',
       bootstrap,
     ]);

@@ -71,11 +71,17 @@ class ControlPlane {
   }
 }
 
-/** `convoy bootstrap` through the compiled CLI, as an operator would run it. */
+/**
+ * `convoy bootstrap` through the compiled CLI, as an operator would run it. The ADS server of
+ * these tests is in-process and plaintext (mTLS has its own tests: xds-auth.test.ts), so the
+ * bootstrap asks for plaintext by name.
+ */
 function writeBootstrap(file: string, args: string[]): void {
-  const r = childProcess.spawnSync(process.execPath, [convoyMain(), 'bootstrap', ...args, '--out', file], {
-    encoding: 'utf8',
-  });
+  const r = childProcess.spawnSync(
+    process.execPath,
+    [convoyMain(), 'bootstrap', ...args, '--insecure-plaintext-xds', '--out', file],
+    { encoding: 'utf8' },
+  );
   assert.equal(r.status, 0, `convoy bootstrap failed: ${r.stderr}`);
 }
 

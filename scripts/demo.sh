@@ -23,8 +23,11 @@ trap cleanup EXIT INT TERM
 
 node examples/backend/server.js --name web --port 8081 >"$RUN/backend-web.log" 2>&1 & pids+=($!)
 node examples/backend/server.js --name api --port 8082 >"$RUN/backend-api.log" 2>&1 & pids+=($!)
+# xDS is mTLS by default: Convoy keeps its CA in $RUN/xds-pki (created on first run) and
+# `convoy bootstrap` below gives Envoy a client certificate for Gateway default/demo from it.
 CONVOY_LOG_FORMAT=json node dist/src/cli/main.js serve --from-dir examples --allow-loopback-endpoints --envoy-bind-address 127.0.0.1 \
-  --gateway-address 127.0.0.1 --xds-address 127.0.0.1:18000 --admin-address 127.0.0.1:9090 >"$RUN/convoy.log" 2>&1 & pids+=($!)
+  --gateway-address 127.0.0.1 --xds-address 127.0.0.1:18000 --admin-address 127.0.0.1:9090 \
+  --xds-certs-dir "$RUN/xds-pki" >"$RUN/convoy.log" 2>&1 & pids+=($!)
 
 wait_for() { # description, command...
   local what="$1"; shift
@@ -34,7 +37,7 @@ wait_for() { # description, command...
 wait_for "convoy /readyz" curl -sf http://127.0.0.1:9090/readyz || { tail -20 "$RUN/convoy.log"; exit 1; }
 
 node dist/src/cli/main.js bootstrap --xds-address 127.0.0.1:18000 --gateway default/demo \
-  --admin-address 127.0.0.1:19000 --out "$RUN/envoy.yaml"
+  --admin-address 127.0.0.1:19000 --certs-dir "$RUN/xds-pki" --out "$RUN/envoy.yaml"
 .venv/envoy -c "$RUN/envoy.yaml" --base-id 7345 --concurrency 1 --log-level warn >"$RUN/envoy.log" 2>&1 & pids+=($!)
 wait_for "Envoy on :8080" curl -sf -H 'Host: www.example.com' http://127.0.0.1:8080/ || { tail -20 "$RUN/envoy.log"; exit 1; }
 wait_for "Envoy on :8443" curl -sfk --resolve blue.example.com:8443:127.0.0.1 https://blue.example.com:8443/ \

@@ -1,6 +1,4 @@
-import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { renderBootstrapYaml } from '../../src/envoy/bootstrap';
 import { KubeApiError } from '../../src/kubernetes/client';
 import { RESOURCE_TYPES, objectPath } from '../../src/kubernetes/resources';
 import type { ResourceType } from '../../src/kubernetes/resources';
@@ -126,6 +124,12 @@ export class K8sWorld {
         '127.0.0.1',
         '--leader-election-namespace',
         'convoy-system',
+        // One CA for every replica, as the replicas of a Deployment share one Secret.
+        ...(extraArgs.some(
+          (a) => a === '--insecure-plaintext-xds' || a === '--xds-certs-dir' || a.startsWith('--xds-tls-'),
+        )
+          ? []
+          : ['--xds-certs-dir', path.join(this.dir, 'xds-pki')]),
         ...extraArgs,
       ],
       workDir: path.join(this.dir, name),
@@ -138,15 +142,7 @@ export class K8sWorld {
   /** An Envoy of the fleet of `gateway` (ns/name), connected to one Convoy. */
   async startEnvoy(convoy: ConvoyProcess, gateway: string, name = 'envoy'): Promise<EnvoyProcess> {
     const file = path.join(this.dir, `${name}.yaml`);
-    fs.writeFileSync(
-      file,
-      renderBootstrapYaml({
-        xdsAddress: convoy.xdsAddress,
-        gateway,
-        nodeId: name,
-        adminAddress: '127.0.0.1:0',
-      }),
-    );
+    await convoy.writeEnvoyBootstrap(file, { gateway, nodeId: name, adminAddress: '127.0.0.1:0' });
     const e = await EnvoyProcess.start({
       configPath: file,
       name,

@@ -69,6 +69,8 @@ export interface IssueOptions {
   name: string;
   dnsNames?: string[];
   ipAddresses?: string[];
+  /** URI SANs, e.g. Convoy's Gateway identity spiffe://convoy/gateway/NS/NAME. */
+  uris?: string[];
   /** serverAuth (default), clientAuth, or both. */
   usage?: 'server' | 'client' | 'both';
 }
@@ -83,6 +85,7 @@ export function issueCert(ca: CaFiles, opts: IssueOptions): CertFiles {
   const sans = [
     ...(opts.dnsNames ?? []).map((d) => `DNS:${d}`),
     ...(opts.ipAddresses ?? []).map((i) => `IP:${i}`),
+    ...(opts.uris ?? []).map((u) => `URI:${u}`),
   ];
   const eku = { server: 'serverAuth', client: 'clientAuth', both: 'serverAuth,clientAuth' }[
     opts.usage ?? 'server'

@@ -1,13 +1,17 @@
 import * as childProcess from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { renderBootstrapYaml, renderXdsSdsFiles } from '../../src/envoy/bootstrap';
+import type { BootstrapOptions } from '../../src/envoy/bootstrap';
+import { CertificateDirectory } from '../../src/pki/certificate-directory';
 import { freePort } from './ports';
 import { loopbackRequest, sleep, tailFile, tempDir, waitFor } from './util';
 
 /**
  * `convoy serve` as a child process: the compiled CLI next to this harness (dist-something/src/cli/main.js),
  * on free loopback ports for xDS and admin, logs captured to a file. Restartable with the same
- * ports, so Envoys reconnect to the new process.
+ * ports, so Envoys reconnect to the new process. xDS is mTLS as by default, with the CA in the
+ * process's work folder (--xds-certs-dir); writeEnvoyBootstrap gives an Envoy its certificate.
  */
 
 /** Path of the compiled CLI that belongs to this compiled harness. */
@@ -98,7 +102,49 @@ export class ConvoyProcess {
     return fs.existsSync(this.logFile) ? fs.readFileSync(this.logFile, 'utf8') : '';
   }
 
+  /**
+   * This Convoy's xDS certificate folder, or undefined when its arguments chose other xDS
+   * security (--insecure-plaintext-xds, --xds-tls-*, or their own --xds-certs-dir).
+   */
+  get certsDir(): string | undefined {
+    const own = this.options.args.indexOf('--xds-certs-dir');
+    if (own >= 0) return this.options.args[own + 1];
+    if (this.options.args.some((a) => a === '--insecure-plaintext-xds' || a.startsWith('--xds-tls-')))
+      return undefined;
+    return path.join(this.workDir, 'xds-pki');
+  }
+
+  get plaintext(): boolean {
+    return this.options.args.includes('--insecure-plaintext-xds');
+  }
+
+  /**
+   * Writes an Envoy bootstrap for one Envoy of `gateway` to `file`: with a client certificate
+   * for that Gateway from this Convoy's CA (and the two SDS files beside `file`), or plaintext
+   * when this Convoy serves plaintext. The same output as `convoy bootstrap --certs-dir`.
+   */
+  async writeEnvoyBootstrap(
+    file: string,
+    options: Omit<BootstrapOptions, 'xdsAddress' | 'tls'> & { gateway: string },
+  ): Promise<void> {
+    const bootstrap: BootstrapOptions = { xdsAddress: this.xdsAddress, ...options };
+    if (!this.plaintext) {
+      const dir = this.certsDir;
+      if (!dir)
+        throw new Error('writeEnvoyBootstrap: this Convoy was started with its own --xds-tls-* files');
+      const certs = new CertificateDirectory(dir);
+      await certs.ensureCa({ create: true });
+      const { files } = await certs.ensureGateway(options.gateway);
+      const prefix = `${path.basename(file).replace(/\.ya?ml$/, '')}.`;
+      bootstrap.tls = { ...files, sdsDir: path.dirname(path.resolve(file)), sdsPrefix: prefix };
+      for (const [name, text] of Object.entries(renderXdsSdsFiles(bootstrap.tls)))
+        fs.writeFileSync(path.join(path.dirname(path.resolve(file)), name), text);
+    }
+    fs.writeFileSync(file, renderBootstrapYaml(bootstrap));
+  }
+
   private async spawn(): Promise<void> {
+    const own = this.certsDir;
     const args = [
       convoyMain(),
       'serve',
@@ -107,6 +153,7 @@ export class ConvoyProcess {
       '--admin-address',
       this.adminAddress,
       ...(this.options.allowLoopbackEndpoints === false ? [] : ['--allow-loopback-endpoints']),
+      ...(own && !this.options.args.includes('--xds-certs-dir') ? ['--xds-certs-dir', own] : []),
       ...this.options.args,
     ];
     fs.appendFileSync(this.logFile, `### ${new Date().toISOString()} node ${args.join(' ')}\n`);
@@ -115,7 +162,13 @@ export class ConvoyProcess {
     try {
       child = childProcess.spawn(process.execPath, args, {
         stdio: ['ignore', fd, fd],
-        env: { ...process.env, CONVOY_LOG_FORMAT: 'json', ...(this.options.env ?? {}) },
+        // XDG_STATE_HOME: nothing a test starts writes under the user's home.
+        env: {
+          ...process.env,
+          CONVOY_LOG_FORMAT: 'json',
+          XDG_STATE_HOME: path.join(this.workDir, 'state'),
+          ...(this.options.env ?? {}),
+        },
         uid: this.options.uid,
         gid: this.options.gid,
       });

@@ -40,6 +40,12 @@ log "building $IMAGE and loading it into kind"
 docker build -t "$IMAGE" "$ROOT"
 kind load docker-image "$IMAGE" --name "$CLUSTER"
 
+log "xDS mTLS Secrets (deploy/xds-certs.sh, convoy certgen run in the image)"
+"${KUBECTL[@]}" apply -f "$ROOT/deploy/00-namespace.yaml"
+PKI="$(mktemp -d)"
+CONVOY="docker run --rm --user $(id -u):$(id -g) -v $PKI:$PKI $IMAGE" KUBECTL="${KUBECTL[*]}" \
+  bash "$ROOT/deploy/xds-certs.sh" "$PKI/xds-pki"
+
 log "applying deploy/"
 "${KUBECTL[@]}" apply -f "$ROOT/deploy/"
 "${KUBECTL[@]}" -n convoy-system rollout status deployment/convoy --timeout=180s

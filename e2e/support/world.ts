@@ -1,7 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { stringify } from 'yaml';
-import { renderBootstrapYaml } from '../../src/envoy/bootstrap';
 import {
   ConvoyProcess,
   EnvoyProcess,
@@ -164,15 +163,13 @@ export class World {
   }
 
   async startEnvoy(): Promise<void> {
-    const bootstrap = renderBootstrapYaml({
-      xdsAddress: this.convoy.xdsAddress,
+    const file = path.join(this.dir, `envoy-${this.variant}.yaml`);
+    await this.convoy.writeEnvoyBootstrap(file, {
       gateway: `${GATEWAY.namespace}/${GATEWAY.name}`,
       nodeId: `e2e-${this.variant}`,
       sotw: this.variant === 'sotw',
       adminAddress: '127.0.0.1:0',
     });
-    const file = path.join(this.dir, `envoy-${this.variant}.yaml`);
-    fs.writeFileSync(file, bootstrap);
     this.envoy = await EnvoyProcess.start({ configPath: file, name: `envoy-${this.variant}`, drainTimeS: 5 });
   }
 

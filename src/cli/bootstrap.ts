@@ -1,6 +1,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { DEFAULT_ADMIN_ADDRESS, renderBootstrapYaml } from '../envoy/bootstrap';
+import { DEFAULT_ADMIN_ADDRESS, renderBootstrapYaml, renderXdsSdsFiles } from '../envoy/bootstrap';
+import { CertificateDirectory, defaultCertsDir, writeFileAtomic } from '../pki/certificate-directory';
+import { parseDuration } from '../util/duration';
 import type { BootstrapOptions } from '../envoy/bootstrap';
 import { UsageError, defineCommand, parseCommand } from './args';
 import type { ParsedOptions } from './args';
@@ -38,7 +40,8 @@ export const bootstrapSpec = defineCommand({
     'xds-tls-cert': {
       type: 'string',
       valueName: 'FILE',
-      description: 'Client certificate (PEM) for mTLS to Convoy.',
+      description:
+        'Client certificate (PEM) for mTLS to Convoy, as Envoy will see it (instead of --certs-dir).',
     },
     'xds-tls-key': {
       type: 'string',
@@ -55,14 +58,51 @@ export const bootstrapSpec = defineCommand({
       valueName: 'NAME',
       description: "Name Convoy's certificate must carry (and SNI). Default: the host of --xds-address.",
     },
+    'certs-dir': {
+      type: 'string',
+      valueName: 'DIR',
+      description:
+        "Convoy's xDS certificate folder (convoy certgen): the Gateway's client certificate is taken from " +
+        'DIR/gateways/NS/NAME, issued or renewed there first when DIR has the CA key. ' +
+        `Default: ${defaultCertsDir()} (the default of convoy serve) unless --xds-tls-* is given.`,
+    },
+    'client-validity': {
+      type: 'string',
+      valueName: 'DURATION',
+      description: 'Lifetime of a client certificate issued from --certs-dir. Default: 7d.',
+    },
+    'config-dir': {
+      type: 'string',
+      valueName: 'DIR',
+      description:
+        'With mTLS, two SDS files are written beside --out; DIR is where Envoy will read them when it ' +
+        'differs (e.g. a ConfigMap mounted at /etc/envoy). Default: the folder of --out.',
+    },
+    'insecure-plaintext-xds': {
+      type: 'boolean',
+      description:
+        'Connect without TLS, for a Convoy started with the same flag (anyone reaching it reads every key).',
+    },
   },
   details: `Examples:
-  convoy bootstrap --xds-address convoy.convoy-system:18000 --gateway default/web --out /etc/envoy/bootstrap.yaml
-  envoy -c /etc/envoy/bootstrap.yaml`,
+  convoy bootstrap --xds-address 127.0.0.1:18000 --gateway default/web --out envoy.yaml
+      (client certificate from the default folder, as convoy serve uses it; envoy.yaml plus two SDS files)
+  convoy bootstrap --xds-address convoy-xds.convoy-system.svc:18000 --gateway default/web \\
+      --xds-tls-cert /etc/convoy-xds/tls.crt --xds-tls-key /etc/convoy-xds/tls.key \\
+      --xds-tls-ca /etc/convoy-xds/ca.crt --out bootstrap.yaml --config-dir /etc/envoy
+  envoy -c envoy.yaml`,
 });
 
-/** Turns parsed flags into BootstrapOptions; exported for tests. */
-export function bootstrapOptionsFromFlags(v: ParsedOptions<typeof bootstrapSpec.options>): BootstrapOptions {
+type Flags = ParsedOptions<typeof bootstrapSpec.options>;
+
+/** How the bootstrap's Envoy authenticates to Convoy. */
+export type XdsClientTlsChoice =
+  | { mode: 'plaintext' }
+  | { mode: 'files'; certFile: string; keyFile: string; caFile: string }
+  | { mode: 'certs-dir'; dir: string };
+
+/** Reads the TLS flags; refuses contradictory or incomplete sets. */
+export function xdsClientTlsChoice(v: Flags): XdsClientTlsChoice {
   const tlsFlags = [v['xds-tls-cert'], v['xds-tls-key'], v['xds-tls-ca']];
   const given = tlsFlags.filter((f) => f !== undefined).length;
   if (given !== 0 && given !== 3) {
@@ -71,8 +111,35 @@ export function bootstrapOptionsFromFlags(v: ParsedOptions<typeof bootstrapSpec.
       'bootstrap',
     );
   }
-  if (v['xds-tls-server-name'] !== undefined && given === 0) {
-    throw new UsageError('--xds-tls-server-name needs the --xds-tls-* flags', 'bootstrap');
+  if (v['insecure-plaintext-xds']) {
+    if (given > 0 || v['certs-dir'] !== undefined || v['xds-tls-server-name'] !== undefined) {
+      throw new UsageError('--insecure-plaintext-xds excludes the TLS flags', 'bootstrap');
+    }
+    return { mode: 'plaintext' };
+  }
+  if (given === 3) {
+    if (v['certs-dir'] !== undefined) throw new UsageError('--certs-dir excludes --xds-tls-*', 'bootstrap');
+    // Envoy resolves relative file names against its own working directory; pin them now.
+    return {
+      mode: 'files',
+      certFile: path.resolve(v['xds-tls-cert'] as string),
+      keyFile: path.resolve(v['xds-tls-key'] as string),
+      caFile: path.resolve(v['xds-tls-ca'] as string),
+    };
+  }
+  return { mode: 'certs-dir', dir: path.resolve(v['certs-dir'] ?? defaultCertsDir()) };
+}
+
+/**
+ * Turns parsed flags into BootstrapOptions; exported for tests. `tls` is the resolved client
+ * material (absent: plaintext) and `sdsDir` where Envoy reads the SDS files.
+ */
+export function bootstrapOptionsFromFlags(
+  v: Flags,
+  tls?: { certFile: string; keyFile: string; caFile: string; sdsDir: string; sdsPrefix?: string },
+): BootstrapOptions {
+  if (v['xds-tls-server-name'] !== undefined && !tls) {
+    throw new UsageError('--xds-tls-server-name needs TLS', 'bootstrap');
   }
   const options: BootstrapOptions = {
     xdsAddress: v['xds-address'],
@@ -81,36 +148,92 @@ export function bootstrapOptionsFromFlags(v: ParsedOptions<typeof bootstrapSpec.
     adminAddress: v['admin-address'],
   };
   if (v['node-id'] !== undefined) options.nodeId = v['node-id'];
-  if (given === 3) {
-    // Envoy resolves relative file names against its own working directory; pin them now.
-    options.tls = {
-      certFile: path.resolve(v['xds-tls-cert'] as string),
-      keyFile: path.resolve(v['xds-tls-key'] as string),
-      caFile: path.resolve(v['xds-tls-ca'] as string),
-    };
+  if (tls) {
+    options.tls = { ...tls };
     if (v['xds-tls-server-name'] !== undefined) options.tls.serverName = v['xds-tls-server-name'];
   }
   return options;
 }
 
+/**
+ * The client certificate files of the Gateway in `dir`: issued or renewed from the CA there
+ * when it has the key (creating the CA if the folder is new), else used as they are.
+ */
+async function gatewayCertificate(
+  dir: string,
+  gateway: string,
+  validity: string | undefined,
+): Promise<{ certFile: string; keyFile: string; caFile: string }> {
+  const certs = new CertificateDirectory(dir);
+  let files;
+  try {
+    files = certs.gatewayFiles(gateway);
+  } catch (err) {
+    throw new UsageError((err as Error).message, 'bootstrap');
+  }
+  const hasCa = fs.existsSync(certs.caCertFile) || certs.hasCaKey();
+  if (hasCa && !certs.hasCaKey()) {
+    if (!fs.existsSync(files.certFile)) {
+      throw new Error(`${files.certFile} does not exist and ${dir} has no CA key to issue it`);
+    }
+    return files;
+  }
+  const { created } = await certs.ensureCa({ create: true });
+  if (created) process.stderr.write(`created the xDS CA in ${path.dirname(certs.caCertFile)}\n`);
+  const validityMs = validity === undefined ? undefined : parseDuration(validity, '--client-validity');
+  const r = await certs.ensureGateway(gateway, { validityMs, forceValidity: validityMs !== undefined });
+  if (r.action !== 'current') {
+    process.stderr.write(
+      `${r.action} the client certificate of ${gateway} (${r.reason}) in ${r.files.dir}\n`,
+    );
+  }
+  return r.files;
+}
+
+/** SDS file prefix from the bootstrap file name: envoy.yaml → "envoy.". */
+function sdsPrefixOf(out: string): string {
+  return `${path.basename(out).replace(/\.(ya?ml|json)$/i, '')}.`;
+}
+
 export async function bootstrapCommand(argv: string[]): Promise<void> {
   const parsed = parseCommand(bootstrapSpec, argv);
   if (!parsed) return;
-  const options = bootstrapOptionsFromFlags(parsed.values);
+  const v = parsed.values;
+  const choice = xdsClientTlsChoice(v);
+  const out = v.out === '-' ? undefined : v.out;
+  if (choice.mode !== 'plaintext' && out === undefined) {
+    throw new UsageError(
+      'with mTLS the bootstrap comes with two SDS files: give --out FILE (they are written beside it)',
+      'bootstrap',
+    );
+  }
+  let tls: Parameters<typeof bootstrapOptionsFromFlags>[1];
+  if (choice.mode !== 'plaintext') {
+    const files =
+      choice.mode === 'files'
+        ? choice
+        : await gatewayCertificate(choice.dir, v.gateway, v['client-validity']);
+    const sdsDir = path.resolve(v['config-dir'] ?? path.dirname(path.resolve(out!)));
+    tls = { ...files, sdsDir, sdsPrefix: sdsPrefixOf(out!) };
+  }
+  const options = bootstrapOptionsFromFlags(v, tls);
   let yaml: string;
   try {
     yaml = renderBootstrapYaml(options);
   } catch (err) {
     throw new UsageError((err as Error).message, 'bootstrap');
   }
-  const out = parsed.values.out;
-  if (out === undefined || out === '-') {
+  if (out === undefined) {
     process.stdout.write(yaml);
     return;
   }
-  // Write then rename so an Envoy (or a watcher) never reads a half-written file.
-  const tmp = `${out}.${process.pid}.tmp`;
-  fs.writeFileSync(tmp, yaml, { mode: 0o644 });
-  fs.renameSync(tmp, out);
-  process.stderr.write(`wrote ${out}\n`);
+  // Written then renamed so an Envoy (or a watcher) never reads a half-written file.
+  const outDir = path.dirname(path.resolve(out));
+  if (options.tls) {
+    for (const [name, text] of Object.entries(renderXdsSdsFiles(options.tls))) {
+      writeFileAtomic(path.join(outDir, name), text, 0o644);
+    }
+  }
+  writeFileAtomic(path.resolve(out), yaml, 0o644);
+  process.stderr.write(`wrote ${out}${options.tls ? ' and its two SDS files' : ''}\n`);
 }

@@ -22,6 +22,10 @@ const COMMANDS: Record<string, Subcommand> = {
     summary: 'write an Envoy bootstrap that connects one Envoy of a Gateway fleet to Convoy',
     run: async (argv) => (await import('./bootstrap')).bootstrapCommand(argv),
   },
+  certgen: {
+    summary: "create Convoy's xDS CA, its serving certificate and Gateways' client certificates",
+    run: async (argv) => (await import('./certgen')).certgenCommand(argv),
+  },
   status: {
     summary: 'show the Gateway API conditions Convoy computed, per object, listener and route parent',
     run: async (argv) => (await import('./status')).statusCommand(argv),

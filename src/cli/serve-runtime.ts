@@ -1,4 +1,3 @@
-import * as fs from 'node:fs';
 import { format } from 'node:util';
 import * as grpc from '@grpc/grpc-js';
 import { Controller } from '../controller/controller';
@@ -12,6 +11,8 @@ import { AdminTokenFile } from '../observability/admin-token';
 import type { Logger } from '../observability/logger';
 import type { ConvoyMetrics } from '../observability/metrics';
 import { FileProvider } from '../providers/files/provider';
+import { setUpXdsSecurity } from './xds-security';
+import type { XdsSecurityFlags } from './xds-security';
 import type { FileProviderOptions } from '../providers/files/provider';
 import { tuneGarbageCollection } from '../runtime/gc-tuning';
 import type { StatusSink } from '../status/types';
@@ -36,7 +37,8 @@ export interface ServeOptions {
     | { kubeconfig?: string };
   controllerName: string;
   xdsAddress: string;
-  xdsTls?: { certFile: string; keyFile: string; caFile?: string };
+  /** xDS mTLS (Convoy's CA by default), plaintext only by name, and stream limits (xds-security.ts). */
+  xdsSecurity: XdsSecurityFlags;
   adminAddress: string;
   adminTokenFile?: string;
   healthAddress?: string;
@@ -103,7 +105,6 @@ async function open(
   opened: OpenedParts,
 ): Promise<RunningServe> {
   // Files first: nothing is listening yet when one of them is missing or invalid.
-  const tls = options.xdsTls && readXdsTls(options.xdsTls);
   const token =
     options.adminTokenFile !== undefined
       ? await AdminTokenFile.load(options.adminTokenFile, (message) => logger.warn(message))
@@ -121,7 +122,16 @@ async function open(
   let providerProblems: () => unknown = () => [];
 
   // Ports next, before any watcher or API connection: a port in use fails fast.
-  const ads = new AdsServer({ cache, logger, metrics, tls });
+  const xdsSecurity = await setUpXdsSecurity(options.xdsSecurity, { logger, xdsAddress: options.xdsAddress });
+  opened.add('xDS certificate renewal', () => xdsSecurity.stop());
+  const ads = new AdsServer({
+    cache,
+    logger,
+    metrics,
+    tlsFiles: xdsSecurity.tlsFiles,
+    limits: xdsSecurity.limits,
+    unknownFleetTimeoutMs: xdsSecurity.unknownFleetTimeoutMs,
+  });
   opened.add('xDS server', () => ads.stop(5000));
   const xdsPort = await listening('xDS server', options.xdsAddress, () => ads.listen(options.xdsAddress));
 
@@ -225,22 +235,6 @@ function routeGrpcLogs(logger: Logger): void {
     info: (message?: unknown, ...params: unknown[]) => log.info(text(message, params)),
     debug: (message?: unknown, ...params: unknown[]) => log.debug(text(message, params)),
   });
-}
-
-function readXdsTls(files: NonNullable<ServeOptions['xdsTls']>): { cert: Buffer; key: Buffer; ca?: Buffer } {
-  const read = (file: string, what: string) => {
-    try {
-      return fs.readFileSync(file);
-    } catch (err) {
-      const e = err as NodeJS.ErrnoException;
-      throw new Error(`cannot read ${what} ${file}: ${e.code ?? e.message}`, { cause: err });
-    }
-  };
-  return {
-    cert: read(files.certFile, '--xds-tls-cert'),
-    key: read(files.keyFile, '--xds-tls-key'),
-    ...(files.caFile ? { ca: read(files.caFile, '--xds-tls-ca') } : {}),
-  };
 }
 
 /** Runs `listen`, turning its failure into one line that names the server and the address. */

@@ -6,6 +6,11 @@ import { isLoopbackHost } from '../util/address-class';
 import { UsageError, defineCommand, parseCommand } from './args';
 import type { ParsedOptions } from './args';
 import { startServing, waitForShutdownSignal } from './serve-runtime';
+import {
+  DEFAULT_MAX_STREAMS,
+  DEFAULT_MAX_STREAMS_PER_PEER,
+  DEFAULT_UNKNOWN_FLEET_TIMEOUT,
+} from './xds-security';
 import type { ServeOptions } from './serve-runtime';
 
 /**
@@ -73,16 +78,54 @@ export const serveSpec = defineCommand({
       description: 'ADS gRPC listen address.',
       default: '127.0.0.1:18000',
     },
+    'xds-certs-dir': {
+      type: 'string',
+      valueName: 'DIR',
+      description:
+        "Convoy's xDS CA and certificates, created if missing; the serving certificate and every DIR/gateways/NS/NAME client certificate are renewed while serving (convoy certgen makes the same layout). Default: $XDG_STATE_HOME/convoy/xds-pki.",
+    },
+    'xds-server-name': {
+      type: 'string',
+      valueName: 'NAME',
+      multiple: true,
+      description:
+        'Extra DNS name or IP for the serving certificate (localhost, 127.0.0.1 and ::1 are always in it).',
+    },
     'xds-tls-cert': {
       type: 'string',
       valueName: 'FILE',
-      description: 'Serve xDS over TLS with this certificate (PEM).',
+      description:
+        'Serve xDS with this certificate (PEM) instead of --xds-certs-dir; reloaded when it changes.',
     },
     'xds-tls-key': { type: 'string', valueName: 'FILE', description: 'Private key (PEM) of --xds-tls-cert.' },
     'xds-tls-ca': {
       type: 'string',
       valueName: 'FILE',
-      description: 'Require Envoy client certificates signed by this CA (PEM).',
+      description:
+        'Require Envoy client certificates signed by this CA bundle (PEM); needed with --xds-tls-cert.',
+    },
+    'insecure-plaintext-xds': {
+      type: 'boolean',
+      description:
+        "Serve xDS WITHOUT TLS: any process that reaches the xDS address can read every Gateway's TLS private keys.",
+    },
+    'xds-max-streams': {
+      type: 'string',
+      valueName: 'N',
+      description: 'Most open ADS streams.',
+      default: String(DEFAULT_MAX_STREAMS),
+    },
+    'xds-max-streams-per-peer': {
+      type: 'string',
+      valueName: 'N',
+      description: 'Most open ADS streams per client IP address.',
+      default: String(DEFAULT_MAX_STREAMS_PER_PEER),
+    },
+    'xds-unknown-fleet-timeout': {
+      type: 'string',
+      valueName: 'DURATION',
+      description: 'Close a stream whose Gateway does not exist after this long (e.g. 60s, 5m).',
+      default: DEFAULT_UNKNOWN_FLEET_TIMEOUT,
     },
     // Admin.
     'admin-address': {
@@ -199,13 +242,6 @@ export function serveOptionsFromFlags(v: ServeFlags): ServeOptions {
       'serve',
     );
   }
-  const [certFile, keyFile, caFile] = [v['xds-tls-cert'], v['xds-tls-key'], v['xds-tls-ca']];
-  if ((certFile === undefined) !== (keyFile === undefined)) {
-    throw new UsageError('--xds-tls-cert and --xds-tls-key must be given together', 'serve');
-  }
-  if (caFile !== undefined && certFile === undefined) {
-    throw new UsageError('--xds-tls-ca needs --xds-tls-cert and --xds-tls-key', 'serve');
-  }
   return {
     source:
       v['from-dir'] !== undefined
@@ -221,7 +257,17 @@ export function serveOptionsFromFlags(v: ServeFlags): ServeOptions {
         : { kubeconfig: v.kubeconfig },
     controllerName: v['controller-name'],
     xdsAddress,
-    ...(certFile && keyFile ? { xdsTls: { certFile, keyFile, ...(caFile ? { caFile } : {}) } } : {}),
+    xdsSecurity: {
+      'insecure-plaintext-xds': v['insecure-plaintext-xds'],
+      'xds-server-name': v['xds-server-name'],
+      'xds-max-streams': v['xds-max-streams'],
+      'xds-max-streams-per-peer': v['xds-max-streams-per-peer'],
+      'xds-unknown-fleet-timeout': v['xds-unknown-fleet-timeout'],
+      ...(v['xds-certs-dir'] !== undefined ? { 'xds-certs-dir': v['xds-certs-dir'] } : {}),
+      ...(v['xds-tls-cert'] !== undefined ? { 'xds-tls-cert': v['xds-tls-cert'] } : {}),
+      ...(v['xds-tls-key'] !== undefined ? { 'xds-tls-key': v['xds-tls-key'] } : {}),
+      ...(v['xds-tls-ca'] !== undefined ? { 'xds-tls-ca': v['xds-tls-ca'] } : {}),
+    },
     adminAddress,
     ...(v['admin-token-file'] ? { adminTokenFile: v['admin-token-file'] } : {}),
     ...(healthAddress ? { healthAddress } : {}),

@@ -7,11 +7,22 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 export class ConvoyMetrics {
   readonly registry = new Registry();
 
-  readonly xdsStreams = new Gauge({
+  /**
+   * Set by the ADS server: its streams per fleet and variant. Read at scrape time, so a fleet's
+   * series disappears with its last stream and streams for fleets nobody serves share the label
+   * fleet="unknown" (invented names never become series).
+   */
+  xdsStreamCounts: () => Iterable<{ fleet: string; variant: string; streams: number }> = () => [];
+  readonly xdsStreams: Gauge<'fleet' | 'variant'> = new Gauge({
     name: 'convoy_xds_streams',
-    help: 'Connected ADS streams per fleet and protocol variant.',
+    help: 'Connected ADS streams per fleet and protocol variant (fleet="unknown": no such Gateway).',
     labelNames: ['fleet', 'variant'] as const,
     registers: [this.registry],
+    collect: () => {
+      this.xdsStreams.reset();
+      for (const c of this.xdsStreamCounts())
+        this.xdsStreams.set({ fleet: c.fleet, variant: c.variant }, c.streams);
+    },
   });
   readonly xdsPushes = new Counter({
     name: 'convoy_xds_pushes_total',
@@ -76,6 +87,16 @@ export class ConvoyMetrics {
   readonly logWriteErrors = new Counter({
     name: 'convoy_log_write_errors_total',
     help: 'Failed writes to the log destination (e.g. ENOSPC, EPIPE); the data is tried again.',
+    registers: [this.registry],
+  });
+  // xDS admission and authorization (docs/security.md §2): labels are a fixed set of reasons.
+  readonly xdsStreamsRefused = new Counter({
+    name: 'convoy_xds_streams_refused_total',
+    help:
+      'ADS streams refused or closed by the server, by reason: permission_denied (the identity does not ' +
+      'name the fleet), unauthenticated, stream_limit, peer_stream_limit, unknown_fleet (no such Gateway ' +
+      'within the timeout), invalid_request.',
+    labelNames: ['reason'] as const,
     registers: [this.registry],
   });
 

@@ -11,7 +11,19 @@ import { PUSH_ORDER } from './served-types';
 import { decodeSotwRequest } from './request';
 import type { FleetChange } from './snapshot';
 import { SotwStream } from './sotw';
-import type { AdsStream, NodeInfo, StreamContext } from './stream';
+import type { AdsStream, NodeInfo, Refusal, StreamContext } from './stream';
+import {
+  ANONYMOUS_AUTHENTICATOR,
+  CERTIFICATE_AUTHENTICATOR,
+  describeFleets,
+  mayServe,
+} from './authorization';
+import type { XdsAuthenticator } from './authorization';
+import { StreamAdmission, peerAddress } from './admission';
+import type { StreamLimits } from './admission';
+import { ReloadableServerCredentials, TlsFileWatcher } from './tls-credentials';
+import type { TlsFiles, TlsMaterial } from './tls-credentials';
+import { formatDuration } from '../util/duration';
 
 export const ADS_SERVICE = 'envoy.service.discovery.v3.AggregatedDiscoveryService';
 export const SOTW_METHOD = `/${ADS_SERVICE}/StreamAggregatedResources`;
@@ -54,8 +66,19 @@ export interface AdsServerOptions {
   cache: XdsCache;
   logger: Logger;
   metrics: ConvoyMetrics;
-  /** With `ca`, clients must present a certificate signed by it (mTLS). */
-  tls?: { cert: Buffer; key: Buffer; ca?: Buffer };
+  /** Fixed TLS material. With `ca`, clients must present a certificate signed by it (mTLS). */
+  tls?: TlsMaterial;
+  /** mTLS with material read from files, reloaded when they change (takes precedence over `tls`). */
+  tlsFiles?: TlsFiles;
+  /** Who a client is. Default: its certificate under mTLS, anonymous (any fleet) otherwise. */
+  authenticator?: XdsAuthenticator;
+  /** Caps on open streams, in total and per client address. Default: none. */
+  limits?: StreamLimits;
+  /**
+   * A stream whose fleet has no snapshot (no such Gateway) for this long, or that sent no first
+   * request, is closed with NOT_FOUND; the Envoy retries later. Default: never.
+   */
+  unknownFleetTimeoutMs?: number;
   /** Node → fleet. Default: `node.cluster`. Returning undefined refuses the stream. */
   fleetOf?: (node: NodeInfo) => string | undefined;
   /** Server-wide cap on response bytes queued in grpc-js and not yet flushed. Default 32 MiB. */
@@ -75,7 +98,13 @@ export class AdsServer {
   private readonly cache: XdsCache;
   private readonly logger: Logger;
   private readonly metrics: ConvoyMetrics;
-  private readonly tls: AdsServerOptions['tls'];
+  private readonly tls: TlsMaterial | undefined;
+  private readonly tlsWatcher: TlsFileWatcher | undefined;
+  private readonly authenticator: XdsAuthenticator;
+  private readonly admission: StreamAdmission;
+  private readonly unknownFleetTimeoutMs: number | undefined;
+  private readonly unknownFleetTimers = new Map<AdsStream, NodeJS.Timeout>();
+  private credentials: ReloadableServerCredentials | undefined;
   private readonly server: grpc.Server;
   private readonly streams = new Set<AdsStream>();
   private readonly byFleet = new Map<string, Set<AdsStream>>();
@@ -89,7 +118,21 @@ export class AdsServer {
     this.cache = opts.cache;
     this.logger = opts.logger;
     this.metrics = opts.metrics;
-    this.tls = opts.tls;
+    if (opts.tlsFiles) {
+      // Read now, so bad files fail startup with a clear message instead of every handshake.
+      this.tlsWatcher = new TlsFileWatcher(opts.tlsFiles, {
+        logger: this.logger,
+        onChange: (material) => this.credentials?.update(material),
+      });
+      this.tls = this.tlsWatcher.material;
+    } else {
+      this.tls = opts.tls;
+    }
+    const mtls = this.tls?.ca !== undefined;
+    this.authenticator = opts.authenticator ?? (mtls ? CERTIFICATE_AUTHENTICATOR : ANONYMOUS_AUTHENTICATOR);
+    this.admission = new StreamAdmission(opts.limits ?? {});
+    this.unknownFleetTimeoutMs = opts.unknownFleetTimeoutMs;
+    this.metrics.xdsStreamCounts = () => this.streamCounts();
     this.budget = new SendBudget(opts.sendBudgetBytes ?? 32 * 1024 * 1024);
     const fleetOf = opts.fleetOf ?? ((node: NodeInfo) => node.cluster || undefined);
     this.ctx = {
@@ -98,6 +141,7 @@ export class AdsServer {
       metrics: this.metrics,
       budget: this.budget,
       fleetOf,
+      authorize: (s, node, fleet) => this.authorize(s, node, fleet),
       attach: (s) => this.attach(s),
       detach: (s) => this.detach(s),
     };
@@ -121,27 +165,23 @@ export class AdsServer {
     const def = adsServiceDefinition();
     this.server.addService(def, {
       StreamAggregatedResources: (call: grpc.ServerDuplexStream<unknown, unknown>) =>
-        this.track(new SotwStream(this.ctx, call)),
+        this.track(new SotwStream(this.ctx, call), call),
       DeltaAggregatedResources: (call: grpc.ServerDuplexStream<unknown, unknown>) =>
-        this.track(new DeltaStream(this.ctx, call)),
+        this.track(new DeltaStream(this.ctx, call), call),
     });
     this.unsubscribe = this.cache.onChange((change) => this.onFleetChange(change));
   }
 
   /** Binds `host:port` (port 0 picks a free port) and resolves with the bound port. */
   listen(address: string): Promise<number> {
-    const creds = this.tls
-      ? grpc.ServerCredentials.createSsl(
-          this.tls.ca ?? null,
-          [{ cert_chain: this.tls.cert, private_key: this.tls.key }],
-          this.tls.ca !== undefined,
-        )
-      : grpc.ServerCredentials.createInsecure();
+    if (this.tls) this.credentials ??= new ReloadableServerCredentials(this.tls);
+    const creds = this.credentials ?? grpc.ServerCredentials.createInsecure();
     return new Promise((resolve, reject) => {
       this.server.bindAsync(address, creds, (err, port) => {
         if (err) return reject(err);
+        this.tlsWatcher?.start();
         this.logger.info(
-          { address, port, tls: !!this.tls, mtls: !!this.tls?.ca },
+          { address, port, tls: !!this.tls, mtls: !!this.tls?.ca, reloading: !!this.tlsWatcher },
           'xds: ADS server listening',
         );
         resolve(port);
@@ -155,6 +195,9 @@ export class AdsServer {
    */
   stop(graceMs = 5_000): Promise<void> {
     this.unsubscribe();
+    this.tlsWatcher?.stop();
+    for (const t of this.unknownFleetTimers.values()) clearTimeout(t);
+    this.unknownFleetTimers.clear();
     for (const s of this.streams) s.end();
     return new Promise((resolve) => {
       const timer = setTimeout(() => {
@@ -199,8 +242,55 @@ export class AdsServer {
     return this.streams.size;
   }
 
-  private track(stream: AdsStream): void {
+  /** Number of distinct client addresses with open streams. */
+  get peerCount(): number {
+    return this.admission.peers;
+  }
+
+  /**
+   * Admits a new call (stream limits, then the client's identity) before it reads a request; a
+   * refused call gets its status at once and never holds a slot.
+   */
+  private track(stream: AdsStream, call: grpc.ServerDuplexStream<unknown, unknown>): void {
+    stream.peerAddress = peerAddress(stream.peer);
+    const refused = this.admission.admit(stream.peerAddress);
+    if (refused) return stream.fail(grpc.status.RESOURCE_EXHAUSTED, refused.details, refused.reason);
     this.streams.add(stream);
+    let identity;
+    try {
+      identity = this.authenticator.identify(call);
+    } catch (err) {
+      this.logger.warn(
+        { err: (err as Error).message, peer: stream.peerAddress },
+        'xds: identifying a client failed',
+      );
+    }
+    if (!identity) return stream.fail(grpc.status.UNAUTHENTICATED, 'no client identity', 'unauthenticated');
+    stream.identity = identity;
+    this.armUnknownFleetTimer(stream);
+  }
+
+  /** The stream's identity must name `fleet`; otherwise PERMISSION_DENIED, logged and counted. */
+  private authorize(stream: AdsStream, node: NodeInfo, fleet: string): Refusal | undefined {
+    const identity = stream.identity;
+    if (!identity)
+      return { code: grpc.status.UNAUTHENTICATED, details: 'no client identity', reason: 'unauthenticated' };
+    if (mayServe(identity, fleet)) return undefined;
+    this.logger.warn(
+      {
+        peer: stream.peerAddress,
+        nodeId: clip(node.id ?? ''),
+        fleet: clip(fleet),
+        identity: identity.description,
+        allowedFleets: describeFleets(identity),
+      },
+      'xds: permission denied: the client identity does not name the fleet it asked for',
+    );
+    return {
+      code: grpc.status.PERMISSION_DENIED,
+      details: `this client's identity does not allow fleet ${JSON.stringify(clip(fleet))}`,
+      reason: 'permission_denied',
+    };
   }
 
   private attach(stream: AdsStream): void {
@@ -210,10 +300,12 @@ export class AdsServer {
       this.byFleet.set(stream.fleet!, set);
     }
     set.add(stream);
+    if (this.cache.hasSnapshot(stream.fleet!)) this.clearUnknownFleetTimer(stream);
   }
 
   private detach(stream: AdsStream): void {
-    this.streams.delete(stream);
+    if (this.streams.delete(stream)) this.admission.release(stream.peerAddress);
+    this.clearUnknownFleetTimer(stream);
     this.wakeQueue.delete(stream);
     if (stream.fleet === undefined) return;
     const set = this.byFleet.get(stream.fleet);
@@ -223,9 +315,58 @@ export class AdsServer {
     }
   }
 
+  /**
+   * Starts the bounded wait of a stream that has no served fleet yet (no first request, or no
+   * such Gateway): when it ends the stream is closed, so invented fleet names cannot pin
+   * streams (and their memory) forever.
+   */
+  private armUnknownFleetTimer(stream: AdsStream): void {
+    const ms = this.unknownFleetTimeoutMs;
+    if (ms === undefined || stream.closed || this.unknownFleetTimers.has(stream)) return;
+    const timer = setTimeout(() => {
+      this.unknownFleetTimers.delete(stream);
+      if (stream.closed || (stream.fleet !== undefined && this.cache.hasSnapshot(stream.fleet))) return;
+      const what =
+        stream.fleet === undefined
+          ? 'no first request with a node arrived'
+          : `no Gateway ${JSON.stringify(clip(stream.fleet))} is served by this control plane`;
+      stream.fail(grpc.status.NOT_FOUND, `${what} within ${formatDuration(ms)}`, 'unknown_fleet');
+    }, ms);
+    timer.unref();
+    this.unknownFleetTimers.set(stream, timer);
+  }
+
+  private clearUnknownFleetTimer(stream: AdsStream): void {
+    const t = this.unknownFleetTimers.get(stream);
+    if (t === undefined) return;
+    clearTimeout(t);
+    this.unknownFleetTimers.delete(stream);
+  }
+
+  /** Stream counts for the convoy_xds_streams gauge; fleets without a snapshot are "unknown". */
+  private streamCounts(): { fleet: string; variant: string; streams: number }[] {
+    const counts = new Map<string, { fleet: string; variant: string; streams: number }>();
+    for (const [fleet, set] of this.byFleet) {
+      const label = this.cache.hasSnapshot(fleet) ? fleet : 'unknown';
+      for (const s of set) {
+        const key = `${label}\0${s.variant}`;
+        const c = counts.get(key) ?? { fleet: label, variant: s.variant, streams: 0 };
+        c.streams++;
+        counts.set(key, c);
+      }
+    }
+    return [...counts.values()];
+  }
+
   private onFleetChange(change: FleetChange): void {
     const set = this.byFleet.get(change.fleet);
     if (!set) return;
+    if (!change.snapshot) {
+      // The Gateway is gone: its Envoys wait at most the timeout for it to come back.
+      for (const s of set) this.armUnknownFleetTimer(s);
+      return;
+    }
+    if (change.first) for (const s of set) this.clearUnknownFleetTimer(s);
     // Marking is cheap and done for every stream at once; sending is spread over event-loop turns.
     for (const s of set) {
       s.applyFleetChange(change);
@@ -248,4 +389,9 @@ export class AdsServer {
       if (this.wakeQueue.size > 0) this.scheduleWake();
     });
   }
+}
+
+/** Client-chosen text (node.id, node.cluster) shortened for logs and messages. */
+function clip(text: string, max = 200): string {
+  return text.length > max ? `${text.slice(0, max)}…` : text;
 }

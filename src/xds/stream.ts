@@ -12,6 +12,7 @@ import { FULL_STATE_TYPES, PUSH_ORDER } from './served-types';
 import type { FleetChange, FleetSnapshot } from './snapshot';
 import { SplicedMessage, nonceTrailer } from './wire';
 import type { StreamDebug, TypeDebug } from './debug-state';
+import type { StreamIdentity } from './authorization';
 import { SUBSCRIBED_NAMES_SHOWN } from './debug-state';
 
 /** The parts of envoy.config.core.v3.Node the server uses. */
@@ -27,6 +28,21 @@ export interface StatusDetail {
   message?: string;
 }
 
+/** Why a stream was refused: the bounded label of convoy_xds_streams_refused_total. */
+export type RefusalReason =
+  | 'permission_denied'
+  | 'unauthenticated'
+  | 'stream_limit'
+  | 'peer_stream_limit'
+  | 'unknown_fleet'
+  | 'invalid_request';
+
+export interface Refusal {
+  code: GrpcStatus;
+  details: string;
+  reason: RefusalReason;
+}
+
 export interface StreamContext {
   readonly cache: XdsCache;
   readonly logger: Logger;
@@ -34,6 +50,8 @@ export interface StreamContext {
   readonly budget: SendBudget;
   /** Maps a node to its fleet; undefined refuses the stream. */
   fleetOf(node: NodeInfo): string | undefined;
+  /** Whether the stream's identity may receive `fleet` (docs/security.md §2); undefined: it may. */
+  authorize(stream: AdsStream, node: NodeInfo, fleet: string): Refusal | undefined;
   attach(stream: AdsStream): void;
   detach(stream: AdsStream): void;
 }
@@ -206,6 +224,10 @@ export abstract class AdsStream implements BudgetWaiter {
   abstract readonly variant: 'sotw' | 'delta';
   node?: NodeInfo;
   fleet?: string;
+  /** Who the client is (set by the server before the first request is read). */
+  identity?: StreamIdentity;
+  /** The client's IP address, the key of the per-client stream limit. */
+  peerAddress = '';
   protected readonly types = new Map<string, TypeState>();
   protected log: Logger;
   private nonceSeq = 0;
@@ -217,6 +239,8 @@ export abstract class AdsStream implements BudgetWaiter {
   private heldLogged = false;
   closed = false;
   attached = false;
+  /** fail() was called: the status is on its way, nothing more is read. */
+  private failed = false;
 
   constructor(
     protected readonly ctx: StreamContext,
@@ -258,27 +282,36 @@ export abstract class AdsStream implements BudgetWaiter {
   protected abstract requestTypeUrl(req: unknown): string;
 
   private onRequest(req: unknown): void {
-    if (this.closed) return;
+    if (this.closed || this.failed) return;
     if (!this.node) {
       const node = this.requestNode(req);
-      if (!node) return this.fail(GrpcStatus.INVALID_ARGUMENT, 'the first request must carry node');
+      if (!node)
+        return this.fail(GrpcStatus.INVALID_ARGUMENT, 'the first request must carry node', 'invalid_request');
       const fleet = this.ctx.fleetOf(node);
       if (!fleet) {
         return this.fail(
           GrpcStatus.INVALID_ARGUMENT,
           'node.cluster must name the fleet (namespace/name of the Gateway)',
+          'invalid_request',
         );
       }
+      // Nothing of a fleet is sent before this check passed (docs/security.md §2).
+      const refusal = this.ctx.authorize(this, node, fleet);
+      if (refusal) return this.fail(refusal.code, refusal.details, refusal.reason);
       this.node = node;
       this.fleet = fleet;
       this.log = this.log.child({ node: node.id ?? '', fleet });
       this.ctx.attach(this);
       this.attached = true;
-      this.ctx.metrics.xdsStreams.inc({ fleet, variant: this.variant });
       this.log.debug({ peer: this.peer, variant: this.variant }, 'xds: stream connected');
     }
     const typeUrl = this.requestTypeUrl(req);
-    if (!typeUrl) return this.fail(GrpcStatus.INVALID_ARGUMENT, 'type_url is required on every ADS request');
+    if (!typeUrl)
+      return this.fail(
+        GrpcStatus.INVALID_ARGUMENT,
+        'type_url is required on every ADS request',
+        'invalid_request',
+      );
     this.onTypedRequest(req, typeUrl);
     this.pump();
   }
@@ -469,9 +502,12 @@ export abstract class AdsStream implements BudgetWaiter {
     this.pump();
   }
 
-  protected fail(code: GrpcStatus, details: string): void {
-    if (this.closed) return;
-    this.log.warn({ code, details }, 'xds: refusing stream');
+  /** Ends the stream with an error status; `reason` counts it as a refusal. */
+  fail(code: GrpcStatus, details: string, reason?: RefusalReason): void {
+    if (this.closed || this.failed) return;
+    this.failed = true;
+    if (reason) this.ctx.metrics.xdsStreamsRefused.inc({ reason });
+    this.log.warn({ code, details, peer: this.peerAddress }, 'xds: refusing stream');
     this.call.emit('error', { code, details });
   }
 
@@ -488,10 +524,7 @@ export abstract class AdsStream implements BudgetWaiter {
     if (this.inflightBytes > 0) this.ctx.budget.release(this.inflightBytes);
     this.inflightBytes = 0;
     this.ctx.detach(this);
-    if (this.attached) {
-      this.ctx.metrics.xdsStreams.dec({ fleet: this.fleet!, variant: this.variant });
-      this.log.debug({ reason }, 'xds: stream closed');
-    }
+    if (this.attached) this.log.debug({ reason }, 'xds: stream closed');
   }
 
   debug(): StreamDebug {

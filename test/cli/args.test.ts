@@ -1,7 +1,7 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { UsageError, defineCommand, formatHelp, parseCommand } from '../../src/cli/args';
-import { bootstrapOptionsFromFlags, bootstrapSpec } from '../../src/cli/bootstrap';
+import { bootstrapOptionsFromFlags, bootstrapSpec, xdsClientTlsChoice } from '../../src/cli/bootstrap';
 
 const spec = defineCommand({
   name: 'demo',
@@ -79,32 +79,52 @@ describe('convoy bootstrap flags', () => {
     );
   });
 
+  const choice = (argv: string[]) => {
+    const p = parseCommand(bootstrapSpec, ['--xds-address', 'cp:1', '--gateway', 'a/b', ...argv]);
+    assert.ok(p);
+    return xdsClientTlsChoice(p.values);
+  };
+
+  test('mTLS is the default: the client certificate comes from a certificate folder', () => {
+    const d = choice([]);
+    assert.equal(d.mode, 'certs-dir');
+    assert.deepEqual(choice(['--certs-dir', 'pki']), { mode: 'certs-dir', dir: `${process.cwd()}/pki` });
+    assert.deepEqual(choice(['--insecure-plaintext-xds']), { mode: 'plaintext' });
+    assert.throws(() => choice(['--insecure-plaintext-xds', '--certs-dir', 'x']), /excludes the TLS flags/);
+    assert.throws(
+      () => choice(['--certs-dir', 'x', '--xds-tls-cert', 'c', '--xds-tls-key', 'k', '--xds-tls-ca', 'a']),
+      /--certs-dir excludes --xds-tls-\*/,
+    );
+  });
+
   test('TLS flags come as a set and become absolute paths', () => {
-    const o = parse([
+    assert.deepEqual(
+      choice(['--xds-tls-cert', 'c.pem', '--xds-tls-key', 'k.pem', '--xds-tls-ca', '/etc/ca.pem']),
+      {
+        mode: 'files',
+        certFile: `${process.cwd()}/c.pem`,
+        keyFile: `${process.cwd()}/k.pem`,
+        caFile: '/etc/ca.pem',
+      },
+    );
+    const p = parseCommand(bootstrapSpec, [
       '--xds-address',
       'cp:1',
       '--gateway',
       'a/b',
-      '--xds-tls-cert',
-      'c.pem',
-      '--xds-tls-key',
-      'k.pem',
-      '--xds-tls-ca',
-      '/etc/ca.pem',
       '--xds-tls-server-name',
       'convoy.local',
     ]);
-    assert.equal(o.tls?.certFile, `${process.cwd()}/c.pem`);
-    assert.equal(o.tls?.keyFile, `${process.cwd()}/k.pem`);
-    assert.equal(o.tls?.caFile, '/etc/ca.pem');
+    assert.ok(p);
+    const o = bootstrapOptionsFromFlags(p.values, {
+      certFile: '/c',
+      keyFile: '/k',
+      caFile: '/a',
+      sdsDir: '/etc/envoy',
+    });
     assert.equal(o.tls?.serverName, 'convoy.local');
-    assert.throws(
-      () => parse(['--xds-address', 'cp:1', '--gateway', 'a/b', '--xds-tls-cert', 'c.pem']),
-      /must be given together/,
-    );
-    assert.throws(
-      () => parse(['--xds-address', 'cp:1', '--gateway', 'a/b', '--xds-tls-server-name', 'x']),
-      /needs the --xds-tls-\* flags/,
-    );
+    assert.equal(o.tls?.sdsDir, '/etc/envoy');
+    assert.throws(() => choice(['--xds-tls-cert', 'c.pem']), /must be given together/);
+    assert.throws(() => bootstrapOptionsFromFlags(p.values), /--xds-tls-server-name needs TLS/);
   });
 });

@@ -1,6 +1,7 @@
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import * as childProcess from 'node:child_process';
+import { X509Certificate } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -11,12 +12,20 @@ import { parse } from 'yaml';
 /** Runs the compiled CLI as a user would. */
 const MAIN = path.resolve(__dirname, '..', '..', 'src', 'cli', 'main.js');
 
-function convoy(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function convoy(
+  args: string[],
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    childProcess.execFile(process.execPath, [MAIN, ...args], { timeout: 30_000 }, (err, stdout, stderr) => {
-      const code = err ? ((err as { code?: number }).code ?? 1) : 0;
-      resolve({ code: typeof code === 'number' ? code : 1, stdout, stderr });
-    });
+    childProcess.execFile(
+      process.execPath,
+      [MAIN, ...args],
+      { timeout: 30_000, env },
+      (err, stdout, stderr) => {
+        const code = err ? ((err as { code?: number }).code ?? 1) : 0;
+        resolve({ code: typeof code === 'number' ? code : 1, stdout, stderr });
+      },
+    );
   });
 }
 
@@ -28,7 +37,7 @@ describe('convoy CLI', () => {
   test('--help lists every subcommand; no command prints help and exits 2', async () => {
     const r = await convoy(['--help']);
     assert.equal(r.code, 0);
-    for (const c of ['serve', 'bootstrap', 'status', 'proxy-status', 'version'])
+    for (const c of ['serve', 'bootstrap', 'certgen', 'status', 'proxy-status', 'version'])
       assert.match(r.stdout, new RegExp(`\\n  ${c}\\s`));
     const none = await convoy([]);
     assert.equal(none.code, 2);
@@ -67,7 +76,7 @@ describe('convoy CLI', () => {
     );
   });
 
-  test('bootstrap writes YAML to stdout or to --out', async () => {
+  test('bootstrap: plaintext only when asked by name, to stdout or --out', async () => {
     const r = await convoy([
       'bootstrap',
       '--xds-address',
@@ -77,19 +86,85 @@ describe('convoy CLI', () => {
       '--node-id',
       'e1',
       '--sotw',
+      '--insecure-plaintext-xds',
     ]);
     assert.equal(r.code, 0, r.stderr);
     const doc = parse(r.stdout);
     assert.deepEqual(doc.node, { id: 'e1', cluster: 'ns/gw' });
     assert.equal(doc.dynamic_resources.ads_config.api_type, 'GRPC');
+    assert.equal(doc.static_resources.clusters[0].transport_socket, undefined);
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'convoy-cli-'));
     try {
       const out = path.join(dir, 'b.yaml');
-      const w = await convoy(['bootstrap', '--xds-address', 'cp:1', '--gateway', 'ns/gw', '-o', out]);
+      const args = ['bootstrap', '--xds-address', 'cp:1', '--gateway', 'ns/gw', '--insecure-plaintext-xds'];
+      const w = await convoy([...args, '-o', out]);
       assert.equal(w.code, 0, w.stderr);
       assert.equal(w.stdout, '');
       assert.equal(parse(fs.readFileSync(out, 'utf8')).dynamic_resources.ads_config.api_type, 'DELTA_GRPC');
       assert.deepEqual(fs.readdirSync(dir), ['b.yaml'], 'no temp file left behind');
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('bootstrap by default: mTLS with a client certificate from the default CA folder', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'convoy-cli-'));
+    const env = { ...process.env, XDG_STATE_HOME: path.join(dir, 'state') };
+    try {
+      const args = ['bootstrap', '--xds-address', '127.0.0.1:18000', '--gateway', 'ns/gw'];
+      const toStdout = await convoy(args, env);
+      assert.equal(toStdout.code, 2);
+      assert.match(toStdout.stderr, /give --out FILE/);
+      const out = path.join(dir, 'envoy.yaml');
+      const w = await convoy([...args, '--out', out], env);
+      assert.equal(w.code, 0, w.stderr);
+      assert.match(w.stderr, /issued the client certificate of ns\/gw/);
+      assert.deepEqual(fs.readdirSync(dir).sort(), [
+        'envoy.xds-client-certificate.yaml',
+        'envoy.xds-trusted-ca.yaml',
+        'envoy.yaml',
+        'state',
+      ]);
+      const pki = path.join(dir, 'state', 'convoy', 'xds-pki');
+      const sds = parse(fs.readFileSync(path.join(dir, 'envoy.xds-client-certificate.yaml'), 'utf8'));
+      assert.equal(
+        sds.resources[0].tls_certificate.certificate_chain.filename,
+        path.join(pki, 'gateways', 'ns', 'gw', 'tls.crt'),
+      );
+      const cert = new X509Certificate(fs.readFileSync(path.join(pki, 'gateways', 'ns', 'gw', 'tls.crt')));
+      assert.equal(cert.subjectAltName, 'URI:spiffe://convoy/gateway/ns/gw');
+      assert.ok(cert.verify(new X509Certificate(fs.readFileSync(path.join(pki, 'ca', 'ca.crt'))).publicKey));
+      // Idempotent: a second run keeps the certificate.
+      const again = await convoy([...args, '--out', out], env);
+      assert.equal(again.code, 0, again.stderr);
+      assert.doesNotMatch(again.stderr, /issued|renewed/);
+      const same = new X509Certificate(fs.readFileSync(path.join(pki, 'gateways', 'ns', 'gw', 'tls.crt')));
+      assert.equal(same.serialNumber, cert.serialNumber);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('certgen writes the CA, the serving and the client certificates, once', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'convoy-certgen-'));
+    try {
+      const args = ['certgen', '--certs-dir', dir, '--server-name', 'convoy-xds.ns.svc', '--gateway', 'a/b'];
+      const first = await convoy(args);
+      assert.equal(first.code, 0, first.stderr);
+      assert.match(first.stdout, /^ca: created/m);
+      assert.match(first.stdout, /^server: issued \(missing\)/m);
+      assert.match(first.stdout, /^gateway a\/b: issued \(missing\)/m);
+      const server = new X509Certificate(fs.readFileSync(path.join(dir, 'server', 'tls.crt')));
+      assert.match(server.subjectAltName ?? '', /DNS:convoy-xds\.ns\.svc/);
+      assert.equal((fs.statSync(path.join(dir, 'ca', 'ca.key')).mode & 0o777).toString(8), '600');
+      const second = await convoy(args);
+      assert.equal(second.code, 0, second.stderr);
+      assert.match(second.stdout, /^ca: current/m);
+      assert.match(second.stdout, /^server: current/m);
+      assert.match(second.stdout, /^gateway a\/b: current/m);
+      const bad = await convoy(['certgen', '--certs-dir', dir, '--gateway', 'NotAName']);
+      assert.equal(bad.code, 2);
+      assert.match(bad.stderr, /expected NAMESPACE\/NAME/);
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }

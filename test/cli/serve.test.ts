@@ -34,6 +34,13 @@ describe('convoy serve flags', () => {
       source: { kubeconfig: undefined },
       controllerName: 'convoy.dev/gateway-controller',
       xdsAddress: '127.0.0.1:18000',
+      xdsSecurity: {
+        'insecure-plaintext-xds': false,
+        'xds-server-name': [],
+        'xds-max-streams': '20000',
+        'xds-max-streams-per-peer': '1000',
+        'xds-unknown-fleet-timeout': '60s',
+      },
       adminAddress: '127.0.0.1:9090',
       envoyBindAddress: '0.0.0.0',
       gatewayAddresses: undefined,
@@ -99,7 +106,16 @@ describe('convoy serve flags', () => {
       },
       controllerName: 'example.com/gw',
       xdsAddress: '[::1]:18001',
-      xdsTls: { certFile: 'c.pem', keyFile: 'k.pem', caFile: 'ca.pem' },
+      xdsSecurity: {
+        'insecure-plaintext-xds': false,
+        'xds-server-name': [],
+        'xds-max-streams': '20000',
+        'xds-max-streams-per-peer': '1000',
+        'xds-unknown-fleet-timeout': '60s',
+        'xds-tls-cert': 'c.pem',
+        'xds-tls-key': 'k.pem',
+        'xds-tls-ca': 'ca.pem',
+      },
       adminAddress: '0.0.0.0:9091',
       adminTokenFile: 'token',
       healthAddress: '0.0.0.0:9092',
@@ -134,8 +150,6 @@ describe('convoy serve flags', () => {
     usageError(['--xds-address', 'nope'], /--xds-address: expected HOST:PORT/);
     usageError(['--health-address', '1.2.3.4:70000'], /--health-address: port out of range/);
     usageError(['--from-dir', 'd', '--kubeconfig', 'k'], /exclude each other/);
-    usageError(['--xds-tls-cert', 'c'], /must be given together/);
-    usageError(['--xds-tls-ca', 'c'], /--xds-tls-ca needs/);
     usageError(['--envoy-service', 'just-a-name'], /NAMESPACE\/NAME/);
     usageError(['--log-buffer-bytes', '1k'], /--log-buffer-bytes must be a whole number/);
     usageError(['--log-buffer-bytes', '100'], /at least 16384/);
@@ -262,8 +276,8 @@ describe('convoy serve startup failures close what was opened', { concurrency: f
         ],
         [['--from-dir', path.join(dir, 'missing')], /file provider: cannot read directory .*missing: ENOENT/],
         [
-          ['--from-dir', dir, '--xds-tls-cert', 'no.pem', '--xds-tls-key', 'no.key'],
-          /cannot read --xds-tls-cert no\.pem: ENOENT/,
+          ['--from-dir', dir, '--xds-tls-cert', 'no.pem', '--xds-tls-key', 'no.key', '--xds-tls-ca', 'no.ca'],
+          /no\.(pem|key|ca)/,
         ],
         [
           ['--from-dir', dir, '--admin-token-file', path.join(dir, 'no-token')],

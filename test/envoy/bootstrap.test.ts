@@ -4,7 +4,12 @@ import * as childProcess from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parse } from 'yaml';
-import { buildBootstrap, parseGatewayRef, renderBootstrapYaml } from '../../src/envoy/bootstrap';
+import {
+  buildBootstrap,
+  parseGatewayRef,
+  renderBootstrapYaml,
+  renderXdsSdsFiles,
+} from '../../src/envoy/bootstrap';
 import type { BootstrapOptions } from '../../src/envoy/bootstrap';
 import { envoyBinary } from '../../e2e/harness/envoy';
 import { createCa, issueCert } from '../../e2e/harness/certs';
@@ -79,31 +84,78 @@ describe('buildBootstrap', () => {
     assert.equal(c.transport_socket, undefined, 'plaintext without TLS flags');
   });
 
-  test('TLS to a hostname: client cert, CA, SNI and DNS SAN match', () => {
-    const tls = { certFile: '/c/tls.crt', keyFile: '/c/tls.key', caFile: '/c/ca.crt' };
-    const c = xdsCluster(buildBootstrap({ ...base, tls }) as Obj);
+  const tlsFiles = {
+    certFile: '/c/tls.crt',
+    keyFile: '/c/tls.key',
+    caFile: '/c/ca.crt',
+    sdsDir: '/etc/envoy',
+    sdsPrefix: 'bootstrap.',
+  };
+
+  test('TLS to a hostname: client cert and CA through SDS files, SNI and DNS SAN match', () => {
+    const c = xdsCluster(buildBootstrap({ ...base, tls: tlsFiles }) as Obj);
     const ctx = c.transport_socket.typed_config;
     assert.equal(
       ctx['@type'],
       'type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext',
     );
     assert.equal(ctx.sni, 'convoy.convoy-system');
-    assert.deepEqual(ctx.common_tls_context.tls_certificates, [
-      { certificate_chain: { filename: '/c/tls.crt' }, private_key: { filename: '/c/tls.key' } },
+    assert.deepEqual(ctx.common_tls_context.tls_certificate_sds_secret_configs, [
+      {
+        name: 'convoy_xds_client_certificate',
+        sds_config: {
+          path_config_source: { path: '/etc/envoy/bootstrap.xds-client-certificate.yaml' },
+          resource_api_version: 'V3',
+        },
+      },
     ]);
-    assert.deepEqual(ctx.common_tls_context.validation_context.trusted_ca, { filename: '/c/ca.crt' });
-    assert.deepEqual(ctx.common_tls_context.validation_context.match_typed_subject_alt_names, [
+    const v = ctx.common_tls_context.combined_validation_context;
+    assert.equal(v.validation_context_sds_secret_config.name, 'convoy_xds_trusted_ca');
+    assert.equal(
+      v.validation_context_sds_secret_config.sds_config.path_config_source.path,
+      '/etc/envoy/bootstrap.xds-trusted-ca.yaml',
+    );
+    assert.deepEqual(v.default_validation_context.match_typed_subject_alt_names, [
       { san_type: 'DNS', matcher: { exact: 'convoy.convoy-system' } },
     ]);
     assert.deepEqual(ctx.common_tls_context.alpn_protocols, ['h2']);
   });
 
+  test('the SDS files name the PEM files and watch their folders', () => {
+    const files = renderXdsSdsFiles(tlsFiles);
+    assert.deepEqual(Object.keys(files).sort(), [
+      'bootstrap.xds-client-certificate.yaml',
+      'bootstrap.xds-trusted-ca.yaml',
+    ]);
+    const cert = parse(files['bootstrap.xds-client-certificate.yaml']!).resources[0];
+    assert.equal(cert['@type'], 'type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.Secret');
+    assert.deepEqual(cert.tls_certificate, {
+      certificate_chain: { filename: '/c/tls.crt' },
+      private_key: { filename: '/c/tls.key' },
+      watched_directory: { path: '/c' },
+    });
+    const ca = parse(files['bootstrap.xds-trusted-ca.yaml']!).resources[0];
+    assert.deepEqual(ca.validation_context, {
+      trusted_ca: { filename: '/c/ca.crt' },
+      watched_directory: { path: '/c' },
+    });
+  });
+
+  test('TLS paths must be absolute (Envoy would resolve them against its working directory)', () => {
+    assert.throws(
+      () => buildBootstrap({ ...base, tls: { ...tlsFiles, certFile: 'tls.crt' } }),
+      /tls.certFile must be an absolute path/,
+    );
+    assert.throws(() => buildBootstrap({ ...base, tls: { ...tlsFiles, sdsDir: 'etc' } }), /tls.sdsDir/);
+  });
+
   test('TLS to an IP: no SNI, IP SAN match; serverName overrides both', () => {
-    const tls = { certFile: '/c/tls.crt', keyFile: '/c/tls.key', caFile: '/c/ca.crt' };
+    const tls = tlsFiles;
     const ip = xdsCluster(buildBootstrap({ ...base, xdsAddress: '127.0.0.1:18000', tls }) as Obj);
     assert.equal(ip.transport_socket.typed_config.sni, undefined);
     assert.deepEqual(
-      ip.transport_socket.typed_config.common_tls_context.validation_context.match_typed_subject_alt_names,
+      ip.transport_socket.typed_config.common_tls_context.combined_validation_context
+        .default_validation_context.match_typed_subject_alt_names,
       [{ san_type: 'IP_ADDRESS', matcher: { exact: '127.0.0.1' } }],
     );
     const named = xdsCluster(
@@ -147,7 +199,7 @@ describe('buildBootstrap', () => {
 describe('envoy --mode validate accepts every bootstrap variant', () => {
   let dir: string;
   let cleanup: () => void;
-  let tls: { certFile: string; keyFile: string; caFile: string };
+  let tls: { certFile: string; keyFile: string; caFile: string; sdsDir: string };
   let envoy: string;
   let seq = 0;
 
@@ -156,7 +208,7 @@ describe('envoy --mode validate accepts every bootstrap variant', () => {
     ({ dir, cleanup } = tempDir('bootstrap-validate'));
     const ca = createCa(path.join(dir, 'pki'));
     const client = issueCert(ca, { name: 'envoy-client', usage: 'client' });
-    tls = { certFile: client.certFile, keyFile: client.keyFile, caFile: ca.certFile };
+    tls = { certFile: client.certFile, keyFile: client.keyFile, caFile: ca.certFile, sdsDir: dir };
   });
   after(() => cleanup());
 
@@ -164,6 +216,9 @@ describe('envoy --mode validate accepts every bootstrap variant', () => {
     seq += 1;
     const file = path.join(dir, `bootstrap-${seq}.yaml`);
     fs.writeFileSync(file, renderBootstrapYaml(options));
+    if (options.tls)
+      for (const [name, text] of Object.entries(renderXdsSdsFiles(options.tls)))
+        fs.writeFileSync(path.join(dir, name), text);
     const r = childProcess.spawnSync(
       envoy,
       ['--mode', 'validate', '-c', file, '--base-id', String((process.pid % 100_000) * 100 + 90 + seq)],

@@ -5,7 +5,8 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { parseAllDocuments, parse } from 'yaml';
-import { buildBootstrap, renderBootstrapYaml } from '../../../src/envoy/bootstrap';
+import { buildBootstrap, renderBootstrapYaml, renderXdsSdsFiles } from '../../../src/envoy/bootstrap';
+import type { BootstrapOptions } from '../../../src/envoy/bootstrap';
 import { RESOURCE_TYPES } from '../../../src/kubernetes/resources';
 import { repoRoot } from '../../support/repo';
 
@@ -42,26 +43,124 @@ function find(kind: string, name: string): K8sDoc {
 }
 
 describe('deploy/ artifacts', () => {
-  test('the Envoy bootstrap ConfigMap is exactly what `convoy bootstrap` renders', () => {
+  /** The options deploy/regenerate.sh passes to `convoy bootstrap` for the Kubernetes fleet. */
+  const k8sBootstrap: BootstrapOptions = {
+    xdsAddress: 'convoy-xds.convoy-system.svc:18000',
+    gateway: 'convoy-system/convoy-gateway',
+    nodeId: 'envoy',
+    tls: {
+      certFile: '/etc/convoy-xds/tls.crt',
+      keyFile: '/etc/convoy-xds/tls.key',
+      caFile: '/etc/convoy-xds/ca.crt',
+      sdsDir: '/etc/envoy',
+      sdsPrefix: 'bootstrap.',
+    },
+  };
+
+  test('the Envoy bootstrap ConfigMap is exactly what `convoy bootstrap` renders: mTLS, SDS files', () => {
     const cm = find('ConfigMap', 'convoy-gateway-envoy-bootstrap') as K8sDoc & {
       data: Record<string, string>;
     };
-    const expected = renderBootstrapYaml({
-      xdsAddress: 'convoy-xds.convoy-system.svc:18000',
-      gateway: 'convoy-system/convoy-gateway',
-      nodeId: 'envoy',
-    });
-    assert.equal(cm.data['bootstrap.yaml'], expected, 'stale: run deploy/regenerate.sh');
+    assert.equal(
+      cm.data['bootstrap.yaml'],
+      renderBootstrapYaml(k8sBootstrap),
+      'stale: run deploy/regenerate.sh',
+    );
+    for (const [name, text] of Object.entries(renderXdsSdsFiles(k8sBootstrap.tls!))) {
+      assert.equal(cm.data[name], text, `${name} stale: run deploy/regenerate.sh`);
+    }
+    assert.deepEqual(Object.keys(cm.data).sort(), [
+      'bootstrap.xds-client-certificate.yaml',
+      'bootstrap.xds-trusted-ca.yaml',
+      'bootstrap.yaml',
+    ]);
     assert.equal(cm.metadata.namespace, 'convoy-system');
   });
 
-  test('the docker-compose Envoy bootstrap matches buildBootstrap for Gateway default/demo', () => {
+  test('the docker-compose Envoy bootstrap matches buildBootstrap for Gateway default/demo, with mTLS', () => {
     const file = parse(fs.readFileSync(path.join(DEPLOY, 'compose', 'envoy-bootstrap.yaml'), 'utf8'));
-    assert.deepEqual(
-      file,
-      buildBootstrap({ xdsAddress: 'convoy:18000', gateway: 'default/demo', nodeId: 'compose-envoy' }),
-      'stale: run deploy/regenerate.sh',
+    const options: BootstrapOptions = {
+      xdsAddress: 'convoy:18000',
+      gateway: 'default/demo',
+      nodeId: 'compose-envoy',
+      tls: {
+        certFile: '/etc/convoy-xds/default/demo/tls.crt',
+        keyFile: '/etc/convoy-xds/default/demo/tls.key',
+        caFile: '/etc/convoy-xds/default/demo/ca.crt',
+        sdsDir: '/etc/envoy',
+        sdsPrefix: 'envoy-bootstrap.',
+      },
+    };
+    assert.deepEqual(file, buildBootstrap(options), 'stale: run deploy/regenerate.sh');
+    for (const [name, text] of Object.entries(renderXdsSdsFiles(options.tls!))) {
+      assert.deepEqual(
+        parse(fs.readFileSync(path.join(DEPLOY, 'compose', name), 'utf8')),
+        parse(text),
+        `compose/${name} stale: run deploy/regenerate.sh`,
+      );
+    }
+  });
+
+  test('docker-compose.yml: certgen first; the CA key volume never reaches Envoy', () => {
+    const compose = parse(fs.readFileSync(path.join(ROOT, 'docker-compose.yml'), 'utf8')) as {
+      services: Record<
+        string,
+        { volumes?: string[]; command?: string[]; depends_on?: Record<string, unknown> }
+      >;
+    };
+    const envoyVolumes = compose.services.envoy!.volumes ?? [];
+    assert.ok(
+      !envoyVolumes.some((v) => v.startsWith('xds-ca:') || v.startsWith('xds-server:')),
+      envoyVolumes.join(),
     );
+    assert.ok(envoyVolumes.includes('xds-gateways:/etc/convoy-xds:ro'));
+    assert.deepEqual(compose.services.convoy!.depends_on, {
+      certgen: { condition: 'service_completed_successfully' },
+    });
+    assert.ok(!compose.services.convoy!.command!.includes('--insecure-plaintext-xds'));
+    assert.deepEqual(compose.services.certgen!.command, [
+      'certgen',
+      '--server-name',
+      'convoy',
+      '--gateway',
+      'default/demo',
+    ]);
+  });
+
+  test('the Secrets deploy/xds-certs.sh makes are the ones the pods mount, for the names they dial', () => {
+    const script = fs.readFileSync(path.join(DEPLOY, 'xds-certs.sh'), 'utf8');
+    assert.match(
+      script,
+      /--server-name convoy-xds\.convoy-system\.svc /,
+      'the name in the bootstrap address',
+    );
+    assert.match(script, /--gateway convoy-system\/convoy-gateway/, 'the node.cluster of the fleet');
+    assert.match(script, /apply_secret convoy-xds-server "\$PKI\/server"/);
+    assert.match(
+      script,
+      /apply_secret convoy-gateway-xds-client "\$PKI\/gateways\/convoy-system\/convoy-gateway"/,
+    );
+    type Pod = {
+      spec: {
+        template: {
+          spec: {
+            containers: { volumeMounts: { name: string; mountPath: string }[] }[];
+            volumes: { name: string; secret?: { secretName: string } }[];
+          };
+        };
+      };
+    };
+    const mountOf = (deployment: string, secret: string) => {
+      const pod = (find('Deployment', deployment) as K8sDoc & Pod).spec.template.spec;
+      const volume = pod.volumes.find((v) => v.secret?.secretName === secret);
+      assert.ok(volume, `${deployment} mounts Secret ${secret}`);
+      return pod.containers[0]!.volumeMounts.find((m) => m.name === volume.name)?.mountPath;
+    };
+    assert.equal(
+      mountOf('convoy-gateway-envoy', 'convoy-gateway-xds-client'),
+      path.dirname(k8sBootstrap.tls!.certFile),
+    );
+    assert.equal(mountOf('convoy', 'convoy-xds-server'), '/etc/convoy/xds');
   });
 
   test('deploy/regenerate.sh with the compiled CLI reproduces the committed files byte for byte', () => {
@@ -74,7 +173,12 @@ describe('deploy/ artifacts', () => {
         env: { ...process.env, CONVOY: `${process.execPath} ${cli}` },
         stdio: ['ignore', 'pipe', 'pipe'],
       });
-      for (const f of ['21-envoy-bootstrap.yaml', path.join('compose', 'envoy-bootstrap.yaml')]) {
+      for (const f of [
+        '21-envoy-bootstrap.yaml',
+        path.join('compose', 'envoy-bootstrap.yaml'),
+        path.join('compose', 'envoy-bootstrap.xds-client-certificate.yaml'),
+        path.join('compose', 'envoy-bootstrap.xds-trusted-ca.yaml'),
+      ]) {
         assert.equal(
           fs.readFileSync(path.join(out, f), 'utf8'),
           fs.readFileSync(path.join(DEPLOY, f), 'utf8'),
@@ -166,6 +270,12 @@ describe('deploy/ artifacts', () => {
       'convoy-system',
       '--envoy-service',
       'convoy-system/convoy-gateway-envoy',
+      '--xds-tls-cert',
+      '/etc/convoy/xds/tls.crt',
+      '--xds-tls-key',
+      '/etc/convoy/xds/tls.key',
+      '--xds-tls-ca',
+      '/etc/convoy/xds/ca.crt',
     ]);
     // The Service whose load-balancer address Gateways report is part of the same deploy/.
     assert.equal(find('Service', 'convoy-gateway-envoy').metadata.namespace, 'convoy-system');
