@@ -124,6 +124,9 @@ export async function serveCommand(argv: string[]): Promise<void> {
     stoppers.push(() => started.stop());
   }
 
+  // Created before the controller, which follows what the Envoys reject.
+  const ads = new AdsServer({ cache, logger, metrics, tls });
+
   const controller = new Controller({
     store,
     cache,
@@ -134,11 +137,11 @@ export async function serveCommand(argv: string[]): Promise<void> {
     externalNameServices: values['enable-external-name-services'] ?? false,
     gatewayAddresses: addressSource(values['gateway-address'], values['envoy-service']),
     translate: { bindAddress: values['envoy-bind-address'] },
+    rejections: ads,
   });
   controller.start();
   stoppers.unshift(() => controller.stop());
 
-  const ads = new AdsServer({ cache, logger, metrics, tls });
   const xdsPort = await ads.listen(values['xds-address'] ?? '127.0.0.1:18000');
   stoppers.unshift(() => ads.stop(5000));
 
