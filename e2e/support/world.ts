@@ -39,6 +39,7 @@ export interface ConditionEntry {
   type: string;
   status: string;
   reason: string;
+  message?: string;
   observedGeneration?: number;
 }
 
