@@ -257,7 +257,7 @@ for (const variant of ['sotw', 'delta'] as const) {
         'still NACKed: nothing new was sent',
       );
       const nackMetric = await cp.metrics.registry.getSingleMetricAsString('convoy_xds_nacks_total');
-      assert.match(nackMetric, /convoy_xds_nacks_total\{type="[^"]+"\} [1-9]/);
+      assert.match(nackMetric, new RegExp(`convoy_xds_nacks_total\\{type="[^"]+",fleet="${FLEET}"\\} [1-9]`));
 
       // Traffic still flows on the last good config.
       assert.equal(await backendOf('/b/x'), 'b');

@@ -38,6 +38,7 @@ export interface ConditionEntry {
   type: string;
   status: string;
   reason: string;
+  message?: string;
   observedGeneration?: number;
 }
 

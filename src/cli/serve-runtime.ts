@@ -198,6 +198,7 @@ async function open(
   const controller = new Controller({
     store,
     cache,
+    rejections: ads,
     statusSinks: sinks,
     logger,
     metrics,

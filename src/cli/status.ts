@@ -1,6 +1,7 @@
 import { renderTable, renderXdsDebugText } from '../xds/sync-view';
 import { DEFAULT_ADMIN_SERVER_ADDRESS } from '../observability/admin-server';
 import { parseHostPort } from '../util/host-port';
+import { ConditionType } from '../status/conditions';
 import { defineCommand, parseCommand } from './args';
 
 /**
@@ -71,7 +72,13 @@ interface Cond {
 }
 
 /** Conditions whose True status is the unhealthy one. */
-const NEGATIVE_POLARITY = new Set(['Conflicted', 'OverlappingTLSConfig', 'PartiallyInvalid', 'Degraded']);
+const NEGATIVE_POLARITY = new Set([
+  'Conflicted',
+  'OverlappingTLSConfig',
+  'PartiallyInvalid',
+  'Degraded',
+  ConditionType.EnvoyRejected,
+]);
 const PREFERRED_COLUMNS = ['Accepted', 'Programmed', 'ResolvedRefs'];
 
 function conditionsOf(v: unknown): Cond[] {

@@ -22,6 +22,11 @@ import { ReferenceIndex, changeImpact, endpointSliceService } from './relevance'
 import { clusterService } from '../model/names';
 import { namespacedName } from '../store/objects';
 import { statusKey } from '../status/types';
+import { applyRejections } from '../status/rejections';
+import type { FleetRejections, RejectionFeed } from '../xds/rejections';
+import type { ResolvedGateway } from '../gateway/resolved';
+import { listenersByPort, mapRejections } from './rejections';
+import type { FleetResource } from './rejections';
 
 export interface ControllerOptions {
   store: ObjectStore;
@@ -43,6 +48,11 @@ export interface ControllerOptions {
   maxDelayMs?: number;
   /** Clock, injectable for tests. */
   now?: () => Date;
+  /**
+   * What the fleets' Envoys rejected (the ADS server). Rejections become conditions on the
+   * objects they come from, and a change to such an object offers the resource again.
+   */
+  rejections?: RejectionFeed;
 }
 
 /**
@@ -71,6 +81,14 @@ export class Controller {
   private lastFleets = new Map<string, FleetModel>();
   private references: ReferenceIndex | undefined;
   private readonly log: Logger;
+  /** The fleets' current rejections, by fleet (only fleets with a rejected resource). */
+  private readonly rejectionViews = new Map<string, FleetRejections>();
+  /** objectKey → rejected resources to offer again when that object changes (mapRejections). */
+  private reofferOn = new Map<string, FleetResource[]>();
+  /** Resources to offer again once the current changes are built. */
+  private readonly pendingReoffers = new Map<string, FleetResource>();
+  /** The statuses of the last build as it produced them, before the rejections' overlay. */
+  private builtStatuses: ObjectStatus[] | undefined;
 
   constructor(private readonly opts: ControllerOptions) {
     this.log = opts.logger.child({ component: 'controller' });
@@ -78,9 +96,14 @@ export class Controller {
   }
 
   start(): void {
-    const { store } = this.opts;
+    const { store, rejections } = this.opts;
+    if (rejections) {
+      for (const view of rejections.rejections()) this.rejectionViews.set(view.fleet, view);
+      this.unsubscribe.push(rejections.onRejectionsChange((view) => this.onRejections(view)));
+    }
     this.unsubscribe.push(
       store.onChange((change) => {
+        if (this.noteReoffers(change.key) && store.isSynced()) this.debouncer.trigger();
         const impact = changeImpact(change, this.references);
         if (impact === 'none') return;
         if (impact === 'full') this.pending.full = true;
@@ -151,6 +174,7 @@ export class Controller {
         // Yield so a burst of store events queued meanwhile can land before the next pass.
         await new Promise((r) => setImmediate(r));
       } while (this.rebuildRequested || hasWork(this.pending));
+      this.flushReoffers();
     } finally {
       this.building = false;
     }
@@ -249,14 +273,77 @@ export class Controller {
   }
 
   private buildOptions(): BuildOptions {
-    const now = (this.opts.now ?? (() => new Date()))();
     return {
       controllerName: this.opts.controllerName,
       externalNameServices: this.opts.externalNameServices,
       endpoints: this.opts.endpoints,
       gatewayAddresses: this.opts.gatewayAddresses,
-      now: now.toISOString().replace(/\.\d{3}Z$/, 'Z'),
+      now: this.nowText(),
     };
+  }
+
+  /** The clock as conditions' lastTransitionTime spells it (seconds). */
+  private nowText(): string {
+    const now = (this.opts.now ?? (() => new Date()))();
+    return now.toISOString().replace(/\.\d{3}Z$/, 'Z');
+  }
+
+  /**
+   * A fleet's rejections changed (RejectionFeed, debounced): the last build's statuses are laid
+   * over with the new rejections and published again, if that changes any of them.
+   */
+  private onRejections(view: FleetRejections): void {
+    if (view.resources.length > 0) this.rejectionViews.set(view.fleet, view);
+    else this.rejectionViews.delete(view.fleet);
+    if (!this.builtStatuses) return;
+    try {
+      this.publishStatuses(this.builtStatuses, true);
+    } catch (err) {
+      this.log.error({ err }, 'status publishing failed');
+    }
+  }
+
+  /** Queues the resources whose rejection `key`'s object owns; true when there are any. */
+  private noteReoffers(key: string): boolean {
+    const resources = this.reofferOn.get(key);
+    if (!resources) return false;
+    for (const r of resources) this.pendingReoffers.set(`${r.fleet}\n${r.typeUrl}\n${r.name}`, r);
+    return true;
+  }
+
+  /**
+   * Offers the queued resources to the Envoys that rejected them, after the build of the change
+   * that queued them: when that build changed a resource, its new version has already gone out
+   * and the reoffer (which only resends a rejected version that is still current) does nothing.
+   */
+  private flushReoffers(): void {
+    const { rejections } = this.opts;
+    if (!rejections || this.pendingReoffers.size === 0) return;
+    const byFleet = new Map<string, FleetResource[]>();
+    for (const r of this.pendingReoffers.values()) byFleet.set(r.fleet, [...(byFleet.get(r.fleet) ?? []), r]);
+    this.pendingReoffers.clear();
+    for (const [fleet, resources] of byFleet) {
+      try {
+        rejections.reoffer(fleet, resources);
+      } catch (err) {
+        this.log.error({ err, fleet }, 'offering rejected resources again failed');
+      }
+    }
+  }
+
+  /** The current rejections laid over `statuses`, and the objects whose change reoffers them. */
+  private overlayRejections(statuses: ObjectStatus[]): ObjectStatus[] {
+    if (this.rejectionViews.size === 0) {
+      this.reofferOn = new Map();
+      return statuses;
+    }
+    const gateways = new Map<string, ResolvedGateway>();
+    for (const g of this.state?.gateways ?? []) if (g.accepted) gateways.set(g.fleet, g);
+    const mapping = mapRejections(this.rejectionViews.values(), this.lastFleets, (fleet) =>
+      listenersByPort(gateways.get(fleet)?.listeners ?? []),
+    );
+    this.reofferOn = mapping.reofferOn;
+    return applyRejections(statuses, mapping.notes, this.nowText());
   }
 
   /**
@@ -432,19 +519,29 @@ export class Controller {
     }
   }
 
-  private publishStatuses(statuses: ObjectStatus[]): void {
+  /**
+   * Lays the current rejections over a build's statuses, merges them with the published ones and
+   * hands them to the sinks; with `onlyIfChanged`, nothing is handed over when every merged
+   * status is the one already published (a rejection change that changes no status).
+   */
+  private publishStatuses(statuses: ObjectStatus[], onlyIfChanged = false): void {
+    this.builtStatuses = statuses;
+    const overlaid = this.overlayRejections(statuses);
     const next = new Map<string, ObjectStatus>();
     const built = new Map<string, ObjectStatus>();
-    for (const s of statuses) {
+    let changed = overlaid.length !== this.statusByKey.size;
+    for (const s of overlaid) {
       const key = statusKey(s);
       const previous = this.statusByKey.get(key);
       const lastBuilt = this.builtStatusByKey.get(key);
       // Same as last build: the merge would give the same result, keep it (and its identity).
       const merged =
         previous && lastBuilt && sameBuiltStatus(lastBuilt, s) ? previous : mergeStatus(previous, s);
+      if (merged !== previous) changed = true;
       next.set(key, merged);
       built.set(key, s);
     }
+    if (onlyIfChanged && !changed) return;
     this.statusByKey = next;
     this.builtStatusByKey = built;
     const merged = [...next.values()];

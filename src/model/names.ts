@@ -45,6 +45,22 @@ export function listenerQualifiedName(
   return `${objectKey(owner.kind, owner.namespace, owner.name)}/${listener}`;
 }
 
+/**
+ * Returns the Gateway API listener a filter chain belongs to: the parts of a name made by
+ * listenerQualifiedName, or by hostnameChainName (whose hostname is dropped); undefined for
+ * anything else. Kubernetes names, listener names and hostnames never contain `/`, so the
+ * segments are unambiguous.
+ */
+export function parseListenerQualifiedName(
+  name: string,
+): { kind: string; namespace: string; name: string; listener: string } | undefined {
+  const parts = name.split('/');
+  if (parts.length !== 4 && parts.length !== 5) return undefined;
+  const [kind, namespace, owner, listener] = parts;
+  if (!kind || !owner || !listener || (parts.length === 5 && !parts[4])) return undefined;
+  return { kind, namespace, name: owner, listener };
+}
+
 /** Returns the chain name of a TLS listener for one more hostname of its routes: `<listener>/<hostname>`. */
 export function hostnameChainName(listenerQualifiedName: string, hostname: string): string {
   return `${listenerQualifiedName}/${hostname}`;
@@ -61,7 +77,19 @@ export function routeMatchName(
   return `${objectKey(kind, namespace, name)}/rule/${rule}/match/${match}`;
 }
 
+/** Returns the route of a name made by routeMatchName; undefined for anything else. */
+export function parseRouteMatchName(
+  name: string,
+): { kind: string; namespace: string; name: string } | undefined {
+  const parts = name.split('/');
+  if (parts.length !== 7 || parts[3] !== 'rule' || parts[5] !== 'match') return undefined;
+  const [kind, namespace, route, , rule, , match] = parts;
+  if (!kind || !route || !/^[0-9]+$/.test(rule) || !/^[0-9]+$/.test(match)) return undefined;
+  return { kind, namespace, name: route };
+}
+
 /** Returns the cluster name of a Service port, `namespace/service/port`; also its EDS service name. */
+
 export function clusterName(namespace: string, service: string, port: number): string {
   return `${namespacedName(namespace, service)}/${port}`;
 }

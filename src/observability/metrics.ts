@@ -45,8 +45,8 @@ export class ConvoyMetrics {
   });
   readonly xdsNacks = new Counter({
     name: 'convoy_xds_nacks_total',
-    help: 'NACKs received from Envoy, by type.',
-    labelNames: ['type'] as const,
+    help: 'NACKs received from Envoy, by type and fleet (fleets Convoy serves; others are "unknown").',
+    labelNames: ['type', 'fleet'] as const,
     registers: [this.registry],
   });
   readonly snapshotsRejected = new Counter({

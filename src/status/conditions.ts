@@ -1,6 +1,7 @@
 /**
  * Names the condition types and reasons Convoy writes, spelled as in Gateway API v1.6.1 (apis/v1),
- * and builds conditions that always carry observedGeneration (docs/gateway-api.md §15).
+ * plus Convoy's own (domain-prefixed types), and builds conditions that always carry
+ * observedGeneration (docs/gateway-api.md §15).
  */
 import type { Condition } from './types';
 import { compareStrings } from '../util/compare';
@@ -12,6 +13,8 @@ export const ConditionType = {
   Conflicted: 'Conflicted',
   OverlappingTLSConfig: 'OverlappingTLSConfig',
   PartiallyInvalid: 'PartiallyInvalid',
+  /** Convoy's: Envoys of the fleet rejected (NACKed) configuration that comes from this object. */
+  EnvoyRejected: 'convoy.dev/EnvoyRejected',
 } as const;
 export type ConditionTypeName = (typeof ConditionType)[keyof typeof ConditionType];
 
@@ -56,6 +59,8 @@ export const Reason = {
   IncompatibleFilters: 'IncompatibleFilters',
   BackendNotFound: 'BackendNotFound',
   InvalidKind: 'InvalidKind',
+  // convoy.dev/EnvoyRejected
+  Rejected: 'Rejected',
 } as const;
 export type ReasonName = (typeof Reason)[keyof typeof Reason];
 

@@ -1,4 +1,5 @@
 /** JSON shape of AdsServer.debugState() (served by the admin server at /debug/xds). */
+import type { FleetRejections } from './rejections';
 
 /** How many subscribed names a TypeDebug lists (an Envoy may subscribe to thousands). */
 export const SUBSCRIBED_NAMES_SHOWN = 50;
@@ -47,6 +48,8 @@ export interface XdsDebugState {
   time: string;
   streams: StreamDebug[];
   fleets: FleetDebug[];
+  /** Per fleet with rejected resources: which Envoys rejected what (rejections.ts). */
+  rejections: FleetRejections[];
   cache: { fleets: number; entries: number; bytes: number };
   sendBudget: { limitBytes: number; inflightBytes: number; waitingStreams: number };
 }

@@ -4,7 +4,7 @@ import type { CacheEntry, FleetSnapshot } from './snapshot';
 import { byName } from '../util/compare';
 import { encodeDeltaBody } from './encode';
 import type { Built, NodeInfo, StatusDetail, TypeState } from './stream';
-import { AdsStream, DEFERRED_REMOVAL_TYPES } from './stream';
+import { AdsStream, DEFERRED_REMOVAL_TYPES, carriedRejections } from './stream';
 import { withChanges } from './names';
 
 const INITIAL_VERSIONS = '<initial_resource_versions>';
@@ -172,6 +172,15 @@ export class DeltaStream extends AdsStream {
       version: ts.version,
       count: send.length,
     }));
-    return { st, body, version: ts.version, resources: send.length, removed: removed.length };
+    const carries = carriedRejections(st, send, removed);
+    return {
+      st,
+      body,
+      version: ts.version,
+      resources: send.length,
+      removed: removed.length,
+      changed: send,
+      carries,
+    };
   }
 }

@@ -5,3 +5,4 @@ export type { AdsServerOptions } from './server';
 export type { XdsDebugState, StreamDebug, TypeDebug, FleetDebug } from './debug-state';
 export type { NodeInfo } from './stream';
 export type { CacheEntry, FleetSnapshot, FleetChange } from './snapshot';
+export type { FleetRejections, RejectedResource, RejectionFeed } from './rejections';

@@ -12,6 +12,9 @@ import { decodeSotwRequest } from './request';
 import type { FleetChange } from './snapshot';
 import { SotwStream } from './sotw';
 import type { AdsStream, NodeInfo, Refusal, StreamContext } from './stream';
+import { typeLabel } from './stream';
+import { RejectionTracker, aggregateRejections } from './rejections';
+import type { FleetRejections, RejectionFeed } from './rejections';
 import {
   ANONYMOUS_AUTHENTICATOR,
   CERTIFICATE_AUTHENTICATOR,
@@ -92,9 +95,10 @@ const PUMP_BATCH = 128;
 
 /**
  * Aggregated Discovery Service (SotW and delta) over @grpc/grpc-js, serving each Envoy the
- * snapshot of the fleet named by its node (see docs/xds.md).
+ * snapshot of the fleet named by its node (see docs/xds.md). It is also the controller's
+ * RejectionFeed: what the Envoys of each fleet rejected (rejections.ts).
  */
-export class AdsServer {
+export class AdsServer implements RejectionFeed {
   private readonly cache: XdsCache;
   private readonly logger: Logger;
   private readonly metrics: ConvoyMetrics;
@@ -113,6 +117,7 @@ export class AdsServer {
   private readonly unsubscribe: () => void;
   private readonly wakeQueue = new Set<AdsStream>();
   private wakeScheduled = false;
+  private readonly rejectionTracker: RejectionTracker;
 
   constructor(opts: AdsServerOptions) {
     this.cache = opts.cache;
@@ -144,7 +149,14 @@ export class AdsServer {
       authorize: (s, node, fleet) => this.authorize(s, node, fleet),
       attach: (s) => this.attach(s),
       detach: (s) => this.detach(s),
+      rejectionsChanged: (s) => {
+        if (s.fleet !== undefined) this.rejectionTracker.markChanged(s.fleet);
+      },
     };
+    this.rejectionTracker = new RejectionTracker(
+      (fleet) => this.collectRejections(fleet),
+      (err) => this.logger.error({ err }, 'xds: a rejection listener failed'),
+    );
     // grpc-js would otherwise pin each call's last request buffers (grpc-decoder-release.ts).
     releaseDecodedMessageBuffers(this.logger);
     this.server = new grpc.Server({
@@ -198,6 +210,7 @@ export class AdsServer {
     this.tlsWatcher?.stop();
     for (const t of this.unknownFleetTimers.values()) clearTimeout(t);
     this.unknownFleetTimers.clear();
+    this.rejectionTracker.stop();
     for (const s of this.streams) s.end();
     return new Promise((resolve) => {
       const timer = setTimeout(() => {
@@ -228,6 +241,7 @@ export class AdsServer {
       time: new Date().toISOString(),
       streams: [...this.streams].filter((s) => s.attached).map((s) => s.debug()),
       fleets,
+      rejections: this.rejectionTracker.current(),
       cache: this.cache.stats(),
       sendBudget: {
         limitBytes: this.budget.limitBytes,
@@ -235,6 +249,36 @@ export class AdsServer {
         waitingStreams: this.budget.waiting,
       },
     };
+  }
+
+  rejections(): FleetRejections[] {
+    return this.rejectionTracker.current();
+  }
+
+  onRejectionsChange(listener: (view: FleetRejections) => void): () => void {
+    return this.rejectionTracker.subscribe(listener);
+  }
+
+  reoffer(fleet: string, resources: readonly { typeUrl: string; name: string }[]): void {
+    const byType = new Map<string, string[]>();
+    for (const r of resources) byType.set(r.typeUrl, [...(byType.get(r.typeUrl) ?? []), r.name]);
+    for (const s of this.byFleet.get(fleet) ?? []) {
+      let queued = false;
+      for (const [typeUrl, names] of byType) queued = s.reoffer(typeUrl, names) || queued;
+      if (queued) this.wakeQueue.add(s);
+    }
+    this.scheduleWake();
+  }
+
+  /** The fleet's rejections from its connected streams and its current snapshot. */
+  private collectRejections(fleet: string): FleetRejections {
+    const snap = this.cache.snapshot(fleet);
+    const streams = [...(this.byFleet.get(fleet) ?? [])].filter((s) => s.attached && !s.closed);
+    return aggregateRejections(
+      fleet,
+      streams.map((s) => s.rejectionsView()),
+      (typeUrl, name) => snap?.types[typeUrl as keyof typeof snap.types]?.entries.has(name) ?? false,
+    );
   }
 
   /** Number of open streams (all fleets). */
@@ -301,6 +345,8 @@ export class AdsServer {
     }
     set.add(stream);
     if (this.cache.hasSnapshot(stream.fleet!)) this.clearUnknownFleetTimer(stream);
+    // The fleet's "N of M Envoys" changes.
+    if (this.rejectionTracker.hasRejections(stream.fleet!)) this.rejectionTracker.markChanged(stream.fleet!);
   }
 
   private detach(stream: AdsStream): void {
@@ -313,6 +359,7 @@ export class AdsServer {
       set.delete(stream);
       if (set.size === 0) this.byFleet.delete(stream.fleet);
     }
+    if (this.rejectionTracker.hasRejections(stream.fleet)) this.rejectionTracker.markChanged(stream.fleet);
   }
 
   /**
@@ -359,6 +406,13 @@ export class AdsServer {
   }
 
   private onFleetChange(change: FleetChange): void {
+    if (!change.snapshot) {
+      // The fleet is gone: its NACK series go with it, so labels stay bounded by the fleets served.
+      for (const type of PUSH_ORDER)
+        this.metrics.xdsNacks.remove({ type: typeLabel(type), fleet: change.fleet });
+    }
+    // A removed resource (or fleet) takes its rejections with it.
+    if (this.rejectionTracker.hasRejections(change.fleet)) this.rejectionTracker.markChanged(change.fleet);
     const set = this.byFleet.get(change.fleet);
     if (!set) return;
     if (!change.snapshot) {

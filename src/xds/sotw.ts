@@ -8,7 +8,7 @@ import { encodeSotwBody } from './encode';
 import type { Built, NodeInfo, TypeState } from './stream';
 import { decodeNames } from './request';
 import type { SotwRequest } from './request';
-import { AdsStream } from './stream';
+import { AdsStream, carriedRejections } from './stream';
 import { diffNameSets, explicitNamesOf, internEncodedNames, starCount } from './names';
 
 /**
@@ -138,13 +138,14 @@ export class SotwStream extends AdsStream {
     st.client.rebase(ts);
     if (out.length === 0) return undefined;
     out.sort(byName);
+    const carries = carriedRejections(st, out);
     const key = 'S\n' + out.map((e) => e.name).join('\n');
     const { body } = ts.memoize(key, () => ({
       body: encodeSotwBody(st.typeUrl, ts.version, out),
       version: ts.version,
       count: out.length,
     }));
-    return { st, body, version: ts.version, resources: out.length, removed: 0 };
+    return { st, body, version: ts.version, resources: out.length, removed: 0, changed: out, carries };
   }
 
   private buildFull(st: TypeState, ts: TypeSnapshot, snap: FleetSnapshot, defer: boolean): Built | undefined {
@@ -166,7 +167,7 @@ export class SotwStream extends AdsStream {
     // The first answer is always sent, even an empty one: it is the state, and Envoy waits for it.
     let changed = st.force || (!st.sent && !st.acked);
     const stale: VersionRef[] = [];
-    const changedClusters: string[] = [];
+    const changedEntries: CacheEntry[] = [];
     const consider = (name: string): void => {
       if (!st.interested(name)) return;
       const e = ts.entries.get(name);
@@ -175,7 +176,7 @@ export class SotwStream extends AdsStream {
       if (e) {
         if (held?.version !== e.version) {
           changed = true;
-          changedClusters.push(name);
+          changedEntries.push(e);
         }
       } else if (held) {
         if (defer && held.bytes) stale.push(held);
@@ -198,7 +199,7 @@ export class SotwStream extends AdsStream {
     }
 
     if (st.typeUrl === TypeUrl.Cluster) {
-      for (const name of changedClusters) this.resendClusterLoadAssignment(snap, name);
+      for (const e of changedEntries) this.resendClusterLoadAssignment(snap, e.name);
     }
     stale.sort(byName);
     const response = this.fullResponse(st, ts, stale);
@@ -207,7 +208,17 @@ export class SotwStream extends AdsStream {
       st.client.set(s.name, s);
       st.addPending(s.name);
     }
-    return { st, body: response.body, version: response.version, resources: response.count, removed: 0 };
+    return {
+      st,
+      body: response.body,
+      version: response.version,
+      resources: response.count,
+      removed: 0,
+      changed: changedEntries,
+      // A full-state response lists everything of interest: it carries (or removes) every
+      // resource the client rejected.
+      carries: st.rejected.size > 0 ? [...st.rejected.keys()] : [],
+    };
   }
 
   /** The full-state response for the stream's interest, plus stale entries kept until later. */

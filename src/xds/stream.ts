@@ -14,6 +14,9 @@ import { SplicedMessage, nonceTrailer } from './wire';
 import type { StreamDebug, TypeDebug } from './debug-state';
 import type { StreamIdentity } from './authorization';
 import { SUBSCRIBED_NAMES_SHOWN } from './debug-state';
+import { attributeNack, namedParts, oneLineMessage } from './nack-attribution';
+import type { ResourceVersion } from './nack-attribution';
+import type { StreamRejection, StreamRejectionsView } from './rejections';
 
 /** The parts of envoy.config.core.v3.Node the server uses. */
 export interface NodeInfo {
@@ -54,6 +57,8 @@ export interface StreamContext {
   authorize(stream: AdsStream, node: NodeInfo, fleet: string): Refusal | undefined;
   attach(stream: AdsStream): void;
   detach(stream: AdsStream): void;
+  /** The resources this stream's Envoy rejects changed (see rejections.ts). */
+  rejectionsChanged(stream: AdsStream): void;
 }
 
 const SERVED_TYPES: ReadonlySet<string> = new Set(PUSH_ORDER);
@@ -62,6 +67,14 @@ const MAX_INFLIGHT = 4;
 /** Above this many changed names, a wildcard stream re-evaluates the whole type. */
 const PENDING_ALL_THRESHOLD = 64;
 const RECENT_NONCES = 8;
+/**
+ * Responses that brought more resources than this to the client do not keep the list (a first
+ * sync of thousands of clusters, times every stream); a NACK of one is attributed to the
+ * resources Envoy's message names instead.
+ */
+const CHANGED_KEPT = 256;
+/** Label of NACKs on streams of a fleet Convoy does not serve: metric labels name known fleets only. */
+export const UNKNOWN_FLEET_LABEL = 'unknown';
 /** Types whose removals wait until the rest of a push was sent, in this order. */
 export const DEFERRED_REMOVAL_TYPES: readonly string[] = [TypeUrl.Cluster, TypeUrl.Endpoint];
 
@@ -79,6 +92,13 @@ export interface SentInfo {
   removed: number;
   bytes: number;
   answered: boolean;
+  /**
+   * The resources whose content this response brought to the client (new, or a version it did
+   * not hold); undefined when there were more than CHANGED_KEPT.
+   */
+  changed: readonly ResourceVersion[] | undefined;
+  /** Resources the client had rejected that this response sends again, changes or removes. */
+  carries: readonly string[];
 }
 
 export interface NackInfo {
@@ -118,6 +138,8 @@ export class TypeState {
   readonly recent = new Map<string, SentInfo>();
   acked?: { version: string; nonce: string; time: number };
   nack?: NackInfo;
+  /** Resources of this type the client rejected and has not accepted since: name → rejection. */
+  readonly rejected = new Map<string, StreamRejection>();
 
   constructor(readonly typeUrl: string) {
     this.served = SERVED_TYPES.has(typeUrl);
@@ -210,7 +232,28 @@ export interface Built {
   version: string;
   resources: number;
   removed: number;
+  /** SentInfo.changed: the resources new to the client (any length; trimmed when recorded). */
+  changed: readonly ResourceVersion[];
+  /** SentInfo.carries. */
+  carries: readonly string[];
 }
+
+/**
+ * The names of `entries` and `removed` that the client rejected earlier (SentInfo.carries).
+ * Nothing is allocated for a stream without rejections, the common case.
+ */
+export function carriedRejections(
+  st: TypeState,
+  entries: readonly { name: string }[],
+  removed: readonly string[] = [],
+): readonly string[] {
+  if (st.rejected.size === 0) return NO_NAMES_CARRIED;
+  const out: string[] = [];
+  for (const e of entries) if (st.rejected.has(e.name)) out.push(e.name);
+  for (const n of removed) if (st.rejected.has(n)) out.push(n);
+  return out;
+}
+const NO_NAMES_CARRIED: readonly string[] = [];
 
 let nextStreamId = 1;
 
@@ -348,14 +391,102 @@ export abstract class AdsStream implements BudgetWaiter {
         acceptedVersion: req.version,
         time: now,
       };
-      this.ctx.metrics.xdsNacks.inc({ type });
+      const fleet =
+        this.fleet !== undefined && this.ctx.cache.hasSnapshot(this.fleet) ? this.fleet : undefined;
+      this.ctx.metrics.xdsNacks.inc({ type, fleet: fleet ?? UNKNOWN_FLEET_LABEL });
+      const rejected = this.recordRejection(st, sent, message, now);
       this.log.warn(
-        { nodeId: this.node?.id, fleet: this.fleet, type, version: sent.version, nonce: sent.nonce, message },
-        'xds: NACK: Envoy rejected a response; it will not be resent until its content changes',
+        {
+          nodeId: this.node?.id,
+          fleet: this.fleet,
+          type,
+          version: sent.version,
+          nonce: sent.nonce,
+          message,
+          resources: rejected.slice(0, 20),
+        },
+        'xds: NACK: Envoy rejected a response; it is resent only when its content or an object it comes from changes',
       );
     } else {
       st.acked = { version: req.version, nonce: sent.nonce, time: now };
+      if (st.rejected.size > 0) {
+        let cleared = false;
+        for (const n of sent.carries) cleared = st.rejected.delete(n) || cleared;
+        for (const r of sent.changed ?? []) cleared = st.rejected.delete(r.name) || cleared;
+        if (cleared) this.ctx.rejectionsChanged(this);
+      }
     }
+  }
+
+  /**
+   * Records which resources a NACK rejects (nack-attribution.ts): the candidates are what the
+   * response brought to the client plus the earlier rejections it carried again; when the
+   * response brought too many to keep, the resources of the type that Envoy's message names.
+   * Returns the names recorded as rejected.
+   */
+  private recordRejection(st: TypeState, sent: SentInfo, message: string, now: number): string[] {
+    const candidates: ResourceVersion[] = [];
+    if (sent.changed) candidates.push(...sent.changed);
+    else {
+      const ts = this.fleet ? this.ctx.cache.snapshot(this.fleet)?.types[st.typeUrl as TypeUrl] : undefined;
+      for (const name of ts ? namedParts(message, ts.entries.keys()).keys() : []) {
+        candidates.push(ts!.entries.get(name)!);
+      }
+    }
+    for (const name of sent.carries) {
+      const earlier = st.rejected.get(name);
+      if (earlier) candidates.push({ name, version: earlier.version });
+    }
+    const { rejected, accepted } = attributeNack(message, candidates);
+    for (const name of accepted) st.rejected.delete(name);
+    for (const r of rejected) st.rejected.set(r.name, { version: r.version, message: r.message, time: now });
+    if (rejected.length === 0) {
+      this.log.info(
+        { type: typeLabel(st.typeUrl), message: oneLineMessage(message) },
+        'xds: the NACK names no resource of the response; it is not attributed to any object',
+      );
+    }
+    this.ctx.rejectionsChanged(this);
+    return rejected.map((r) => r.name);
+  }
+
+  /**
+   * Sends these resources again when this Envoy rejected exactly their current version
+   * (RejectionFeed.reoffer). Returns true when something was queued; the caller pumps.
+   */
+  reoffer(typeUrl: string, names: readonly string[]): boolean {
+    const st = this.types.get(typeUrl);
+    if (!st?.requested || st.rejected.size === 0 || !this.fleet || this.closed) return false;
+    const ts = this.ctx.cache.snapshot(this.fleet)?.types[typeUrl as TypeUrl];
+    if (!ts) return false;
+    let queued = false;
+    for (const name of names) {
+      const rejection = st.rejected.get(name);
+      const entry = ts.entries.get(name);
+      if (!rejection || !entry || entry.version !== rejection.version || !st.interested(name)) continue;
+      st.client.forget(name);
+      st.addPending(name);
+      queued = true;
+    }
+    if (queued) this.log.info({ type: typeLabel(typeUrl), names }, 'xds: offering rejected resources again');
+    return queued;
+  }
+
+  /** True when this stream's Envoy holds a rejection of any resource. */
+  hasRejections(): boolean {
+    for (const st of this.types.values()) if (st.rejected.size > 0) return true;
+    return false;
+  }
+
+  /** This stream's rejections, as the fleet aggregation reads them (rejections.ts). */
+  rejectionsView(): StreamRejectionsView {
+    const rejected = new Map<string, ReadonlyMap<string, StreamRejection>>();
+    for (const [typeUrl, st] of this.types) if (st.rejected.size > 0) rejected.set(typeUrl, st.rejected);
+    return {
+      nodeId: this.node?.id ?? `stream-${this.id}`,
+      rejected,
+      interested: (typeUrl, name) => this.types.get(typeUrl)?.interested(name) ?? false,
+    };
   }
 
   /**
@@ -466,6 +597,8 @@ export abstract class AdsStream implements BudgetWaiter {
       removed: b.removed,
       bytes: msg.byteLength,
       answered: false,
+      changed: b.changed.length <= CHANGED_KEPT ? b.changed : undefined,
+      carries: b.carries,
     });
     this.ctx.metrics.xdsPushes.inc({ type });
     this.ctx.metrics.xdsPushBytes.inc({ type }, msg.byteLength);
@@ -524,6 +657,7 @@ export abstract class AdsStream implements BudgetWaiter {
     if (this.inflightBytes > 0) this.ctx.budget.release(this.inflightBytes);
     this.inflightBytes = 0;
     this.ctx.detach(this);
+    if (this.attached && this.hasRejections()) this.ctx.rejectionsChanged(this);
     if (this.attached) this.log.debug({ reason }, 'xds: stream closed');
   }
 

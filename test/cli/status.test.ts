@@ -103,6 +103,25 @@ describe('convoy status table', () => {
     assert.equal(problems.trim().split('\n').length, 3);
   });
 
+  test("Envoy's rejections are problems: convoy.dev/EnvoyRejected=True is the unhealthy state", () => {
+    const rejected = renderStatusTable([
+      {
+        kind: 'ListenerSet',
+        metadata: { namespace: 'team', name: 'shop', generation: 1 },
+        status: {
+          conditions: [
+            cond('Programmed', 'True'),
+            cond('convoy.dev/EnvoyRejected', 'True', 'Rejected', 'port taken'),
+          ],
+        },
+      },
+    ]);
+    assert.match(
+      rejected,
+      /Problems:\n.*ListenerSet team\/shop: convoy.dev\/EnvoyRejected=True Rejected: port taken/,
+    );
+  });
+
   test('empty input and file problems', () => {
     assert.equal(renderStatusTable([]), 'No objects.\n');
     assert.equal(renderProblems([]), '');

@@ -167,6 +167,44 @@ describe('KubernetesStatusWriter against a fake API server', () => {
     assert.equal(c.lastTransitionTime, '2026-01-01T00:00:00Z');
   });
 
+  test('convoy.dev/EnvoyRejected is written while it holds, once, and removed when it clears', async () => {
+    const rejected = (t: string): ObjectStatus => {
+      const s = routeStatus('r', 'True', t);
+      const parent = (s.status.parents as { conditions: unknown[] }[])[0];
+      parent.conditions.push({
+        ...cond('convoy.dev/EnvoyRejected', 'True', 'Rejected', t),
+        message: 'Cluster default/web/80 rejected by 1 of 1 Envoys of the fleet: bad',
+      });
+      return s;
+    };
+    const stored = () =>
+      (
+        api.get(ROUTES, 'default', 'r')!.status as {
+          parents: { conditions: { type: string; lastTransitionTime: string }[] }[];
+        }
+      ).parents[0].conditions;
+    const w = make();
+    w.setLeader(true);
+    w.publish([rejected('2026-01-01T00:00:00Z')]);
+    await w.idle();
+    assert.deepEqual(
+      stored().map((c) => c.type),
+      ['Accepted', 'convoy.dev/EnvoyRejected'],
+    );
+    // Republished unchanged (a later overlay time): no write.
+    w.publish([rejected('2026-01-01T00:05:00Z')]);
+    await w.idle();
+    assert.equal(puts().length, 1);
+    // Cleared: the condition is Convoy's own type, so the merge drops it instead of keeping it.
+    w.publish([routeStatus('r', 'True', '2026-01-01T00:10:00Z')]);
+    await w.idle();
+    assert.equal(puts().length, 2);
+    assert.deepEqual(
+      stored().map((c) => [c.type, c.lastTransitionTime]),
+      [['Accepted', '2026-01-01T00:00:00Z']],
+    );
+  });
+
   test('a new leader does not rewrite a status that is already stored', async () => {
     const existing = api.get(CLASSES, undefined, 'convoy')!;
     api.upsert(CLASSES, { ...existing, status: classStatus('2025-05-05T00:00:00Z').status });

@@ -10,6 +10,8 @@ import {
   listenerName,
   listenerQualifiedName,
   parseClusterName,
+  parseListenerQualifiedName,
+  parseRouteMatchName,
   routeMatchName,
   secretName,
 } from '../../src/model/names';
@@ -54,6 +56,31 @@ describe('resource names (src/model/names.ts)', () => {
     ]) {
       assert.equal(parseClusterName(bad), undefined, bad);
       assert.equal(clusterService(bad), undefined, bad);
+    }
+  });
+
+  test('filter chain and route names parse back to the objects that made them', () => {
+    const owner = { kind: 'ListenerSet', namespace: 'team-a', name: 'shop' };
+    const qn = listenerQualifiedName(owner, 'web');
+    assert.deepEqual(parseListenerQualifiedName(qn), { ...owner, listener: 'web' });
+    assert.deepEqual(parseListenerQualifiedName(hostnameChainName(qn, 'x.example.com')), {
+      ...owner,
+      listener: 'web',
+    });
+    assert.deepEqual(parseRouteMatchName(routeMatchName('GRPCRoute', 'ns', 'r', 12, 3)), {
+      kind: 'GRPCRoute',
+      namespace: 'ns',
+      name: 'r',
+    });
+    for (const bad of ['Gateway/ns/gw', 'Gateway/ns//l', 'Gateway/ns/gw/l/', 'a/b/c/d/e/f']) {
+      assert.equal(parseListenerQualifiedName(bad), undefined, bad);
+    }
+    for (const bad of [
+      'HTTPRoute/ns/r/rule/0',
+      'HTTPRoute/ns/r/rule/x/match/0',
+      'HTTPRoute/ns/r/path/0/match/0',
+    ]) {
+      assert.equal(parseRouteMatchName(bad), undefined, bad);
     }
   });
 
