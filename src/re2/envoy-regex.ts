@@ -86,38 +86,63 @@ export function envoyRegexProblem(pattern: string): string | undefined {
   return problem;
 }
 
+/**
+ * The check, in an order that keeps RE2 (WASM) away from large programs: both program sizes are
+ * computed first (bounded); RE2 only sees a pattern whose UTF-8 program (RE2 from npm compiles in
+ * UTF-8) fits Envoy's limit, or that fails to parse before RE2 compiles anything. A pattern over
+ * the limit is refused for its size even if RE2 would also find an error in it.
+ */
 function check(pattern: string): string | undefined {
   if (typeof pattern !== 'string' || pattern === '') return 'must not be empty';
   if (/\p{Cs}/u.test(pattern)) return 'is not valid Unicode';
   if (Buffer.byteLength(pattern, 'utf8') > MAX_REGEX_BYTES) return `is longer than ${MAX_REGEX_BYTES} bytes`;
-  const latin1 = programSize(pattern, 'latin1');
-  if (typeof latin1 === 'string') return latin1;
-  const error = re2Error(pattern);
-  if (error !== undefined) return error;
-  if (latin1 > ENVOY_MAX_PROGRAM_SIZE)
-    return `RE2 program size ${latin1} exceeds Envoy's limit of ${ENVOY_MAX_PROGRAM_SIZE}`;
   const utf8 = programSize(pattern, 'utf8');
-  if (typeof utf8 === 'string') return utf8;
-  if (utf8 > ENVOY_MAX_PROGRAM_SIZE) {
-    return `RE2 program size in UTF-8 mode ${utf8} exceeds Envoy's limit of ${ENVOY_MAX_PROGRAM_SIZE}`;
+  const latin1 = programSize(pattern, 'latin1');
+  for (const r of [latin1, utf8]) if (r.kind === 'unsupported') return r.problem;
+  if (utf8.kind === 'syntax') return re2Error(pattern) ?? utf8.problem;
+  if (utf8.kind === 'size' && utf8.size <= ENVOY_MAX_PROGRAM_SIZE) {
+    const error = re2Error(pattern);
+    if (error !== undefined) return error;
   }
+  // Envoy's default (Latin-1) first, then the UTF-8 mode it can be switched back to.
+  if (latin1.kind !== 'size') return latin1.problem;
+  if (latin1.size > ENVOY_MAX_PROGRAM_SIZE) return overLimit(latin1.size, 'latin1');
+  if (utf8.kind !== 'size') return utf8.problem;
+  if (utf8.size > ENVOY_MAX_PROGRAM_SIZE) return overLimit(utf8.size, 'utf8');
   return undefined;
 }
 
-/** The program size in one encoding, or why it cannot be had (a problem sentence). */
-function programSize(pattern: string, encoding: Re2Encoding): number | string {
-  const mode = encoding === 'utf8' ? ' in UTF-8 mode' : '';
+function mode(encoding: Re2Encoding): string {
+  return encoding === 'utf8' ? ' in UTF-8 mode' : '';
+}
+
+function overLimit(size: number, encoding: Re2Encoding): string {
+  return `RE2 program size${mode(encoding)} ${size} exceeds Envoy's limit of ${ENVOY_MAX_PROGRAM_SIZE}`;
+}
+
+type SizeResult =
+  | { kind: 'size'; size: number }
+  | { kind: 'syntax' | 'unsupported' | 'too-large' | 'unknown'; problem: string };
+
+/** The program size in one encoding, or why there is none (with a problem sentence). */
+function programSize(pattern: string, encoding: Re2Encoding): SizeResult {
   try {
-    return re2ProgramSize(pattern, encoding, MAX_COMPILED_INSTRUCTIONS);
+    return { kind: 'size', size: re2ProgramSize(pattern, encoding, MAX_COMPILED_INSTRUCTIONS) };
   } catch (e) {
     if (e instanceof TooManyInstructions) {
-      return `RE2 program size${mode} is over Envoy's limit of ${ENVOY_MAX_PROGRAM_SIZE} (compilation stopped at ${MAX_COMPILED_INSTRUCTIONS} instructions)`;
+      const problem = `RE2 program size${mode(encoding)} is over Envoy's limit of ${ENVOY_MAX_PROGRAM_SIZE} (compilation stopped at ${MAX_COMPILED_INSTRUCTIONS} instructions)`;
+      return { kind: 'too-large', problem };
     }
-    if (e instanceof Re2Unsupported) return `uses ${e.message}, whose RE2 program size Convoy cannot compute`;
-    // Malformed for this folder's parser: RE2 says why (it stops at the error, before compiling);
-    // when it does not (the error is Latin-1's, like \x{100}), the parser's message stands.
+    if (e instanceof Re2Unsupported) {
+      return {
+        kind: 'unsupported',
+        problem: `uses ${e.message}, whose RE2 program size Convoy cannot compute`,
+      };
+    }
+    // A pattern this folder's parser finds malformed: its message is RE2's wording for the errors
+    // RE2 from npm cannot see (Latin-1 has no rune above U+00FF: \x{100}); otherwise RE2 says why.
+    if (e instanceof Re2SyntaxError) return { kind: 'syntax', problem: e.message };
     // Anything else thrown is a gap in the port; the regex is refused all the same.
-    if (e instanceof Re2SyntaxError) return re2Error(pattern) ?? e.message;
-    return `Convoy cannot compute its RE2 program size${mode}`;
+    return { kind: 'unknown', problem: `Convoy cannot compute its RE2 program size${mode(encoding)}` };
   }
 }
