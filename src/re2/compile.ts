@@ -1,7 +1,7 @@
 /**
  * Compiles a simplified RE2 tree to RE2's instruction list, instruction for instruction, in RE2's
- * allocation order: byte ranges (UTF-8 sequences for non-ASCII runes, with RE2's suffix cache and
- * prefix trie for classes), alternations, captures, empty-width assertions, the match, and the `.*?`
+ * allocation order: byte ranges (in UTF-8, byte sequences for non-ASCII runes, with RE2's suffix
+ * cache and prefix trie for classes; in Latin-1, one byte range per class range), alternations, captures, empty-width assertions, the match, and the `.*?`
  * loop an unanchored program starts with. Instruction ids, patch lists and the order of allocation
  * follow RE2 because the flattening that yields the final program size depends on them.
  *

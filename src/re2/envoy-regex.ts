@@ -4,17 +4,20 @@
  * whole RouteConfiguration it sits in, which every route on the listener shares
  * (docs/gateway-api.md §14, docs/security.md §5).
  *
- * Envoy builds the regex with RE2's default options and rejects it when RE2 reports an error or
- * when RE2's ProgramSize() exceeds the runtime value `re2.max_program_size.error_level` (100 unless
- * the operator changed Envoy's runtime). Syntax is checked by RE2 itself (the re2-wasm package, an
- * older RE2 than Envoy's; the differences only make it stricter, e.g. it lacks `(?<name>…)`); the
- * program size is computed by this folder's port of RE2's compiler (program-size.ts), which
- * matches RE2's count exactly or refuses (Unicode classes, case folding of non-ASCII letters).
+ * Envoy 1.40 builds the regex with RE2's default options but for the encoding: Latin-1 (each byte
+ * of the UTF-8 pattern is one rune) unless the runtime guard
+ * `envoy.reloadable_features.re2_use_latin1_mode` is off, then UTF-8. It rejects the regex when RE2
+ * reports an error or when RE2's ProgramSize() exceeds the runtime value
+ * `re2.max_program_size.error_level` (100 by default). Convoy cannot see Envoy's runtime, so a
+ * regex must pass in both encodings. Syntax is checked by RE2 itself (the re2-wasm package: an
+ * older RE2, in UTF-8, which only makes it stricter, e.g. it lacks `(?<name>…)`), plus Latin-1's
+ * own errors (no rune above U+00FF: `\x{100}`) found by this folder's parser. The program size is
+ * computed by this folder's port of RE2's compiler (program-size.ts), which matches RE2's count
+ * exactly or refuses (Unicode classes; case folding of non-ASCII letters in UTF-8).
  *
  * The check is bounded: patterns longer than {@link MAX_REGEX_BYTES} are refused before any work,
  * the size computation stops at {@link MAX_COMPILED_INSTRUCTIONS} instructions, and RE2 itself
- * only sees patterns whose program is known to be small or that fail to parse. Verdicts are
- * memoized.
+ * only sees patterns whose program is known to fit or that fail to parse. Verdicts are memoized.
  */
 import { re2ProgramSize, type Re2Encoding } from './program-size';
 import { Re2SyntaxError } from './parse';
@@ -47,7 +50,7 @@ let wasm: Re2Wasm | undefined;
 /**
  * RE2's error for the pattern, or undefined when RE2 accepts it. Uses re2-wasm's low-level
  * wrapper, which takes RE2 syntax as-is (its RE2 class would translate JavaScript syntax). The
- * flags (case-sensitive, one-line, dot without newline) give RE2's default options, as Envoy uses.
+ * flags (case-sensitive, one-line, dot without newline) give RE2's default options (UTF-8).
  * If the WASM instance aborts (out of memory), it is dropped and a fresh one loaded.
  */
 export function re2Error(pattern: string): string | undefined {

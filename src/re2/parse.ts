@@ -3,8 +3,9 @@
  * parser's own rewrites (literal strings, single-rune classes, squashed repetition operators,
  * factored alternations), since they change the compiled program's size.
  *
- * The pattern must already be valid RE2 syntax (checked by RE2 itself): this parser follows the
- * grammar but does not diagnose errors; anything unexpected throws, and callers refuse the regex.
+ * It follows the grammar of a valid pattern and throws Re2SyntaxError on anything else, with RE2's
+ * wording for escapes (the error Latin-1 adds, runes above U+00FF, is only found here); RE2 itself
+ * gives the message for other errors.
  */
 import {
   addGroup,

@@ -1,7 +1,8 @@
 /**
- * RE2's ProgramSize() for a pattern compiled with Envoy's options, computed without RE2: the
- * pattern is parsed, its literal prefix after `^` split off (RE2 matches that part separately),
- * simplified, compiled, optimized and flattened exactly as RE2 2024-07-02 (Envoy 1.40's RE2) does.
+ * RE2's ProgramSize() for a pattern compiled with Envoy's options, in Latin-1 or UTF-8, computed
+ * without RE2: the pattern is parsed, its literal prefix after `^` split off (RE2 matches that part
+ * separately), simplified, compiled, optimized and flattened exactly as RE2 2024-07-02 (Envoy
+ * 1.40's RE2) does. test/re2 compares the result with the sizes the real Envoy reports.
  *
  * Work is bounded: past `maxInstructions` compiled instructions (before flattening) or as many
  * tree visits, it throws TooManyInstructions rather than finish; patterns needing Unicode tables
