@@ -18,6 +18,7 @@ const RANKS = {
   generated: 0,
   runtime: 0,
   pki: 0,
+  re2: 0,
   observability: 1,
   store: 2,
   validation: 3,

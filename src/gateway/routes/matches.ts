@@ -7,6 +7,7 @@ import type { GRPCRouteMatch, HTTPRouteMatch } from '../api';
 import { arr, checkHeaderName, checkValue, fail } from './rule-checks';
 import type { EntryPrecedence } from './types';
 import { byName } from '../../util/compare';
+import { envoyRegexProblem } from '../../re2/envoy-regex';
 
 const HTTP_METHODS: ReadonlySet<string> = new Set([
   'GET',
@@ -27,23 +28,14 @@ export interface CompiledMatch {
 }
 
 /**
- * RE2 (Envoy) rejects look-around and back-references; JavaScript accepts them. Refusing them here
- * keeps an invalid regex from reaching Envoy, where it would NACK the whole RouteConfiguration.
+ * Drops the rule when Envoy would reject the regex (RE2 syntax or program size, src/re2).
+ *
+ * Envoy would NACK the listener's whole RouteConfiguration, which other routes share
+ * (docs/gateway-api.md §14).
  */
-export function isSupportedRegex(value: string): boolean {
-  if (typeof value !== 'string' || value === '') return false;
-  if (/\(\?<?[=!]/.test(value) || /\\[1-9]/.test(value)) return false;
-  try {
-    // RE2 spellings JavaScript lacks: named groups (?P<n>...), flag groups (?i) and (?i:...).
-    const js = value
-      .replace(/\(\?P</g, '(?<')
-      .replace(/\(\?[imsU]+\)/g, '')
-      .replace(/\(\?[imsU]*-?[imsU]*:/g, '(?:');
-    new RegExp(js);
-    return true;
-  } catch {
-    return false;
-  }
+export function checkRegex(value: unknown, what: string): asserts value is string {
+  const problem = typeof value === 'string' ? envoyRegexProblem(value) : 'must be a string';
+  if (problem !== undefined) fail(`${what} ${JSON.stringify(value)}: ${problem}`);
 }
 
 /**
@@ -64,7 +56,7 @@ function compileStringMatches(
     if (type !== 'Exact' && type !== 'RegularExpression')
       fail(`unsupported ${what} match type ${String(type)}`);
     const value = typeof m.value === 'string' ? m.value : '';
-    if (type === 'RegularExpression' && !isSupportedRegex(value)) fail(`invalid ${what} regular expression`);
+    if (type === 'RegularExpression') checkRegex(value, `${what} match ${m.name} regular expression`);
     // Header names are case-insensitive; query parameter names are not. The first duplicate wins.
     const name = what === 'header' ? m.name.toLowerCase() : m.name;
     if (seen.has(name)) continue;
@@ -103,7 +95,7 @@ export function compileHTTPMatch(m: HTTPRouteMatch | undefined): CompiledMatch {
     match.path = { type, value: type === 'PathPrefix' ? normalizePrefix(value) : value };
     pathRank = type === 'Exact' ? 0 : 2;
   } else if (type === 'RegularExpression') {
-    if (!isSupportedRegex(value)) fail(`invalid path regular expression ${JSON.stringify(value)}`);
+    checkRegex(value, 'path regular expression');
     match.path = { type, value };
     pathRank = 1;
   } else {
@@ -170,13 +162,14 @@ export function compileGRPCMatch(m: GRPCRouteMatch | undefined): CompiledMatch {
     }
     pathLength = (svc?.length ?? 0) * 1000 + (meth?.length ?? 0);
   } else if (type === 'RegularExpression') {
-    if (svc !== undefined && !isSupportedRegex(svc)) fail('invalid gRPC service regular expression');
-    if (meth !== undefined && !isSupportedRegex(meth)) fail('invalid gRPC method regular expression');
+    if (svc !== undefined) checkRegex(svc, 'gRPC service regular expression');
+    if (meth !== undefined) checkRegex(meth, 'gRPC method regular expression');
     match.path = { type: 'RegularExpression', value: `/${svc || '[^/]+'}/${meth || '[^/]+'}` };
     pathLength = (svc?.length ?? 0) * 1000 + (meth?.length ?? 0);
   } else {
     fail(`unsupported gRPC method match type ${String(type)}`);
   }
+  if (match.path.type === 'RegularExpression') checkRegex(match.path.value, 'gRPC path regular expression');
   const headers = compileStringMatches(m?.headers, 'header');
   if (headers.length) match.headers = headers;
   return {

@@ -1,7 +1,6 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { compileGRPCRoute, compileHTTPRoute } from '../../../src/gateway/routes/compile';
-import { isSupportedRegex } from '../../../src/gateway/routes/matches';
 import { compileTLSRoute } from '../../../src/gateway/routes/tls';
 import type { GRPCRouteRule, HTTPRouteRule } from '../../../src/gateway/api';
 import type { RouteModel } from '../../../src/model/fleet';
@@ -519,9 +518,96 @@ describe('compileTLSRoute', () => {
   });
 });
 
-test('isSupportedRegex', () => {
-  for (const ok of ['/a.*', '^/v[0-9]+$', '(?P<x>a)', '[^/]+', '(?i)/API', '(?i:/api)/v1'])
-    assert.equal(isSupportedRegex(ok), true, ok);
-  for (const bad of ['', '(', '(?=x)', '(?!x)', '(?<=x)', '(?<!x)', '(a)\\1'])
-    assert.equal(isSupportedRegex(bad), false, bad);
+describe('regular expressions Envoy would reject drop their rule, naming the field and the reason', () => {
+  const http: { name: string; match: NonNullable<HTTPRouteRule['matches']>[number]; message: RegExp }[] = [
+    {
+      name: 'path over the RE2 program size limit',
+      match: { path: { type: 'RegularExpression', value: '/[a-z]{1000}' } },
+      message:
+        /^rule 1: path regular expression "\/\[a-z\]\{1000\}": RE2 program size 1005 exceeds Envoy's limit of 100$/,
+    },
+    {
+      name: 'path with an escape RE2 lacks',
+      match: { path: { type: 'RegularExpression', value: '/foo\\Z' } },
+      message: /path regular expression "\/foo\\\\Z": invalid escape sequence: \\Z$/,
+    },
+    {
+      name: 'path with look-ahead',
+      match: { path: { type: 'RegularExpression', value: '/(?=a)' } },
+      message: /invalid perl operator: \(\?=$/,
+    },
+    {
+      name: 'header value over the repetition limit',
+      match: { headers: [{ name: 'X-A', type: 'RegularExpression', value: 'a{1001}' }] },
+      message: /header match X-A regular expression "a\{1001\}": invalid repetition size: \{1001\}$/,
+    },
+    {
+      name: 'query parameter over the program size limit',
+      match: { queryParams: [{ name: 'q', type: 'RegularExpression', value: 'a{97}' }] },
+      message: /query parameter match q regular expression "a\{97\}": RE2 program size 101 exceeds/,
+    },
+  ];
+  for (const c of http) {
+    test(`HTTPRoute: ${c.name}`, () => {
+      const r = compileHTTPRoute(
+        view,
+        httpRoute('r', [
+          { backendRefs: [backendRef('web', 80)] },
+          { matches: [c.match], backendRefs: [backendRef('web', 80)] },
+        ]),
+      );
+      assert.equal(r.entries.length, 1, 'the valid rule is kept');
+      assert.deepEqual(
+        r.ruleProblems.map((p) => [p.rule, p.reason]),
+        [[1, 'UnsupportedValue']],
+      );
+      assert.match(r.ruleProblems[0].message, c.message);
+    });
+  }
+
+  test('regexes Envoy accepts are kept, up to the program size limit', () => {
+    for (const value of [
+      '/v2/.*',
+      '^/foo/[0-9]+$',
+      '.*foo.*',
+      'a{96}',
+      '(?i)/API/v[0-9]+',
+      '(?P<id>[^/]+)',
+    ]) {
+      const m = one({
+        matches: [{ path: { type: 'RegularExpression', value } }],
+        backendRefs: [backendRef('web', 80)],
+      });
+      assert.deepEqual(m.match.path, { type: 'RegularExpression', value });
+    }
+  });
+
+  const grpc: { name: string; method: Record<string, string>; message: RegExp }[] = [
+    {
+      name: 'service regex RE2 rejects',
+      method: { type: 'RegularExpression', service: 'pkg\\Z', method: 'Get' },
+      message: /gRPC service regular expression "pkg\\\\Z": invalid escape sequence/,
+    },
+    {
+      name: 'service and method regexes whose path regex is too large together',
+      method: { type: 'RegularExpression', service: '[a-z]{50}', method: '[a-z]{50}' },
+      message: /gRPC path regular expression "\/\[a-z\]\{50\}\/\[a-z\]\{50\}": RE2 program size \d+ exceeds/,
+    },
+    {
+      name: 'a long exact method name alone (matched by a regex on the path)',
+      method: { method: 'M'.repeat(100) },
+      message: /gRPC path regular expression "\/\[\^\/\]\+\/M+": RE2 program size \d+ exceeds/,
+    },
+  ];
+  for (const c of grpc) {
+    test(`GRPCRoute: ${c.name}`, () => {
+      const r = compileGRPCRoute(
+        view,
+        grpcRoute('g', [{ matches: [{ method: c.method }], backendRefs: [backendRef('grpc', 9000)] }]),
+      );
+      assert.equal(r.entries.length, 0);
+      assert.equal(r.ruleProblems[0].reason, 'UnsupportedValue');
+      assert.match(r.ruleProblems[0].message, c.message);
+    });
+  }
 });
