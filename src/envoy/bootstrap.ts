@@ -175,7 +175,7 @@ export function buildBootstrap(options: BootstrapOptions): Record<string, unknow
     }
   }
 
-  // Wait for the control plane instead of going LIVE with nothing after 15 s (xds.md §6;
+  // Wait for the control plane instead of going LIVE with nothing after 15 s (docs/xds.md §13;
   // Istio #49929: a gateway that is Ready with an empty config serves 404s).
   const adsSource = { ads: {}, resource_api_version: 'V3', initial_fetch_timeout: '0s' };
   const isIp = net.isIP(xds.host) !== 0;
