@@ -16,6 +16,7 @@ import type { FleetVirtualHosts } from './virtual-hosts';
 import { VirtualHostMemo } from './virtual-hosts';
 import { compareStrings } from '../util/compare';
 import { hostnameChainName } from '../model/names';
+import { sniPortName } from './port-name';
 
 /** Route kinds served by HTTP and HTTPS listeners' route configurations. */
 export const HTTP_KINDS: ReadonlySet<string> = new Set(['HTTPRoute', 'GRPCRoute']);
@@ -96,7 +97,7 @@ export function buildFleet(
         }
       }
       filterChains.sort((a, b) => compareStrings(a.name, b.name));
-      ports.push({ name: `${first.protocol.toLowerCase()}-${port}`, port, filterChains });
+      ports.push({ name: sniPortName(port, gw.listeners, first), port, filterChains });
     }
   }
   vhosts.commit();
