@@ -1,6 +1,7 @@
 import { after, beforeEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { cpSync } from 'node:fs';
 import { chmod, mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -104,12 +105,19 @@ describe('listFiles: an unreadable sub-directory', () => {
     if (process.getuid?.() === 0) {
       // root reads any directory: list as an unprivileged user instead.
       await chmod(dir, 0o755);
-      const walk = require.resolve('../../../src/providers/files/walk');
+      // The child runs a copy of the built sources from a directory user nobody can read: the
+      // checkout itself may sit below a directory only root may enter (e.g. a `mktemp -d` clone).
+      const copy = await mkdtemp(join(tmpdir(), 'convoy-walk-src-'));
+      await chmod(copy, 0o755);
+      const builtSrc = dirname(dirname(dirname(require.resolve('../../../src/providers/files/walk'))));
+      cpSync(builtSrc, join(copy, 'src'), { recursive: true });
+      const walk = join(copy, 'src', 'providers', 'files', 'walk.js');
       const script = `require(${JSON.stringify(walk)}).listFiles(${JSON.stringify(dir)}).then((l) =>
         console.log(JSON.stringify({ files: l.files, dirs: [...l.dirs], problems: l.problems,
           unseen: [l.unseen('locked/b.yaml'), l.unseen('a.yaml')] })))`;
       const r = spawnSync(process.execPath, ['-e', script], { uid: 65534, gid: 65534, encoding: 'utf8' });
       assert.equal(r.status, 0, r.stderr);
+      await rm(copy, { recursive: true, force: true });
       l = JSON.parse(r.stdout) as typeof l;
     } else {
       const listing = await listFiles(dir);
