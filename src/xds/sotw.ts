@@ -144,7 +144,7 @@ export class SotwStream extends AdsStream {
       version: ts.version,
       count: out.length,
     }));
-    return { st, body, version: ts.version, resources: out.length, removed: 0 };
+    return { st, body, version: ts.version, resources: out.length, added: 0, removed: 0 };
   }
 
   private buildFull(st: TypeState, ts: TypeSnapshot, snap: FleetSnapshot, defer: boolean): Built | undefined {
@@ -165,6 +165,7 @@ export class SotwStream extends AdsStream {
 
     // The first answer is always sent, even an empty one: it is the state, and Envoy waits for it.
     let changed = st.force || (!st.sent && !st.acked);
+    let added = 0;
     const stale: VersionRef[] = [];
     const changedClusters: string[] = [];
     const consider = (name: string): void => {
@@ -176,6 +177,7 @@ export class SotwStream extends AdsStream {
         if (held?.version !== e.version) {
           changed = true;
           changedClusters.push(name);
+          if (!held) added++;
         }
       } else if (held) {
         if (defer && held.bytes) stale.push(held);
@@ -207,7 +209,14 @@ export class SotwStream extends AdsStream {
       st.client.set(s.name, s);
       st.addPending(s.name);
     }
-    return { st, body: response.body, version: response.version, resources: response.count, removed: 0 };
+    return {
+      st,
+      body: response.body,
+      version: response.version,
+      resources: response.count,
+      added,
+      removed: 0,
+    };
   }
 
   /** The full-state response for the stream's interest, plus stale entries kept until later. */

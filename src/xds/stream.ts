@@ -46,6 +46,8 @@ export const MAX_INFLIGHT = 4;
 /** Above this many changed names, a wildcard stream re-evaluates the whole type. */
 const PENDING_ALL_THRESHOLD = 64;
 const RECENT_NONCES = 8;
+/** Types that wait while the Envoy applies a CDS response that added clusters. */
+const AFTER_CLUSTER_WARMING: ReadonlySet<string> = new Set([TypeUrl.Listener, TypeUrl.Route]);
 /** Types whose removals wait until the rest of a push was sent, in this order. */
 export const DEFERRED_REMOVAL_TYPES: readonly string[] = [TypeUrl.Cluster, TypeUrl.Endpoint];
 
@@ -60,6 +62,8 @@ export interface SentInfo {
   time: number;
   hr: bigint;
   resources: number;
+  /** Resources the client did not hold before this response. */
+  added: number;
   removed: number;
   bytes: number;
   answered: boolean;
@@ -202,6 +206,8 @@ export interface Built {
   body: Buffer;
   version: string;
   resources: number;
+  /** Resources the client did not hold before (new clusters must warm before routes name them). */
+  added: number;
   removed: number;
 }
 
@@ -401,6 +407,7 @@ export abstract class AdsStream implements BudgetWaiter {
     for (const type of PUSH_ORDER) {
       const st = this.types.get(type);
       if (st?.hasWork()) {
+        if (AFTER_CLUSTER_WARMING.has(type) && this.clustersWarming()) return undefined;
         const built = this.build(st, snap, false);
         if (built) return built;
       }
@@ -413,6 +420,18 @@ export abstract class AdsStream implements BudgetWaiter {
       }
     }
     return undefined;
+  }
+
+  /**
+   * True while the Envoy has not answered a CDS response that added clusters. Envoy asks for the
+   * endpoints of new clusters while it applies the response, before its ACK, and keeps them
+   * warming until those arrive; a listener or route naming a cluster that is still warming
+   * answers 503. So listeners, routes and the removals after them wait for that answer, and the
+   * new clusters' endpoints, now subscribed, go first (docs/xds.md §7).
+   */
+  private clustersWarming(): boolean {
+    const sent = this.types.get(TypeUrl.Cluster)?.sent;
+    return sent !== undefined && sent.added > 0 && !sent.answered;
   }
 
   /** Sends as much as backpressure allows. Safe to call at any time. */
@@ -450,6 +469,7 @@ export abstract class AdsStream implements BudgetWaiter {
       time: Date.now(),
       hr: process.hrtime.bigint(),
       resources: b.resources,
+      added: b.added,
       removed: b.removed,
       bytes: msg.byteLength,
       answered: false,
