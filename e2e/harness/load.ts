@@ -21,6 +21,11 @@ export interface LoadOptions {
   workers?: number;
   /** Pause between two requests of one worker, to keep the CPU cost modest. Default 20 ms. */
   pauseMs?: number;
+  /**
+   * Count a refused connection (nothing listens on the port) apart instead of as a failure: for
+   * a proxy that is expected to have no listener yet.
+   */
+  allowRefused?: boolean;
 }
 
 export interface LoadCounts {
@@ -29,6 +34,8 @@ export interface LoadCounts {
 }
 
 export interface LoadReport extends LoadCounts {
+  /** Refused connections, with allowRefused. */
+  refused: number;
   keepAlive: LoadCounts;
   newConnections: LoadCounts;
   /** The first failures: worker kind, time since start and what went wrong. */
@@ -44,6 +51,7 @@ export class LoadGenerator {
   private readonly keepAlive: LoadCounts = { ok: 0, failed: 0 };
   private readonly newConnections: LoadCounts = { ok: 0, failed: 0 };
   private readonly samples: string[] = [];
+  private refusedCount = 0;
   private readonly startedAt = Date.now();
   private readonly agents: http.Agent[] = [];
   private readonly loops: Promise<void>[] = [];
@@ -70,6 +78,11 @@ export class LoadGenerator {
 
   get failed(): number {
     return this.keepAlive.failed + this.newConnections.failed;
+  }
+
+  /** Refused connections (counted only with allowRefused). */
+  get refused(): number {
+    return this.refusedCount;
   }
 
   /** Names what the test is doing now; failure samples say in which phase they happened. */
@@ -104,6 +117,7 @@ export class LoadGenerator {
     return {
       ok: this.ok,
       failed: this.failed,
+      refused: this.refusedCount,
       keepAlive: { ...this.keepAlive },
       newConnections: { ...this.newConnections },
       samples: [...this.samples],
@@ -114,8 +128,9 @@ export class LoadGenerator {
   describe(): string {
     const r = this.report();
     const first = r.samples.length > 0 ? `; first failures: ${r.samples.slice(0, 5).join(' | ')}` : '';
+    const refused = this.opts.allowRefused ? `, ${r.refused} refused` : '';
     return (
-      `${r.ok} ok, ${r.failed} failed (keep-alive ${r.keepAlive.ok}/${r.keepAlive.failed}, ` +
+      `${r.ok} ok, ${r.failed} failed${refused} (keep-alive ${r.keepAlive.ok}/${r.keepAlive.failed}, ` +
       `new connections ${r.newConnections.ok}/${r.newConnections.failed})${first}`
     );
   }
@@ -125,12 +140,15 @@ export class LoadGenerator {
     const check = this.opts.check ?? statusIs200;
     while (!this.stopping) {
       let problem: string | undefined;
+      let refused = false;
       try {
         problem = check(await request({ timeoutMs: 10_000, ...this.opts.request, agent }));
       } catch (err) {
+        refused = (err as NodeJS.ErrnoException).code === 'ECONNREFUSED';
         problem = (err as Error).message || String(err);
       }
-      if (problem === undefined) counts.ok++;
+      if (refused && this.opts.allowRefused) this.refusedCount++;
+      else if (problem === undefined) counts.ok++;
       else {
         counts.failed++;
         if (this.samples.length < SAMPLES_KEPT) {
