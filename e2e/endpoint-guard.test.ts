@@ -3,7 +3,6 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { stringify } from 'yaml';
-import { renderBootstrapYaml } from '../src/envoy/bootstrap';
 import {
   ConvoyProcess,
   EnvoyProcess,
@@ -119,15 +118,11 @@ describe('endpoint guard through a real Envoy (file mode)', { concurrency: false
       workDir: path.join(dir.dir, 'convoy-default'),
     });
     const bootstrap = path.join(dir.dir, 'envoy.yaml');
-    fs.writeFileSync(
-      bootstrap,
-      renderBootstrapYaml({
-        xdsAddress: convoy.xdsAddress,
-        gateway: `${GATEWAY.namespace}/${GATEWAY.name}`,
-        nodeId: 'guard-envoy',
-        adminAddress: '127.0.0.1:0',
-      }),
-    );
+    await convoy.writeEnvoyBootstrap(bootstrap, {
+      gateway: `${GATEWAY.namespace}/${GATEWAY.name}`,
+      nodeId: 'guard-envoy',
+      adminAddress: '127.0.0.1:0',
+    });
     envoy = await EnvoyProcess.start({
       configPath: bootstrap,
       name: 'envoy',
@@ -191,12 +186,14 @@ describe('endpoint guard through a real Envoy (file mode)', { concurrency: false
   });
 
   test("with --allow-loopback-endpoints the old behaviour returns, except for Convoy's own ports", async () => {
+    // The same xDS CA as before, so the running Envoy's client certificate is still trusted.
+    const certsDir = convoy.certsDir!;
     await convoy.stop();
     convoy = await ConvoyProcess.start({
       name: 'convoy-allow',
       xdsPort,
       adminPort,
-      args: ['--from-dir', objects, '--envoy-bind-address', '127.0.0.1'],
+      args: ['--from-dir', objects, '--envoy-bind-address', '127.0.0.1', '--xds-certs-dir', certsDir],
       workDir: path.join(dir.dir, 'convoy-allow'),
     });
     await waitResolvedRefs('echo', 'True');

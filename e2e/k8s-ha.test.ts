@@ -1,6 +1,6 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { freePort, request, waitFor } from './harness';
+import { LoadGenerator, freePort, request, waitFor } from './harness';
 import type { ConvoyProcess } from './harness';
 import { GW_API, K8sWorld, cond } from './cluster/k8s-world';
 import type { Condition, KObject } from './cluster/k8s-world';
@@ -8,7 +8,9 @@ import type { Condition, KObject } from './cluster/k8s-world';
 /**
  * Test 3: two Convoy replicas against one API server. Both serve xDS (an Envoy on each gets
  * its configuration); only the replica holding the convoy-leader Lease writes status; when the
- * leader is killed, the other takes over within the lease duration and writes what changed.
+ * leader is killed, the other takes over within the lease duration and writes what changed. This
+ * is also the "leader lost" row of the fault matrix: requests through both Envoys, the one whose
+ * replica died included, never fail during the failover.
  */
 
 const LEASE_DURATION_MS = 15_000;
@@ -120,7 +122,22 @@ describe('two Convoy replicas: both serve xDS, only the leader writes status', {
     assert.match(leaderMetric, /^convoy_leader\{[^}]*\} 1$/m);
     assert.match((await follower.get('/metrics')).body, /^convoy_leader\{[^}]*\} 0$/m);
 
+    // Load through both Envoys across the failover: each must answer with its Gateway's redirect.
+    const loads = ['gw1', 'gw2'].map((gw) =>
+      LoadGenerator.start({
+        request: { port: ports[gw], path: '/z' },
+        check: (r) =>
+          r.status === 302 && r.headers.location === `http://${gw}.example.org:${ports[gw]}/z`
+            ? undefined
+            : `status ${r.status}, location ${r.headers.location}`,
+        pauseMs: 50,
+      }),
+    );
+    t.after(() => Promise.all(loads.map((l) => l.stop())));
+    for (const l of loads) await l.waitForSuccesses(10, 'before the leader dies');
+
     // The leader dies without releasing the Lease.
+    for (const l of loads) l.phase('leader killed');
     await leader.stop('SIGKILL');
     const killedAt = Date.now();
     // The standby retries right when the Lease it watches expires: leaseDuration after it last
@@ -134,6 +151,7 @@ describe('two Convoy replicas: both serve xDS, only the leader writes status', {
     const took = Date.now() - killedAt;
     t.diagnostic(`the follower took over ${took} ms after the leader was killed`);
 
+    for (const l of loads) l.phase('follower leads');
     // The new leader writes what changes from now on.
     await w.apply(redirectRoute('after-failover', 'gw2', 'moved.example.org', ['later.example.org']));
     await w.waitStatus('HTTPRoute', 'infra', 'after-failover', accepted, 'status written by the new leader');
@@ -146,5 +164,11 @@ describe('two Convoy replicas: both serve xDS, only the leader writes status', {
       },
       { what: 'the surviving replica serves the new route', timeoutMs: 30_000 },
     );
+    for (const l of loads) await l.waitForSuccesses(10, 'after the failover');
+    for (const [i, l] of loads.entries()) {
+      await l.stop();
+      t.diagnostic(`gw${i + 1}: ${l.describe()}`);
+      assert.equal(l.failed, 0, `no request through the gw${i + 1} Envoy failed: ${l.describe()}`);
+    }
   });
 });

@@ -186,6 +186,8 @@ describe('convoy serve as a process', { concurrency: false }, () => {
           'debug',
           '--log-buffer-bytes',
           String(64 * 1024),
+          // The raw ADS client below checks only that xDS answers; its security is e2e/xds-auth's.
+          '--insecure-plaintext-xds',
         ],
         stdout,
       );

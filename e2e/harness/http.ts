@@ -4,7 +4,8 @@ import type * as tls from 'node:tls';
 
 /**
  * One-shot HTTP(S) requests through Envoy. Each request uses a new connection (no agent), so a
- * config change is observed by the next request and not hidden by a pooled connection.
+ * config change is observed by the next request and not hidden by a pooled connection, unless
+ * the caller passes a keep-alive agent (load.ts does, for half of its workers).
  */
 
 export interface HttpRequest {
@@ -20,6 +21,8 @@ export interface HttpRequest {
   /** HTTPS: connect with TLS, sending `servername` as SNI; certificates are not verified. */
   tls?: { servername?: string; ca?: string | Buffer };
   timeoutMs?: number;
+  /** Plain HTTP only: a connection pool to use instead of a new connection per request. */
+  agent?: http.Agent;
 }
 
 export interface PeerCertificateInfo {
@@ -51,7 +54,7 @@ export function request(req: HttpRequest): Promise<HttpResult> {
     path: req.path ?? '/',
     method: req.method ?? 'GET',
     headers,
-    agent: false as const,
+    agent: req.agent ?? (false as const),
   };
   return new Promise((resolve, reject) => {
     const onResponse = (res: http.IncomingMessage) => {

@@ -7,3 +7,6 @@ export * from './http';
 export * from './certs';
 export * from './convoy';
 export * from './xds-resources';
+export * from './load';
+export * from './stalling-proxy';
+export * from './ads-clients';

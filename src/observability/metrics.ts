@@ -49,6 +49,11 @@ export class ConvoyMetrics {
     labelNames: ['type', 'fleet'] as const,
     registers: [this.registry],
   });
+  readonly xdsStalledStreams = new Gauge({
+    name: 'convoy_xds_stalled_streams',
+    help: 'ADS streams whose Envoy stopped reading: their unflushed responses no longer hold the send budget.',
+    registers: [this.registry],
+  });
   readonly snapshotsRejected = new Counter({
     name: 'convoy_snapshots_rejected_total',
     help: 'Fleet snapshots refused by the consistency check (the previous one stays in service).',

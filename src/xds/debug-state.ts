@@ -32,6 +32,10 @@ export interface StreamDebug {
   peer: string;
   /** The fleet has no snapshot yet: the stream is held (no response, never an empty LDS/CDS). */
   held: boolean;
+  /** The Envoy stopped reading: nothing more is sent until it flushed what it holds (docs/xds.md §11). */
+  stalled: boolean;
+  /** Responses handed to gRPC and not yet flushed to the connection (at most 4), and their bytes. */
+  unflushed: { responses: number; bytes: number };
   userAgent: string;
   /** Keyed by type URL. */
   types: Record<string, TypeDebug>;

@@ -122,11 +122,13 @@ export class DeltaStream extends AdsStream {
     const send: CacheEntry[] = [];
     const removed: string[] = [];
     const keep: string[] = [];
+    let added = 0;
     const consider = (name: string): void => {
       if (!st.interested(name)) return;
       const e = ts.entries.get(name);
       const k = st.client.get(name);
       if (e) {
+        if (k === undefined || k === ABSENT) added++;
         if (k === undefined || k === ABSENT || k.version !== e.version) send.push(e);
       } else if (k !== undefined && k !== ABSENT) {
         if (defer) keep.push(name);
@@ -178,6 +180,7 @@ export class DeltaStream extends AdsStream {
       body,
       version: ts.version,
       resources: send.length,
+      added,
       removed: removed.length,
       changed: send,
       carries,

@@ -86,6 +86,11 @@ export interface AdsServerOptions {
   fleetOf?: (node: NodeInfo) => string | undefined;
   /** Server-wide cap on response bytes queued in grpc-js and not yet flushed. Default 32 MiB. */
   sendBudgetBytes?: number;
+  /**
+   * How long a stream may hold unflushed responses without any of them being flushed before it
+   * counts as stalled and stops holding send budget (docs/xds.md §11). Default 10 s.
+   */
+  stallTimeoutMs?: number;
   /** Extra or overriding grpc-js server options. */
   grpcOptions?: grpc.ServerOptions;
 }
@@ -118,6 +123,7 @@ export class AdsServer implements RejectionFeed {
   private readonly wakeQueue = new Set<AdsStream>();
   private wakeScheduled = false;
   private readonly rejectionTracker: RejectionTracker;
+  private readonly stallTimer: NodeJS.Timeout;
 
   constructor(opts: AdsServerOptions) {
     this.cache = opts.cache;
@@ -145,6 +151,7 @@ export class AdsServer implements RejectionFeed {
       logger: this.logger,
       metrics: this.metrics,
       budget: this.budget,
+      stallTimeoutMs: opts.stallTimeoutMs ?? 10_000,
       fleetOf,
       authorize: (s, node, fleet) => this.authorize(s, node, fleet),
       attach: (s) => this.attach(s),
@@ -182,6 +189,15 @@ export class AdsServer implements RejectionFeed {
         this.track(new DeltaStream(this.ctx, call), call),
     });
     this.unsubscribe = this.cache.onChange((change) => this.onFleetChange(change));
+    // One timer for every stream: a quarter of the stall timeout bounds how late a stall is seen.
+    this.stallTimer = setInterval(
+      () => {
+        const now = Date.now();
+        for (const s of this.streams) s.checkStall(now);
+      },
+      Math.max(50, this.ctx.stallTimeoutMs / 4),
+    );
+    this.stallTimer.unref();
   }
 
   /** Binds `host:port` (port 0 picks a free port) and resolves with the bound port. */
@@ -211,6 +227,7 @@ export class AdsServer implements RejectionFeed {
     for (const t of this.unknownFleetTimers.values()) clearTimeout(t);
     this.unknownFleetTimers.clear();
     this.rejectionTracker.stop();
+    clearInterval(this.stallTimer);
     for (const s of this.streams) s.end();
     return new Promise((resolve) => {
       const timer = setTimeout(() => {

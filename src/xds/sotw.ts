@@ -145,7 +145,16 @@ export class SotwStream extends AdsStream {
       version: ts.version,
       count: out.length,
     }));
-    return { st, body, version: ts.version, resources: out.length, removed: 0, changed: out, carries };
+    return {
+      st,
+      body,
+      version: ts.version,
+      resources: out.length,
+      added: 0,
+      removed: 0,
+      changed: out,
+      carries,
+    };
   }
 
   private buildFull(st: TypeState, ts: TypeSnapshot, snap: FleetSnapshot, defer: boolean): Built | undefined {
@@ -166,6 +175,7 @@ export class SotwStream extends AdsStream {
 
     // The first answer is always sent, even an empty one: it is the state, and Envoy waits for it.
     let changed = st.force || (!st.sent && !st.acked);
+    let added = 0;
     const stale: VersionRef[] = [];
     const changedEntries: CacheEntry[] = [];
     const consider = (name: string): void => {
@@ -177,6 +187,7 @@ export class SotwStream extends AdsStream {
         if (held?.version !== e.version) {
           changed = true;
           changedEntries.push(e);
+          if (!held) added++;
         }
       } else if (held) {
         if (defer && held.bytes) stale.push(held);
@@ -213,6 +224,7 @@ export class SotwStream extends AdsStream {
       body: response.body,
       version: response.version,
       resources: response.count,
+      added,
       removed: 0,
       changed: changedEntries,
       // A full-state response lists everything of interest: it carries (or removes) every

@@ -51,6 +51,8 @@ export interface StreamContext {
   readonly logger: Logger;
   readonly metrics: ConvoyMetrics;
   readonly budget: SendBudget;
+  /** How long a stream may go without any write being flushed before it counts as stalled. */
+  readonly stallTimeoutMs: number;
   /** Maps a node to its fleet; undefined refuses the stream. */
   fleetOf(node: NodeInfo): string | undefined;
   /** Whether the stream's identity may receive `fleet` (docs/security.md §2); undefined: it may. */
@@ -63,7 +65,7 @@ export interface StreamContext {
 
 const SERVED_TYPES: ReadonlySet<string> = new Set(PUSH_ORDER);
 /** Max responses handed to grpc-js per stream before waiting for write completions. */
-const MAX_INFLIGHT = 4;
+export const MAX_INFLIGHT = 4;
 /** Above this many changed names, a wildcard stream re-evaluates the whole type. */
 const PENDING_ALL_THRESHOLD = 64;
 const RECENT_NONCES = 8;
@@ -75,6 +77,8 @@ const RECENT_NONCES = 8;
 const CHANGED_KEPT = 256;
 /** Label of NACKs on streams of a fleet Convoy does not serve: metric labels name known fleets only. */
 export const UNKNOWN_FLEET_LABEL = 'unknown';
+/** Types that wait while the Envoy applies a CDS response that added clusters. */
+const AFTER_CLUSTER_WARMING: ReadonlySet<string> = new Set([TypeUrl.Listener, TypeUrl.Route]);
 /** Types whose removals wait until the rest of a push was sent, in this order. */
 export const DEFERRED_REMOVAL_TYPES: readonly string[] = [TypeUrl.Cluster, TypeUrl.Endpoint];
 
@@ -89,6 +93,8 @@ export interface SentInfo {
   time: number;
   hr: bigint;
   resources: number;
+  /** Resources the client did not hold before this response. */
+  added: number;
   removed: number;
   bytes: number;
   answered: boolean;
@@ -162,16 +168,25 @@ export class TypeState {
 
   markAll(): void {
     this.pendingAll = true;
+    this.pending = new Set();
   }
 
+  /**
+   * Marks one name for re-evaluation. A wildcard stream switches to re-evaluating everything once
+   * more than PENDING_ALL_THRESHOLD names wait, so a stream that cannot send (its Envoy stopped
+   * reading, docs/xds.md §11) holds a bounded set however many names change meanwhile; the other
+   * streams' sets are bounded by what they subscribed to.
+   */
   addPending(name: string): void {
-    if (!this.pendingAll) this.pending.add(name);
+    if (this.pendingAll) return;
+    this.pending.add(name);
+    if (this.isWildcard && this.pending.size > PENDING_ALL_THRESHOLD) this.markAll();
   }
 
   addPendingMany(names: readonly string[]): void {
     if (this.pendingAll) return;
-    if (names.length > PENDING_ALL_THRESHOLD && this.isWildcard) this.pendingAll = true;
-    else for (const n of names) this.pending.add(n);
+    if (names.length > PENDING_ALL_THRESHOLD && this.isWildcard) this.markAll();
+    else for (const n of names) this.addPending(n);
   }
 
   clearPending(): void {
@@ -231,6 +246,8 @@ export interface Built {
   body: Buffer;
   version: string;
   resources: number;
+  /** Resources the client did not hold before (new clusters must warm before routes name them). */
+  added: number;
   removed: number;
   /** SentInfo.changed: the resources new to the client (any length; trimmed when recorded). */
   changed: readonly ResourceVersion[];
@@ -274,8 +291,17 @@ export abstract class AdsStream implements BudgetWaiter {
   protected readonly types = new Map<string, TypeState>();
   protected log: Logger;
   private nonceSeq = 0;
+  /** Responses handed to grpc-js and not yet flushed, and their bytes. */
   private inflight = 0;
   private inflightBytes = 0;
+  /** The part of inflightBytes that counts against the server-wide send budget. */
+  private budgetBytes = 0;
+  /** Writes carry the epoch they were sent in; a stall starts a new one (their bytes were released). */
+  private budgetEpoch = 0;
+  /** When a write last completed, or the first of the current writes was handed over. */
+  private lastProgress = Date.now();
+  /** The Envoy stopped reading: nothing more is sent until everything handed over is flushed. */
+  private stalled = false;
   private waitingDrain = false;
   private pumping = false;
   private held: Built | undefined;
@@ -545,6 +571,7 @@ export abstract class AdsStream implements BudgetWaiter {
     for (const type of PUSH_ORDER) {
       const st = this.types.get(type);
       if (st?.hasWork()) {
+        if (AFTER_CLUSTER_WARMING.has(type) && this.clustersWarming()) return undefined;
         const built = this.build(st, snap, false);
         if (built) return built;
       }
@@ -559,12 +586,24 @@ export abstract class AdsStream implements BudgetWaiter {
     return undefined;
   }
 
+  /**
+   * True while the Envoy has not answered a CDS response that added clusters. Envoy asks for the
+   * endpoints of new clusters while it applies the response, before its ACK, and keeps them
+   * warming until those arrive; a listener or route naming a cluster that is still warming
+   * answers 503. So listeners, routes and the removals after them wait for that answer, and the
+   * new clusters' endpoints, now subscribed, go first (docs/xds.md §7).
+   */
+  private clustersWarming(): boolean {
+    const sent = this.types.get(TypeUrl.Cluster)?.sent;
+    return sent !== undefined && sent.added > 0 && !sent.answered;
+  }
+
   /** Sends as much as backpressure allows. Safe to call at any time. */
   pump(): void {
     if (this.pumping || this.closed) return;
     this.pumping = true;
     try {
-      while (!this.closed && !this.waitingDrain && this.inflight < MAX_INFLIGHT) {
+      while (!this.closed && !this.stalled && !this.waitingDrain && this.inflight < MAX_INFLIGHT) {
         const next = this.held ?? this.buildNext();
         this.held = undefined;
         if (!next) break;
@@ -594,6 +633,7 @@ export abstract class AdsStream implements BudgetWaiter {
       time: Date.now(),
       hr: process.hrtime.bigint(),
       resources: b.resources,
+      added: b.added,
       removed: b.removed,
       bytes: msg.byteLength,
       answered: false,
@@ -602,8 +642,11 @@ export abstract class AdsStream implements BudgetWaiter {
     });
     this.ctx.metrics.xdsPushes.inc({ type });
     this.ctx.metrics.xdsPushBytes.inc({ type }, msg.byteLength);
+    if (this.inflight === 0) this.lastProgress = Date.now();
     this.inflight++;
     this.inflightBytes += budgetBytes;
+    this.budgetBytes += budgetBytes;
+    const epoch = this.budgetEpoch;
     if (this.log.isLevelEnabled('debug')) {
       this.log.debug(
         {
@@ -617,7 +660,7 @@ export abstract class AdsStream implements BudgetWaiter {
         'xds: response sent',
       );
     }
-    const ok = this.call.write(msg, () => this.onWritten(budgetBytes));
+    const ok = this.call.write(msg, () => this.onWritten(budgetBytes, epoch));
     if (!ok && !this.waitingDrain) {
       this.waitingDrain = true;
       this.call.once('drain', () => {
@@ -627,12 +670,47 @@ export abstract class AdsStream implements BudgetWaiter {
     }
   }
 
-  private onWritten(bytes: number): void {
+  private onWritten(bytes: number, epoch: number): void {
     if (this.closed) return; // released in close()
     this.inflight--;
     this.inflightBytes -= bytes;
-    this.ctx.budget.release(bytes);
+    this.lastProgress = Date.now();
+    if (epoch === this.budgetEpoch) {
+      this.budgetBytes -= bytes;
+      this.ctx.budget.release(bytes);
+    }
+    if (this.stalled && this.inflight === 0) {
+      this.stalled = false;
+      this.ctx.metrics.xdsStalledStreams.dec();
+      this.log.info('xds: stalled stream flushed everything; sending again');
+    }
     this.pump();
+  }
+
+  /**
+   * Called periodically by the server. A stream with unflushed writes and no write completed for
+   * stallTimeoutMs has an Envoy that stopped reading (or a dead connection keepalive has not
+   * caught yet): its bytes leave the send budget, so it cannot starve the other streams, and it
+   * gets nothing more until what it holds is flushed. Its memory stays bounded by MAX_INFLIGHT
+   * responses plus its pending names (docs/xds.md §11).
+   */
+  checkStall(now: number): void {
+    if (this.closed || this.stalled || this.inflight === 0) return;
+    if (now - this.lastProgress < this.ctx.stallTimeoutMs) return;
+    this.stalled = true;
+    this.budgetEpoch++;
+    if (this.budgetBytes > 0) this.ctx.budget.release(this.budgetBytes);
+    this.budgetBytes = 0;
+    this.ctx.metrics.xdsStalledStreams.inc();
+    this.log.warn(
+      {
+        nodeId: this.node?.id,
+        fleet: this.fleet,
+        unflushedResponses: this.inflight,
+        unflushedBytes: this.inflightBytes,
+      },
+      'xds: stream stalled: the Envoy is not reading; its responses no longer hold the send budget',
+    );
   }
 
   /** Ends the stream with an error status; `reason` counts it as a refusal. */
@@ -654,8 +732,13 @@ export abstract class AdsStream implements BudgetWaiter {
     this.closed = true;
     this.held = undefined;
     this.ctx.budget.forget(this);
-    if (this.inflightBytes > 0) this.ctx.budget.release(this.inflightBytes);
+    if (this.budgetBytes > 0) this.ctx.budget.release(this.budgetBytes);
+    this.budgetBytes = 0;
     this.inflightBytes = 0;
+    if (this.stalled) {
+      this.stalled = false;
+      this.ctx.metrics.xdsStalledStreams.dec();
+    }
     this.ctx.detach(this);
     if (this.attached && this.hasRejections()) this.ctx.rejectionsChanged(this);
     if (this.attached) this.log.debug({ reason }, 'xds: stream closed');
@@ -672,6 +755,8 @@ export abstract class AdsStream implements BudgetWaiter {
       connectedSince: new Date(this.connectedAt).toISOString(),
       peer: this.peer,
       held: this.fleet !== undefined && !this.ctx.cache.hasSnapshot(this.fleet),
+      stalled: this.stalled,
+      unflushed: { responses: this.inflight, bytes: this.inflightBytes },
       userAgent: [this.node?.user_agent_name, this.node?.user_agent_version].filter(Boolean).join('/'),
       types,
     };

@@ -37,6 +37,8 @@ export interface ProxySync {
   address?: string;
   /** The fleet has no snapshot yet, so the stream is held unanswered. */
   held?: boolean;
+  /** The Envoy stopped reading its stream (docs/xds.md §11). */
+  stalled?: boolean;
   types: TypeSync[];
 }
 
@@ -151,6 +153,7 @@ export function normaliseXdsDebug(state: unknown): ProxySync[] {
     const row: ProxySync = { node, fleet, types };
     if (variant !== undefined) row.variant = variant;
     if (s.held === true) row.held = true;
+    if (s.stalled === true) row.stalled = true;
     const connectedAt = time(pick(s, 'connectedSince', 'connectedAt', 'since', 'startedAt'));
     if (connectedAt !== undefined) row.connectedAt = connectedAt;
     const address = str(pick(s, 'peer', 'address', 'remoteAddress'));
@@ -200,7 +203,8 @@ export function renderProxyStatus(proxies: ProxySync[], now: number = Date.now()
       const age = formatAge(t.since, now);
       return age ? `${t.state} (${age})` : t.state;
     });
-    return [p.node, p.fleet, `${p.variant ?? '-'}${p.held ? ' (held: no snapshot)' : ''}`, ...cells];
+    const notes = `${p.held ? ' (held: no snapshot)' : ''}${p.stalled ? ' (stalled: not reading)' : ''}`;
+    return [p.node, p.fleet, `${p.variant ?? '-'}${notes}`, ...cells];
   });
   let text = renderTable(['NODE', 'FLEET', 'VARIANT', ...columns], rows);
   const nacks = proxies.flatMap((p) =>

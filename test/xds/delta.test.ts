@@ -274,6 +274,30 @@ describe('delta ADS', () => {
     ]);
   });
 
+  test('routes to a new cluster wait until Envoy answered the CDS that added it; its endpoints go first', async () => {
+    set({ clusters: ['a', 'b'], routeTo: 'a' });
+    // Like Envoy: applying a CDS response that adds a cluster subscribes to its endpoints, and only
+    // then ACKs.
+    const c: AdsClient = client({
+      nack: (r) => {
+        if (r.typeUrl === CDS && r.names.includes('c')) c.deltaSubscribe(EDS, ['c']);
+        return undefined;
+      },
+    });
+    await connectLikeEnvoy(c, ['a', 'b']);
+    const mark = c.received;
+    set({ clusters: ['b', 'c'], routeTo: 'c' });
+    await c.waitFor((r) => r.typeUrl === EDS && r.removed.includes('a'), { since: mark });
+    await quiet(c);
+    assert.deepEqual(c.responses.filter((r) => r.seq >= mark).map(summary), [
+      'Cluster:+c:-',
+      'ClusterLoadAssignment:+c:-',
+      'RouteConfiguration:+http-8080,https-8443:-',
+      'Cluster:+:-a',
+      'ClusterLoadAssignment:+:-a',
+    ]);
+  });
+
   test('a changed cluster gets its unchanged ClusterLoadAssignment resent', async () => {
     set();
     const c = client();

@@ -356,6 +356,45 @@ describe('SotW ADS', () => {
     assert.notEqual(pushed[0].version, pushed[2].version);
   });
 
+  test('routes to a new cluster wait until Envoy answered the CDS that added it; its endpoints go first', async () => {
+    set({ clusters: ['a', 'b'], routeTo: 'a' });
+    // Like Envoy: applying a CDS response that adds a cluster subscribes to its endpoints, and only
+    // then ACKs.
+    let subscribed = false;
+    const c: AdsClient = client({
+      nack: (r) => {
+        if (r.typeUrl === CDS && r.names.includes('c') && !subscribed) {
+          subscribed = true;
+          c.subscribe(EDS, ['a', 'b', 'c']);
+        }
+        return undefined;
+      },
+    });
+    await connectLikeEnvoy(h, c, ['a', 'b']);
+    const mark = c.received;
+    set({ clusters: ['b', 'c'], routeTo: 'c' });
+    await c.waitFor((r) => r.typeUrl === CDS && !r.names.includes('a'), { since: mark });
+    await quiet(c);
+    assert.deepEqual(
+      c.responses.filter((r) => r.seq >= mark).map((r) => `${short(r)}:${r.names.join(',')}`),
+      ['Cluster:a,b,c', 'ClusterLoadAssignment:c', 'RouteConfiguration:http-8080,https-8443', 'Cluster:b,c'],
+    );
+  });
+
+  test('a CDS response that adds clusters holds listeners and routes until it is answered', async () => {
+    set({ clusters: ['a'], routeTo: 'a' });
+    const c = client({ autoAck: false });
+    c.subscribe(CDS, []);
+    const cds = await c.waitFor((r) => r.typeUrl === CDS);
+    c.subscribe(EDS, ['a']);
+    c.subscribe(LDS, []);
+    await c.waitFor((r) => r.typeUrl === EDS);
+    await quiet(c);
+    assert.equal(c.counts.get(LDS), undefined, 'no listener before the clusters are answered');
+    c.ack(cds);
+    await c.waitFor((r) => r.typeUrl === LDS);
+  });
+
   test('a restarted server gives the same versions, and a reconnecting wildcard client is not resent LDS/CDS', async () => {
     set({ clusters: ['a'] });
     const c = client();

@@ -116,15 +116,17 @@ describe('proxy-status rendering of /debug/xds', () => {
           },
         },
         { id: 2, nodeId: 'edge-2', fleet: 'infra/gw', variant: 'sotw', held: true, types: {} },
+        { id: 3, nodeId: 'edge-3', fleet: 'infra/gw', variant: 'delta', stalled: true, types: {} },
       ],
       fleets: [],
     };
     const rows = normaliseXdsDebug(state);
     assert.deepEqual(
-      rows.map((r) => [r.node, r.variant, r.held ?? false]),
+      rows.map((r) => [r.node, r.variant, r.held ?? false, r.stalled ?? false]),
       [
-        ['edge-1', 'delta', false],
-        ['edge-2', 'sotw', true],
+        ['edge-1', 'delta', false, false],
+        ['edge-2', 'sotw', true, false],
+        ['edge-3', 'delta', false, true],
       ],
     );
     const t = Object.fromEntries(rows[0].types.map((x) => [x.type, x]));
@@ -149,6 +151,7 @@ describe('proxy-status rendering of /debug/xds', () => {
       /edge-1\s+infra\/gw\s+delta\s+SYNCED \(30s\)\s+STALE \(2m\)\s+NOT SENT\s+NACKED \(10s\)/,
     );
     assert.match(text, /edge-2\s+infra\/gw\s+sotw \(held: no snapshot\)/);
+    assert.match(text, /edge-3\s+infra\/gw\s+delta \(stalled: not reading\)/);
     assert.match(text, /edge-1 \[infra\/gw\] RDS version r2 \(keeps r1\): invalid regex/);
   });
 
