@@ -20,7 +20,7 @@
  * only sees patterns whose program is known to fit or that fail to parse. Verdicts are memoized.
  */
 import { re2ProgramSize, type Re2Encoding } from './program-size';
-import { Re2SyntaxError } from './parse';
+import { Re2SyntaxError } from './syntax-error';
 import { Re2Unsupported } from './runes';
 import { TooManyInstructions } from './compile';
 

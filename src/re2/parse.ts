@@ -6,10 +6,12 @@
  * It follows the grammar of a valid pattern and throws Re2SyntaxError on anything else, with RE2's
  * wording for escapes (the error Latin-1 adds, runes above U+00FF, is only found here); RE2 itself
  * gives the message for other errors.
+ *
+ * This file reads the pattern (lexical pieces, flags, escapes, classes); parse-stack.ts holds the
+ * stack the tree is built on and its rewrites.
  */
 import {
   addGroup,
-  cycleFold,
   PERL_GROUPS,
   posixGroup,
   Re2Unsupported,
@@ -18,20 +20,9 @@ import {
   type FoldMode,
   type RuneGroup,
 } from './runes';
-import {
-  capture,
-  charClass,
-  concatOrAlternate,
-  ENVOY_PARSE_FLAGS,
-  finishedNode,
-  Flag,
-  literal,
-  newRe,
-  Op,
-  repeat,
-  withSubs,
-  type Re,
-} from './regexp';
+import { Flag, newRe, Op, type Re } from './regexp';
+import { buildingClass, ParseStack } from './parse-stack';
+import { Re2SyntaxError, unexpected } from './syntax-error';
 
 const ch = (c: string): number => c.charCodeAt(0);
 const isDigit = (c: number | undefined): boolean => c !== undefined && c >= 0x30 && c <= 0x39;
@@ -47,35 +38,6 @@ const ANY_GROUP: RuneGroup = {
   ],
 };
 
-/** A pattern this parser finds invalid; RE2 itself gives the authoritative message. */
-export class Re2SyntaxError extends Error {}
-
-/** The largest repetition count RE2 accepts, also the bound on nested counts multiplied. */
-const MAX_REPEAT = 1000;
-
-function unexpected(what: string): never {
-  throw new Re2SyntaxError(`unexpected ${what}`);
-}
-
-/**
- * Whether nested counted repetitions stay within RE2's bound: dividing 1000 by each count on the
- * way down (integer division, as RE2's RepetitionWalker) must never reach 0.
- */
-function repetitionsWithinBound(root: Re): boolean {
-  const stack: [Re, number][] = [[root, MAX_REPEAT]];
-  while (stack.length) {
-    const [re, parentBudget] = stack.pop()!;
-    let budget = parentBudget;
-    if (re.op === Op.Repeat) {
-      const m = re.max < 0 ? re.min : re.max;
-      if (m > 0) budget = Math.floor(budget / m);
-    }
-    if (budget === 0) return false;
-    for (const sub of re.subs) stack.push([sub, budget]);
-  }
-  return true;
-}
-
 /**
  * Parses a valid RE2 pattern the way RE2::Init does with Envoy's options. In Latin-1 mode the
  * pattern is given as bytes (RE2 reads each byte of Envoy's UTF-8 string as one Latin-1 rune), in
@@ -85,19 +47,15 @@ export function parseRe2(pattern: readonly number[], latin1: boolean): Re {
   return new Parser(pattern, latin1).parse();
 }
 
-class Parser {
-  private flags: number;
-  private top: Re | undefined;
-  private ncap = 0;
+/** Reads the pattern with a cursor and drives the parse stack (parse-stack.ts). */
+class Parser extends ParseStack {
   private i = 0;
-  private readonly runeMax: number;
 
   constructor(
     private readonly t: readonly number[],
-    private readonly latin1: boolean,
+    latin1: boolean,
   ) {
-    this.flags = ENVOY_PARSE_FLAGS | (latin1 ? Flag.Latin1 : 0);
-    this.runeMax = latin1 ? 0xff : RUNE_MAX;
+    super(latin1);
   }
 
   /** How classes fold case under the current flags. */
@@ -106,6 +64,7 @@ class Parser {
     return this.latin1 ? 'latin1' : 'unicode';
   }
 
+  /** Parses the whole pattern into its tree. */
   parse(): Re {
     const t = this.t;
     let lastUnary = false;
@@ -184,223 +143,12 @@ class Parser {
   }
 
   // ----------------------------------------------------------------------------------------------
-  // Stack operations (RE2's ParseState)
-
-  private isMarker(op: number): boolean {
-    return op >= Op.LeftParen;
-  }
-
-  private pushRegexp(node: Re): void {
-    this.maybeConcatString(-1, 0);
-    let re = node;
-    if (re.op === Op.CharClass && re.building) {
-      const cc = re.cc!;
-      cc.removeAbove(this.runeMax);
-      if (cc.size === 1) {
-        re = literal(cc.ranges[0].lo, this.flags);
-      } else if (cc.size === 2) {
-        const r = cc.ranges[0].lo;
-        if (r >= 0x41 && r <= 0x5a && cc.contains(r + 0x20))
-          re = literal(r + 0x20, this.flags | Flag.FoldCase);
-      }
-    }
-    re.down = this.top;
-    this.top = re;
-  }
-
-  private pushSimpleOp(op: number): void {
-    this.pushRegexp(newRe(op, this.flags));
-  }
-
-  private pushLiteral(r: number): void {
-    const isLetter = (r >= 0x41 && r <= 0x5a) || (r >= 0x61 && r <= 0x7a);
-    if (this.flags & Flag.FoldCase && this.latin1 && isLetter) {
-      const cc = new RuneSet();
-      cc.addLatin1FoldedRange(r, r);
-      this.pushRegexp(buildingClass(cc, this.flags & ~Flag.FoldCase));
-      return;
-    }
-    if (this.flags & Flag.FoldCase && !this.latin1 && cycleFold(r) !== r) {
-      const cc = new RuneSet();
-      let x = r;
-      do {
-        cc.addRange(x, x);
-        x = cycleFold(x);
-      } while (x !== r);
-      this.pushRegexp(buildingClass(cc, this.flags & ~Flag.FoldCase));
-      return;
-    }
-    if (this.maybeConcatString(r, this.flags)) return;
-    this.pushRegexp(literal(r, this.flags));
-  }
-
-  private pushDot(): void {
-    if (this.flags & Flag.DotNL) {
-      this.pushSimpleOp(Op.AnyChar);
-      return;
-    }
-    const cc = new RuneSet();
-    cc.addRange(0, 0x09);
-    cc.addRange(0x0b, this.runeMax);
-    this.pushRegexp(buildingClass(cc, this.flags & ~Flag.FoldCase));
-  }
-
-  /**
-   * Merges the two literals on top of the stack into one literal string; with r ≥ 0, the top node
-   * is then reused for the new literal r (RE2's MaybeConcatString).
-   */
-  private maybeConcatString(r: number, flags: number): boolean {
-    const re1 = this.top;
-    const re2 = re1?.down;
-    if (!re1 || !re2) return false;
-    if (re1.op !== Op.Literal && re1.op !== Op.LiteralString) return false;
-    if (re2.op !== Op.Literal && re2.op !== Op.LiteralString) return false;
-    if ((re1.flags & Flag.FoldCase) !== (re2.flags & Flag.FoldCase)) return false;
-    if (re2.op === Op.Literal) {
-      re2.op = Op.LiteralString;
-      re2.runes = [re2.rune];
-    }
-    if (re1.op === Op.Literal) {
-      re2.runes.push(re1.rune);
-    } else {
-      re2.runes.push(...re1.runes);
-      re1.runes = [];
-    }
-    if (r >= 0) {
-      re1.op = Op.Literal;
-      re1.rune = r;
-      re1.flags = flags;
-      return true;
-    }
-    this.top = re2;
-    return false;
-  }
-
-  private pushRepeatOp(op: number, nongreedy: boolean): void {
-    const top = this.top;
-    if (!top || this.isMarker(top.op)) unexpected('repetition argument');
-    const fl = nongreedy ? this.flags ^ Flag.NonGreedy : this.flags;
-    if (op === top.op && fl === top.flags) return;
-    if ((top.op === Op.Star || top.op === Op.Plus || top.op === Op.Quest) && fl === top.flags) {
-      top.op = Op.Star;
-      return;
-    }
-    const down = top.down;
-    const re = withSubs(op, fl, [finishedNode(top)]);
-    re.down = down;
-    this.top = re;
-  }
-
-  private pushRepetition(min: number, max: number, nongreedy: boolean): void {
-    const top = this.top;
-    if (!top || this.isMarker(top.op)) unexpected('repetition argument');
-    const fl = nongreedy ? this.flags ^ Flag.NonGreedy : this.flags;
-    if ((max !== -1 && max < min) || min > MAX_REPEAT || max > MAX_REPEAT) unexpected('repetition size');
-    const down = top.down;
-    const re = repeat(finishedNode(top), fl, min, max);
-    re.down = down;
-    this.top = re;
-    if ((min >= 2 || max >= 2) && !repetitionsWithinBound(re)) unexpected('repetition size');
-  }
-
-  private doLeftParen(): void {
-    const re = newRe(Op.LeftParen, this.flags);
-    re.cap = ++this.ncap;
-    this.pushRegexp(re);
-  }
-
-  private doLeftParenNoCapture(): void {
-    const re = newRe(Op.LeftParen, this.flags);
-    re.cap = -1;
-    this.pushRegexp(re);
-  }
-
-  private doVerticalBar(): void {
-    this.maybeConcatString(-1, 0);
-    this.doConcatenation();
-    const r1 = this.top;
-    const r2 = r1?.down;
-    if (r1 && r2 && r2.op === Op.VerticalBar) {
-      const r3 = r2.down;
-      const charLike = (re: Re): boolean =>
-        re.op === Op.Literal || re.op === Op.CharClass || re.op === Op.AnyChar;
-      if (r3 && (r1.op === Op.AnyChar || r3.op === Op.AnyChar)) {
-        if (r3.op === Op.AnyChar && charLike(r1)) {
-          this.top = r2;
-          return;
-        }
-        if (r1.op === Op.AnyChar && charLike(r3)) {
-          r1.down = r3.down;
-          r2.down = r1;
-          this.top = r2;
-          return;
-        }
-      }
-      r1.down = r2.down;
-      r2.down = r1;
-      this.top = r2;
-      return;
-    }
-    this.pushSimpleOp(Op.VerticalBar);
-  }
-
-  private doRightParen(): void {
-    this.doAlternation();
-    const r1 = this.top;
-    const r2 = r1?.down;
-    if (!r1 || !r2 || r2.op !== Op.LeftParen) unexpected(')');
-    this.top = r2.down;
-    this.flags = r2.flags;
-    if (r2.cap > 0) {
-      this.pushRegexp(capture(finishedNode(r1), r2.flags, r2.cap));
-    } else {
-      this.pushRegexp(r1);
-    }
-  }
-
-  private doFinish(): Re {
-    this.doAlternation();
-    const re = this.top;
-    if (!re || re.down) unexpected('missing )');
-    this.top = undefined;
-    return finishedNode(re);
-  }
-
-  private doConcatenation(): void {
-    const r1 = this.top;
-    if (!r1 || this.isMarker(r1.op)) this.pushRegexp(newRe(Op.EmptyMatch, this.flags));
-    this.doCollapse(Op.Concat);
-  }
-
-  private doAlternation(): void {
-    this.doVerticalBar();
-    this.top = this.top!.down;
-    this.doCollapse(Op.Alternate);
-  }
-
-  /** Replaces the nodes above the topmost marker by their concatenation or alternation. */
-  private doCollapse(op: number): void {
-    let next: Re | undefined;
-    const items: Re[] = [];
-    for (let sub = this.top; sub && !this.isMarker(sub.op); sub = next) {
-      next = sub.down;
-      items.push(sub);
-    }
-    if (this.top && this.top.down === next) return;
-    const subs: Re[] = [];
-    for (let k = items.length - 1; k >= 0; k--) {
-      const sub = items[k];
-      if (sub.op === op) subs.push(...sub.subs);
-      else subs.push(finishedNode(sub));
-    }
-    const re = concatOrAlternate(op, subs, this.flags, true);
-    re.down = next;
-    this.top = re;
-  }
-
-  // ----------------------------------------------------------------------------------------------
   // Lexical pieces
 
+  /**
+   * Parses a `(?` group at the cursor: named captures, flag groups `(?i-s:` and bare flag changes
+   * `(?i)`; look-arounds are refused as RE2 refuses them.
+   */
   private parsePerlFlags(): void {
     const t = this.t;
     const i = this.i;
@@ -489,6 +237,7 @@ class Parser {
     return { min, max };
   }
 
+  /** Parses an escape at the cursor: assertions, `\Q...\E`, Unicode and Perl classes, or one rune. */
   private parseBackslash(): void {
     const t = this.t;
     const next = t[this.i + 1];
@@ -602,6 +351,7 @@ class Parser {
     return this.latin1 ? Buffer.from(runes).toString('utf8') : String.fromCodePoint(...runes);
   }
 
+  /** Parses a bracketed class `[...]` at the cursor, with POSIX, Perl and Unicode groups and ranges. */
   private parseCharClass(): Re {
     const t = this.t;
     const fold = this.foldMode();
@@ -648,6 +398,7 @@ class Parser {
     return buildingClass(cc, this.flags & ~Flag.FoldCase);
   }
 
+  /** One rune of a bracketed class, escaped or not. */
   private parseClassChar(): number {
     if (this.i >= this.t.length) unexpected('missing ]');
     if (this.t[this.i] === ch('\\')) return this.parseEscape();
@@ -672,10 +423,4 @@ function perlGroup(c: number | undefined): RuneGroup | undefined {
   if (c === undefined) return undefined;
   const name = String.fromCodePoint(c);
   return Object.prototype.hasOwnProperty.call(PERL_GROUPS, name) ? PERL_GROUPS[name] : undefined;
-}
-
-function buildingClass(cc: RuneSet, flags: number): Re {
-  const re = charClass(cc, flags);
-  re.building = true;
-  return re;
 }

@@ -3,8 +3,11 @@ import { TypeUrl } from '../envoy/resources';
 import type { CacheEntry, FleetSnapshot } from './snapshot';
 import { byName } from '../util/compare';
 import { encodeDeltaBody } from './encode';
-import type { Built, NodeInfo, StatusDetail, TypeState } from './stream';
-import { AdsStream, DEFERRED_REMOVAL_TYPES, carriedRejections } from './stream';
+import type { NodeInfo, StatusDetail } from './stream';
+import { AdsStream } from './stream';
+import type { Built, TypeState } from './type-state';
+import { carriedRejections } from './type-state';
+import { DEFERRED_REMOVAL_TYPES } from './served-types';
 import { withChanges } from './names';
 
 const INITIAL_VERSIONS = '<initial_resource_versions>';

@@ -7,12 +7,11 @@ import { SendBudget } from './budget';
 import { releaseDecodedMessageBuffers } from './grpc-decoder-release';
 import { DeltaStream } from './delta';
 import type { FleetDebug, XdsDebugState } from './debug-state';
-import { PUSH_ORDER } from './served-types';
+import { PUSH_ORDER, typeLabel } from './served-types';
 import { decodeSotwRequest } from './request';
 import type { FleetChange } from './snapshot';
 import { SotwStream } from './sotw';
 import type { AdsStream, NodeInfo, Refusal, StreamContext } from './stream';
-import { typeLabel } from './stream';
 import { RejectionTracker, aggregateRejections } from './rejections';
 import type { FleetRejections, RejectionFeed } from './rejections';
 import {

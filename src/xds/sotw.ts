@@ -5,10 +5,12 @@ import type { CacheEntry, FleetSnapshot, MemoResponse, TypeSnapshot } from './sn
 import { setVersion } from './snapshot';
 import { byName } from '../util/compare';
 import { encodeSotwBody } from './encode';
-import type { Built, NodeInfo, TypeState } from './stream';
+import type { NodeInfo } from './stream';
+import type { Built, TypeState } from './type-state';
+import { carriedRejections } from './type-state';
 import { decodeNames } from './request';
 import type { SotwRequest } from './request';
-import { AdsStream, carriedRejections } from './stream';
+import { AdsStream } from './stream';
 import { diffNameSets, explicitNamesOf, internEncodedNames, starCount } from './names';
 
 /**

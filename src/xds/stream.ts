@@ -4,19 +4,17 @@ import type { Logger } from '../observability/logger';
 import type { ConvoyMetrics } from '../observability/metrics';
 import type { XdsCache } from './cache';
 import type { BudgetWaiter, SendBudget } from './budget';
-import { KnownSet } from './known';
-import { NO_NAMES } from './names';
-import type { NameSet } from './names';
-import { TypeUrl, messageNameOf } from '../envoy/resources';
-import { FULL_STATE_TYPES, PUSH_ORDER } from './served-types';
+import { TypeUrl } from '../envoy/resources';
+import { DEFERRED_REMOVAL_TYPES, PUSH_ORDER, typeLabel } from './served-types';
 import type { FleetChange, FleetSnapshot } from './snapshot';
 import { SplicedMessage, nonceTrailer } from './wire';
 import type { StreamDebug, TypeDebug } from './debug-state';
 import type { StreamIdentity } from './authorization';
-import { SUBSCRIBED_NAMES_SHOWN } from './debug-state';
 import { attributeNack, namedParts, oneLineMessage } from './nack-attribution';
 import type { ResourceVersion } from './nack-attribution';
 import type { StreamRejection, StreamRejectionsView } from './rejections';
+import { TypeState } from './type-state';
+import type { Built, SentInfo } from './type-state';
 
 /** The parts of envoy.config.core.v3.Node the server uses. */
 export interface NodeInfo {
@@ -26,6 +24,7 @@ export interface NodeInfo {
   user_agent_version?: string;
 }
 
+/** The parts of google.rpc.Status (a request's error_detail) the server reads. */
 export interface StatusDetail {
   code?: number;
   message?: string;
@@ -40,12 +39,14 @@ export type RefusalReason =
   | 'unknown_fleet'
   | 'invalid_request';
 
+/** A refused stream's gRPC status and the metric label of why. */
 export interface Refusal {
   code: GrpcStatus;
   details: string;
   reason: RefusalReason;
 }
 
+/** What a stream needs from the server: cache, logging, metrics, send budget and fleet bookkeeping. */
 export interface StreamContext {
   readonly cache: XdsCache;
   readonly logger: Logger;
@@ -63,12 +64,8 @@ export interface StreamContext {
   rejectionsChanged(stream: AdsStream): void;
 }
 
-const SERVED_TYPES: ReadonlySet<string> = new Set(PUSH_ORDER);
 /** Max responses handed to grpc-js per stream before waiting for write completions. */
 export const MAX_INFLIGHT = 4;
-/** Above this many changed names, a wildcard stream re-evaluates the whole type. */
-const PENDING_ALL_THRESHOLD = 64;
-const RECENT_NONCES = 8;
 /**
  * Responses that brought more resources than this to the client do not keep the list (a first
  * sync of thousands of clusters, times every stream); a NACK of one is attributed to the
@@ -79,198 +76,6 @@ const CHANGED_KEPT = 256;
 export const UNKNOWN_FLEET_LABEL = 'unknown';
 /** Types that wait while the Envoy applies a CDS response that added clusters. */
 const AFTER_CLUSTER_WARMING: ReadonlySet<string> = new Set([TypeUrl.Listener, TypeUrl.Route]);
-/** Types whose removals wait until the rest of a push was sent, in this order. */
-export const DEFERRED_REMOVAL_TYPES: readonly string[] = [TypeUrl.Cluster, TypeUrl.Endpoint];
-
-export function typeLabel(typeUrl: string): string {
-  const name = messageNameOf(typeUrl);
-  return name.slice(name.lastIndexOf('.') + 1);
-}
-
-export interface SentInfo {
-  version: string;
-  nonce: string;
-  time: number;
-  hr: bigint;
-  resources: number;
-  /** Resources the client did not hold before this response. */
-  added: number;
-  removed: number;
-  bytes: number;
-  answered: boolean;
-  /**
-   * The resources whose content this response brought to the client (new, or a version it did
-   * not hold); undefined when there were more than CHANGED_KEPT.
-   */
-  changed: readonly ResourceVersion[] | undefined;
-  /** Resources the client had rejected that this response sends again, changes or removes. */
-  carries: readonly string[];
-}
-
-export interface NackInfo {
-  version: string;
-  nonce: string;
-  message: string;
-  code: number;
-  acceptedVersion: string;
-  time: number;
-}
-
-/** Per-stream, per-type protocol state (docs/xds.md §2). */
-export class TypeState {
-  readonly served: boolean;
-  readonly wildcardCapable: boolean;
-  readonly fullState: boolean;
-  /** At least one request for this type arrived. */
-  requested = false;
-  wildcard = false;
-  /** Legacy wildcard (empty names) is still possible: no explicit name was ever subscribed. */
-  legacyAllowed = true;
-  /** Explicitly subscribed names: an immutable set, shared with other streams (names.ts). */
-  explicit: NameSet = NO_NAMES;
-  /** SotW: the encoded resource_names of the last request that changed them. */
-  namesRaw: Buffer = Buffer.alloc(0);
-  /** What the client holds (or, for NACKed content, was sent: never resent until it changes). */
-  readonly client = new KnownSet();
-  /** Names to re-evaluate; `pendingAll` re-evaluates everything of interest. */
-  pending = new Set<string>();
-  pendingAll = false;
-  /** Send a (full-state) response even if no resource differs (SotW subscription change). */
-  force = false;
-  /** SotW: version_info of the first request (the version the client already applied). */
-  clientVersion = '';
-  sent?: SentInfo;
-  /** Recently sent responses by nonce, to attribute delta ACK/NACKs of older nonces. */
-  readonly recent = new Map<string, SentInfo>();
-  acked?: { version: string; nonce: string; time: number };
-  nack?: NackInfo;
-  /** Resources of this type the client rejected and has not accepted since: name → rejection. */
-  readonly rejected = new Map<string, StreamRejection>();
-
-  constructor(readonly typeUrl: string) {
-    this.served = SERVED_TYPES.has(typeUrl);
-    this.wildcardCapable = FULL_STATE_TYPES.has(typeUrl);
-    this.fullState = FULL_STATE_TYPES.has(typeUrl);
-  }
-
-  interested(name: string): boolean {
-    return this.explicit.has(name) || (this.wildcard && this.wildcardCapable);
-  }
-
-  /** True when interest covers every resource of the type. */
-  get isWildcard(): boolean {
-    return this.wildcard && this.wildcardCapable;
-  }
-
-  hasWork(): boolean {
-    return this.requested && this.served && (this.pendingAll || this.force || this.pending.size > 0);
-  }
-
-  markAll(): void {
-    this.pendingAll = true;
-    this.pending = new Set();
-  }
-
-  /**
-   * Marks one name for re-evaluation. A wildcard stream switches to re-evaluating everything once
-   * more than PENDING_ALL_THRESHOLD names wait, so a stream that cannot send (its Envoy stopped
-   * reading, docs/xds.md §11) holds a bounded set however many names change meanwhile; the other
-   * streams' sets are bounded by what they subscribed to.
-   */
-  addPending(name: string): void {
-    if (this.pendingAll) return;
-    this.pending.add(name);
-    if (this.isWildcard && this.pending.size > PENDING_ALL_THRESHOLD) this.markAll();
-  }
-
-  addPendingMany(names: readonly string[]): void {
-    if (this.pendingAll) return;
-    if (names.length > PENDING_ALL_THRESHOLD && this.isWildcard) this.markAll();
-    else for (const n of names) this.addPending(n);
-  }
-
-  clearPending(): void {
-    this.pending = new Set();
-    this.pendingAll = false;
-    this.force = false;
-  }
-
-  recordSent(info: SentInfo): void {
-    this.sent = info;
-    this.recent.set(info.nonce, info);
-    if (this.recent.size > RECENT_NONCES) this.recent.delete(this.recent.keys().next().value!);
-  }
-
-  state(): TypeDebug['state'] {
-    if (this.nack && this.sent && this.nack.nonce === this.sent.nonce) return 'nacked';
-    if (!this.sent && !this.acked) return 'not_sent';
-    if (this.hasWork()) return 'stale';
-    if (this.sent && this.acked?.nonce !== this.sent.nonce) return 'stale';
-    return 'synced';
-  }
-
-  debug(): TypeDebug {
-    const iso = (t: number) => new Date(t).toISOString();
-    return {
-      state: this.state(),
-      wildcard: this.isWildcard,
-      subscribed: this.explicit.size,
-      subscribedNames: [...this.explicit].sort().slice(0, SUBSCRIBED_NAMES_SHOWN),
-      ...(this.sent && {
-        sent: {
-          version: this.sent.version,
-          nonce: this.sent.nonce,
-          time: iso(this.sent.time),
-          resources: this.sent.resources,
-          removed: this.sent.removed,
-          bytes: this.sent.bytes,
-        },
-      }),
-      ...(this.acked && { ackedVersion: this.acked.version, ackedTime: iso(this.acked.time) }),
-      ...(this.nack && {
-        lastNack: {
-          version: this.nack.version,
-          nonce: this.nack.nonce,
-          message: this.nack.message,
-          acceptedVersion: this.nack.acceptedVersion,
-          time: iso(this.nack.time),
-        },
-      }),
-    };
-  }
-}
-
-/** A response built for one stream, not yet sent. */
-export interface Built {
-  st: TypeState;
-  body: Buffer;
-  version: string;
-  resources: number;
-  /** Resources the client did not hold before (new clusters must warm before routes name them). */
-  added: number;
-  removed: number;
-  /** SentInfo.changed: the resources new to the client (any length; trimmed when recorded). */
-  changed: readonly ResourceVersion[];
-  /** SentInfo.carries. */
-  carries: readonly string[];
-}
-
-/**
- * The names of `entries` and `removed` that the client rejected earlier (SentInfo.carries).
- * Nothing is allocated for a stream without rejections, the common case.
- */
-export function carriedRejections(
-  st: TypeState,
-  entries: readonly { name: string }[],
-  removed: readonly string[] = [],
-): readonly string[] {
-  if (st.rejected.size === 0) return NO_NAMES_CARRIED;
-  const out: string[] = [];
-  for (const e of entries) if (st.rejected.has(e.name)) out.push(e.name);
-  for (const n of removed) if (st.rejected.has(n)) out.push(n);
-  return out;
-}
-const NO_NAMES_CARRIED: readonly string[] = [];
 
 let nextStreamId = 1;
 
@@ -336,6 +141,7 @@ export abstract class AdsStream implements BudgetWaiter {
     call.on('close', () => this.close('closed'));
   }
 
+  /** The client's address as grpc-js reports it, or 'unknown' once the call is gone. */
   get peer(): string {
     try {
       return this.call.getPeer();
@@ -344,12 +150,19 @@ export abstract class AdsStream implements BudgetWaiter {
     }
   }
 
+  /** Handles one request of the variant (SotW or delta) whose type URL is known. */
   protected abstract onTypedRequest(req: unknown, typeUrl: string): void;
   /** Builds the next response for one type, or undefined when it has nothing to send. */
   protected abstract build(st: TypeState, snap: FleetSnapshot, final: boolean): Built | undefined;
+  /** The node a request carries, if any. */
   protected abstract requestNode(req: unknown): NodeInfo | undefined;
+  /** The type URL a request names ('' when absent). */
   protected abstract requestTypeUrl(req: unknown): string;
 
+  /**
+   * Handles one request: the first must identify a node of a fleet this identity may receive,
+   * before anything of the fleet is sent; then it is handed to the variant and the stream pumps.
+   */
   private onRequest(req: unknown): void {
     if (this.closed || this.failed) return;
     if (!this.node) {
@@ -385,6 +198,7 @@ export abstract class AdsStream implements BudgetWaiter {
     this.pump();
   }
 
+  /** The state of one type on this stream, created on first use. */
   protected typeState(typeUrl: string): TypeState {
     let st = this.types.get(typeUrl);
     if (!st) {
@@ -623,6 +437,10 @@ export abstract class AdsStream implements BudgetWaiter {
     }
   }
 
+  /**
+   * Writes one built response with a fresh nonce and records it as sent; waits for 'drain' when
+   * grpc-js buffers too much.
+   */
   private send(b: Built, budgetBytes: number): void {
     const nonce = (++this.nonceSeq).toString(36);
     const msg = new SplicedMessage(b.body, nonceTrailer(nonce));
@@ -727,6 +545,7 @@ export abstract class AdsStream implements BudgetWaiter {
     if (!this.closed) this.call.end();
   }
 
+  /** Marks the stream closed and releases its budget, fleet attachment and rejections. */
   close(reason: string): void {
     if (this.closed) return;
     this.closed = true;
@@ -744,6 +563,7 @@ export abstract class AdsStream implements BudgetWaiter {
     if (this.attached) this.log.debug({ reason }, 'xds: stream closed');
   }
 
+  /** This stream's state as the debug endpoint shows it. */
   debug(): StreamDebug {
     const types: Record<string, TypeDebug> = {};
     for (const [typeUrl, st] of this.types) if (st.requested) types[typeUrl] = st.debug();

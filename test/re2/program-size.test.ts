@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { re2ProgramSize, type Re2Encoding } from '../../src/re2/program-size';
-import { Re2SyntaxError } from '../../src/re2/parse';
+import { Re2SyntaxError } from '../../src/re2/syntax-error';
 import { Re2Unsupported } from '../../src/re2/runes';
 import { TooManyInstructions } from '../../src/re2/compile';
 

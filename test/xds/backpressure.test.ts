@@ -2,7 +2,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { TypeUrl } from '../../src/envoy/resources';
 import { fleetResources } from '../support/xds-fixtures';
-import { MAX_INFLIGHT, TypeState } from '../../src/xds/stream';
+import { MAX_INFLIGHT } from '../../src/xds/stream';
+import { TypeState } from '../../src/xds/type-state';
 import { Harness, until } from './harness';
 
 const CDS = TypeUrl.Cluster;
