@@ -7,6 +7,7 @@ import type { ObjectStatus, StatusSink } from '../status/types';
 import { mergeStatus, sameBuiltStatus } from '../status/merge';
 import { buildGateways } from '../gateway/build';
 import { BuildMemo } from '../gateway/build-memo';
+import type { LastGoodCertificates } from '../gateway/last-good-certificates';
 import { addListenerSet } from '../gateway/incremental/listenerset';
 import { updateRoutes, type RouteEdit } from '../gateway/incremental/routes';
 import type { BuildState } from '../gateway/incremental/state';
@@ -53,6 +54,11 @@ export interface ControllerOptions {
    * objects they come from, and a change to such an object offers the resource again.
    */
   rejections?: RejectionFeed;
+  /**
+   * What listeners have served, to start from (gateway/last-good-certificates.ts): an oracle
+   * build is given a copy of the memory of the controller it checks. Empty by default.
+   */
+  lastGoodCertificates?: LastGoodCertificates;
 }
 
 /**
@@ -76,7 +82,7 @@ export class Controller {
   /** What the last full build knew (routes, attachment, statuses), for the route fast path. */
   private state: BuildState | undefined;
   /** What builds over this store remember between runs (gateway/build-memo.ts). */
-  private readonly memo = new BuildMemo();
+  private readonly memo: BuildMemo;
   /** Models of the last full build, reused by the endpoint fast path. */
   private lastFleets = new Map<string, FleetModel>();
   private references: ReferenceIndex | undefined;
@@ -92,6 +98,7 @@ export class Controller {
 
   constructor(private readonly opts: ControllerOptions) {
     this.log = opts.logger.child({ component: 'controller' });
+    this.memo = new BuildMemo(opts.lastGoodCertificates?.clone());
     this.debouncer = new Debouncer(() => void this.build(), opts.debounceMs ?? 50, opts.maxDelayMs ?? 500);
   }
 
@@ -140,6 +147,11 @@ export class Controller {
   /** Resolves once no build is running or scheduled (tests, graceful shutdown). */
   async settle(): Promise<void> {
     while (this.building || this.debouncer.pending()) await new Promise((r) => setTimeout(r, 2));
+  }
+
+  /** Returns a copy of what listeners have served (the memory an oracle build must start from). */
+  lastGoodCertificates(): LastGoodCertificates {
+    return this.memo.lastGoodCertificates.clone();
   }
 
   /** True once the first complete build has been published to the cache. */
@@ -451,14 +463,16 @@ export class Controller {
 
   /**
    * Certificate fast path: only the content of Secrets that listeners refer to changed. A
-   * Secret's only influence on a build is through `secretToModel` (tls.ts): whether it is a valid
-   * key pair (listener ResolvedRefs/Programmed, and whether the listener's chains exist at all)
-   * and, when valid, its SecretModel. So when every changed Secret was valid at the last build and
-   * is valid now, the listeners, routes and statuses of a full build are the same, and the only
-   * difference in its FleetModels is the SecretModel of each changed Secret, which `secretToModel`
-   * gives us exactly as the full build would. Those are swapped in (new objects for the changed
-   * Secrets only; every other node keeps its identity) and the fleets re-translated; statuses are
-   * left as they are. Returns false (nothing published) when a full build is needed instead.
+   * Secret's only influence on a build is through `secretToModel` (certificates.ts): whether it is
+   * a valid key pair (listener ResolvedRefs/Programmed, whether the listener's chains exist at all,
+   * and whether a last good version is served instead) and, when valid, its SecretModel, which
+   * also becomes its last good version. So when every changed Secret was valid at the last build
+   * and is valid now, the listeners, routes and statuses of a full build are the same, and the
+   * only difference in its FleetModels is the SecretModel of each changed Secret, which
+   * `secretToModel` gives us exactly as the full build would. Those are swapped in (new objects
+   * for the changed Secrets only; every other node keeps its identity), remembered as the last
+   * good versions, and the fleets re-translated; statuses are left as they are. Returns false
+   * (nothing published) when a full build is needed instead.
    */
   private refreshSecrets(changed: Map<string, KubeObject>): boolean {
     if (this.lastBuildFailed) return false;
@@ -479,6 +493,7 @@ export class Controller {
         if (!model.secrets.some((s) => replaced.has(s.name))) continue;
         updates.push({ ...model, secrets: model.secrets.map((s) => replaced.get(s.name) ?? s) });
       }
+      for (const secret of replaced.values()) this.memo.lastGoodCertificates.refresh(secret);
       for (const next of updates) {
         this.lastFleets.set(next.fleet, next);
         this.publishFleet(next);
