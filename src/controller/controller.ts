@@ -8,6 +8,12 @@ import { mergeStatus, sameBuiltStatus } from '../status/merge';
 import { buildGateways } from '../gateway/build';
 import { BuildMemo } from '../gateway/build-memo';
 import type { LastGoodCertificates } from '../gateway/last-good-certificates';
+import {
+  CertificateValidityReader,
+  applyValidityProblems,
+  nextBoundary,
+  validityProblems,
+} from './certificate-validity';
 import { addListenerSet } from '../gateway/incremental/listenerset';
 import { updateRoutes, type RouteEdit } from '../gateway/incremental/routes';
 import type { BuildState } from '../gateway/incremental/state';
@@ -59,7 +65,16 @@ export interface ControllerOptions {
    * build is given a copy of the memory of the controller it checks. Empty by default.
    */
   lastGoodCertificates?: LastGoodCertificates;
+  /**
+   * Wall clock for certificates' validity periods (certificate-validity.ts); the real clock by
+   * default. Separate from `now`, which only stamps conditions, so a test can freeze one and not
+   * the other.
+   */
+  validityClock?: () => Date;
 }
+
+/** The longest a validity re-check waits (setTimeout's limit is about 24 days). */
+const MAX_VALIDITY_WAIT_MS = 24 * 3600 * 1000;
 
 /**
  * Runs the pure middle: store → gateway model/fleet model + status → Envoy resources → xDS cache,
@@ -95,6 +110,10 @@ export class Controller {
   private readonly pendingReoffers = new Map<string, FleetResource>();
   /** The statuses of the last build as it produced them, before the rejections' overlay. */
   private builtStatuses: ObjectStatus[] | undefined;
+  /** Validity periods of the certificates the fleets serve (certificate-validity.ts). */
+  private readonly validity = new CertificateValidityReader();
+  /** Lays the statuses over again when a served certificate's validity changes. */
+  private validityTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly opts: ControllerOptions) {
     this.log = opts.logger.child({ component: 'controller' });
@@ -103,7 +122,8 @@ export class Controller {
   }
 
   start(): void {
-    const { store, rejections } = this.opts;
+    const { store, rejections, metrics } = this.opts;
+    metrics.certificateExpiries = () => this.certificateExpiries();
     if (rejections) {
       for (const view of rejections.rejections()) this.rejectionViews.set(view.fleet, view);
       this.unsubscribe.push(rejections.onRejectionsChange((view) => this.onRejections(view)));
@@ -140,6 +160,9 @@ export class Controller {
 
   stop(): void {
     this.debouncer.cancel();
+    clearTimeout(this.validityTimer);
+    this.validityTimer = undefined;
+    this.opts.metrics.certificateExpiries = () => [];
     for (const u of this.unsubscribe) u();
     this.unsubscribe = [];
   }
@@ -307,12 +330,44 @@ export class Controller {
   private onRejections(view: FleetRejections): void {
     if (view.resources.length > 0) this.rejectionViews.set(view.fleet, view);
     else this.rejectionViews.delete(view.fleet);
+    this.republishOverlays();
+  }
+
+  /** Publishes the last build's statuses with the overlays as they are now, if that changes any. */
+  private republishOverlays(): void {
     if (!this.builtStatuses) return;
     try {
       this.publishStatuses(this.builtStatuses, true);
     } catch (err) {
       this.log.error({ err }, 'status publishing failed');
     }
+  }
+
+  /** Per served listener, when its earliest certificate expires (the expiry gauge, read at scrape time). */
+  private *certificateExpiries(): Iterable<{ listener: string; notAfter: number }> {
+    for (const [listener, certs] of this.validity.served(this.lastFleets.values()))
+      yield { listener, notAfter: Math.min(...certs.map((c) => c.validity.notAfter)) };
+  }
+
+  /**
+   * Lays `convoy.dev/CertificateValidity` warnings over `statuses` for listeners serving a
+   * certificate outside its validity period now, and sets a timer to lay them over again when the
+   * next served certificate's period starts or ends.
+   */
+  private overlayValidity(statuses: ObjectStatus[]): ObjectStatus[] {
+    const served = this.validity.served(this.lastFleets.values());
+    const now = (this.opts.validityClock ?? (() => new Date()))().getTime();
+    clearTimeout(this.validityTimer);
+    this.validityTimer = undefined;
+    const next = nextBoundary(served, now);
+    if (next !== undefined) {
+      this.validityTimer = setTimeout(
+        () => this.republishOverlays(),
+        Math.min(next - now, MAX_VALIDITY_WAIT_MS),
+      );
+      this.validityTimer.unref();
+    }
+    return applyValidityProblems(statuses, validityProblems(served, now), this.nowText());
   }
 
   /** Queues the resources whose rejection `key`'s object owns; true when there are any. */
@@ -500,6 +555,8 @@ export class Controller {
       }
       this.opts.metrics.builds.inc({ result: 'secrets' });
       this.observeBuild(started);
+      // The new certificates' validity periods may differ: the warnings are laid over again.
+      if (this.builtStatuses) this.republishOverlays();
       return true;
     } catch (err) {
       this.log.warn({ err }, 'certificate fast path failed; falling back to a full build');
@@ -541,7 +598,7 @@ export class Controller {
    */
   private publishStatuses(statuses: ObjectStatus[], onlyIfChanged = false): void {
     this.builtStatuses = statuses;
-    const overlaid = this.overlayRejections(statuses);
+    const overlaid = this.overlayValidity(this.overlayRejections(statuses));
     const next = new Map<string, ObjectStatus>();
     const built = new Map<string, ObjectStatus>();
     let changed = overlaid.length !== this.statusByKey.size;

@@ -3,9 +3,10 @@
  * node:crypto.
  *
  * Only certificates that parse, whose chain is in issuer order and whose key matches the leaf
- * become SecretModels (docs/gateway-api.md §8). Expiry is deliberately not checked (an expired
- * certificate is still served, as other implementations do, so a renewal race never takes a listener
- * down).
+ * become SecretModels (docs/gateway-api.md §8); a listener that has served a Secret keeps its last
+ * good version while the current one is invalid (last-good-certificates.ts). Expiry is deliberately
+ * not checked here (an expired certificate is still served, so a renewal race never takes a
+ * listener down; the Controller warns about it, controller/certificate-validity.ts).
  */
 import { validateKeyPair } from '../pki/keypair';
 import type { SecretModel } from '../model/fleet';

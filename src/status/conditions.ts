@@ -20,6 +20,11 @@ export const ConditionType = {
    * is invalid (docs/gateway-api.md §8); written only when True.
    */
   ServingLastGoodCertificate: 'convoy.dev/ServingLastGoodCertificate',
+  /**
+   * Convoy's: the listener serves a certificate outside its validity period (a warning: it is still
+   * served; docs/gateway-api.md §8); written only when False.
+   */
+  CertificateValidity: 'convoy.dev/CertificateValidity',
 } as const;
 export type ConditionTypeName = (typeof ConditionType)[keyof typeof ConditionType];
 
@@ -68,6 +73,9 @@ export const Reason = {
   Rejected: 'Rejected',
   // convoy.dev/ServingLastGoodCertificate
   LastGoodCertificate: 'LastGoodCertificate',
+  // convoy.dev/CertificateValidity
+  Expired: 'Expired',
+  NotYetValid: 'NotYetValid',
 } as const;
 export type ReasonName = (typeof Reason)[keyof typeof Reason];
 
