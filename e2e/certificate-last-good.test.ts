@@ -3,11 +3,13 @@ import assert from 'node:assert/strict';
 import * as path from 'node:path';
 import { createCa, issueCert, request, waitFor, type CaFiles, type CertFiles } from './harness';
 import { CONTROLLER, GATEWAY, World, condition, listenerStatus, type ConditionEntry } from './support/world';
+import { EXPIRED_CERT, EXPIRED_KEY } from '../test/support/certs';
 
 /**
  * Issue 10 row 4 through a real Envoy in file mode: a Secret rotated to an invalid key pair keeps
  * the last good certificate in service (and says so in status), a valid rotation replaces it, and
- * a listener whose certificate was never valid is not programmed (docs/gateway-api.md §8).
+ * a listener whose certificate was never valid is not programmed; an expired certificate is served
+ * with a warning and a gauge (docs/gateway-api.md §8).
  */
 
 const API = 'gateway.networking.k8s.io/v1';
@@ -201,6 +203,59 @@ describe('last good certificate through real Envoy (file mode)', { concurrency: 
     await w.waitEnvoySynced('Envoy synced with the fresh ListenerSet');
     await assert.rejects(get('other.example.com', w.ports.tls), 'nothing listens on the fresh port');
     assert.equal((await get('www.example.com')).status, 200, 'the served listener is untouched');
+  });
+
+  test('an expired certificate is served, with a warning condition and a negative expiry gauge', async () => {
+    w.write('11-expired.yaml', [
+      secretDoc('old-cert', EXPIRED_CERT, EXPIRED_KEY),
+      {
+        apiVersion: API,
+        kind: 'ListenerSet',
+        metadata: { name: 'old', namespace: 'default' },
+        spec: {
+          parentRef: { group: 'gateway.networking.k8s.io', kind: 'Gateway', name: GATEWAY.name },
+          listeners: [
+            {
+              name: 'https',
+              protocol: 'HTTPS',
+              port: w.ports.http,
+              hostname: 'old.example.com',
+              tls: { mode: 'Terminate', certificateRefs: [{ name: 'old-cert' }] },
+            },
+          ],
+        },
+      },
+    ]);
+    const set = await w.waitStatus(
+      'ListenerSet',
+      'old',
+      (s) => {
+        const l = Array.isArray(s.status.listeners) ? listenerStatus(s, 'https') : undefined;
+        return l !== undefined && condition(l.conditions, 'convoy.dev/CertificateValidity') !== undefined;
+      },
+      'old ListenerSet warns about its expired certificate',
+    );
+    const l = listenerStatus(set, 'https')!;
+    assert.equal(summary(l.conditions, 'convoy.dev/CertificateValidity'), 'False/Expired');
+    assert.equal(summary(l.conditions, 'Programmed'), 'True/Programmed');
+    assert.equal(summary(l.conditions, 'ResolvedRefs'), 'True/ResolvedRefs');
+    const served = await waitFor(
+      async () => {
+        const r = await get('old.example.com', w.ports.http).catch(() => undefined);
+        return r?.peerCertificate?.subjectCN === 'old.example.com' ? r : undefined;
+      },
+      { what: 'the expired certificate served by Envoy', timeoutMs: 30_000 },
+    );
+    assert.equal(served.peerCertificate?.subjectCN, 'old.example.com');
+    const metrics = (await w.convoy.get('/metrics')).body;
+    const gauge = (listener: string) =>
+      Number(
+        new RegExp(`convoy_listener_certificate_expiry_seconds\\{listener="${listener}"\\} (-?\\d+)`).exec(
+          metrics,
+        )?.[1],
+      );
+    assert.ok(gauge('ListenerSet/default/old/https') < 0, metrics);
+    assert.ok(gauge('Gateway/default/edge/https') > 0, metrics);
   });
 });
 
