@@ -7,6 +7,13 @@ import type { ObjectStatus, StatusSink } from '../status/types';
 import { mergeStatus, sameBuiltStatus } from '../status/merge';
 import { buildGateways } from '../gateway/build';
 import { BuildMemo } from '../gateway/build-memo';
+import type { LastGoodCertificates } from '../gateway/last-good-certificates';
+import {
+  CertificateValidityReader,
+  applyValidityProblems,
+  nextBoundary,
+  validityProblems,
+} from './certificate-validity';
 import { addListenerSet } from '../gateway/incremental/listenerset';
 import { updateRoutes, type RouteEdit } from '../gateway/incremental/routes';
 import type { BuildState } from '../gateway/incremental/state';
@@ -53,7 +60,21 @@ export interface ControllerOptions {
    * objects they come from, and a change to such an object offers the resource again.
    */
   rejections?: RejectionFeed;
+  /**
+   * What listeners have served, to start from (gateway/last-good-certificates.ts): an oracle
+   * build is given a copy of the memory of the controller it checks. Empty by default.
+   */
+  lastGoodCertificates?: LastGoodCertificates;
+  /**
+   * Wall clock for certificates' validity periods (certificate-validity.ts); the real clock by
+   * default. Separate from `now`, which only stamps conditions, so a test can freeze one and not
+   * the other.
+   */
+  validityClock?: () => Date;
 }
+
+/** The longest a validity re-check waits (setTimeout's limit is about 24 days). */
+const MAX_VALIDITY_WAIT_MS = 24 * 3600 * 1000;
 
 /**
  * Runs the pure middle: store → gateway model/fleet model + status → Envoy resources → xDS cache,
@@ -76,7 +97,7 @@ export class Controller {
   /** What the last full build knew (routes, attachment, statuses), for the route fast path. */
   private state: BuildState | undefined;
   /** What builds over this store remember between runs (gateway/build-memo.ts). */
-  private readonly memo = new BuildMemo();
+  private readonly memo: BuildMemo;
   /** Models of the last full build, reused by the endpoint fast path. */
   private lastFleets = new Map<string, FleetModel>();
   private references: ReferenceIndex | undefined;
@@ -89,14 +110,20 @@ export class Controller {
   private readonly pendingReoffers = new Map<string, FleetResource>();
   /** The statuses of the last build as it produced them, before the rejections' overlay. */
   private builtStatuses: ObjectStatus[] | undefined;
+  /** Validity periods of the certificates the fleets serve (certificate-validity.ts). */
+  private readonly validity = new CertificateValidityReader();
+  /** Lays the statuses over again when a served certificate's validity changes. */
+  private validityTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly opts: ControllerOptions) {
     this.log = opts.logger.child({ component: 'controller' });
+    this.memo = new BuildMemo(opts.lastGoodCertificates?.clone());
     this.debouncer = new Debouncer(() => void this.build(), opts.debounceMs ?? 50, opts.maxDelayMs ?? 500);
   }
 
   start(): void {
-    const { store, rejections } = this.opts;
+    const { store, rejections, metrics } = this.opts;
+    metrics.certificateExpiries = () => this.certificateExpiries();
     if (rejections) {
       for (const view of rejections.rejections()) this.rejectionViews.set(view.fleet, view);
       this.unsubscribe.push(rejections.onRejectionsChange((view) => this.onRejections(view)));
@@ -133,6 +160,9 @@ export class Controller {
 
   stop(): void {
     this.debouncer.cancel();
+    clearTimeout(this.validityTimer);
+    this.validityTimer = undefined;
+    this.opts.metrics.certificateExpiries = () => [];
     for (const u of this.unsubscribe) u();
     this.unsubscribe = [];
   }
@@ -140,6 +170,11 @@ export class Controller {
   /** Resolves once no build is running or scheduled (tests, graceful shutdown). */
   async settle(): Promise<void> {
     while (this.building || this.debouncer.pending()) await new Promise((r) => setTimeout(r, 2));
+  }
+
+  /** Returns a copy of what listeners have served (the memory an oracle build must start from). */
+  lastGoodCertificates(): LastGoodCertificates {
+    return this.memo.lastGoodCertificates.clone();
   }
 
   /** True once the first complete build has been published to the cache. */
@@ -295,12 +330,44 @@ export class Controller {
   private onRejections(view: FleetRejections): void {
     if (view.resources.length > 0) this.rejectionViews.set(view.fleet, view);
     else this.rejectionViews.delete(view.fleet);
+    this.republishOverlays();
+  }
+
+  /** Publishes the last build's statuses with the overlays as they are now, if that changes any. */
+  private republishOverlays(): void {
     if (!this.builtStatuses) return;
     try {
       this.publishStatuses(this.builtStatuses, true);
     } catch (err) {
       this.log.error({ err }, 'status publishing failed');
     }
+  }
+
+  /** Per served listener, when its earliest certificate expires (the expiry gauge, read at scrape time). */
+  private *certificateExpiries(): Iterable<{ listener: string; notAfter: number }> {
+    for (const [listener, certs] of this.validity.served(this.lastFleets.values()))
+      yield { listener, notAfter: Math.min(...certs.map((c) => c.validity.notAfter)) };
+  }
+
+  /**
+   * Lays `convoy.dev/CertificateValidity` warnings over `statuses` for listeners serving a
+   * certificate outside its validity period now, and sets a timer to lay them over again when the
+   * next served certificate's period starts or ends.
+   */
+  private overlayValidity(statuses: ObjectStatus[]): ObjectStatus[] {
+    const served = this.validity.served(this.lastFleets.values());
+    const now = (this.opts.validityClock ?? (() => new Date()))().getTime();
+    clearTimeout(this.validityTimer);
+    this.validityTimer = undefined;
+    const next = nextBoundary(served, now);
+    if (next !== undefined) {
+      this.validityTimer = setTimeout(
+        () => this.republishOverlays(),
+        Math.min(next - now, MAX_VALIDITY_WAIT_MS),
+      );
+      this.validityTimer.unref();
+    }
+    return applyValidityProblems(statuses, validityProblems(served, now), this.nowText());
   }
 
   /** Queues the resources whose rejection `key`'s object owns; true when there are any. */
@@ -451,14 +518,16 @@ export class Controller {
 
   /**
    * Certificate fast path: only the content of Secrets that listeners refer to changed. A
-   * Secret's only influence on a build is through `secretToModel` (tls.ts): whether it is a valid
-   * key pair (listener ResolvedRefs/Programmed, and whether the listener's chains exist at all)
-   * and, when valid, its SecretModel. So when every changed Secret was valid at the last build and
-   * is valid now, the listeners, routes and statuses of a full build are the same, and the only
-   * difference in its FleetModels is the SecretModel of each changed Secret, which `secretToModel`
-   * gives us exactly as the full build would. Those are swapped in (new objects for the changed
-   * Secrets only; every other node keeps its identity) and the fleets re-translated; statuses are
-   * left as they are. Returns false (nothing published) when a full build is needed instead.
+   * Secret's only influence on a build is through `secretToModel` (certificates.ts): whether it is
+   * a valid key pair (listener ResolvedRefs/Programmed, whether the listener's chains exist at all,
+   * and whether a last good version is served instead) and, when valid, its SecretModel, which
+   * also becomes its last good version. So when every changed Secret was valid at the last build
+   * and is valid now, the listeners, routes and statuses of a full build are the same, and the
+   * only difference in its FleetModels is the SecretModel of each changed Secret, which
+   * `secretToModel` gives us exactly as the full build would. Those are swapped in (new objects
+   * for the changed Secrets only; every other node keeps its identity), remembered as the last
+   * good versions, and the fleets re-translated; statuses are left as they are. Returns false
+   * (nothing published) when a full build is needed instead.
    */
   private refreshSecrets(changed: Map<string, KubeObject>): boolean {
     if (this.lastBuildFailed) return false;
@@ -479,12 +548,15 @@ export class Controller {
         if (!model.secrets.some((s) => replaced.has(s.name))) continue;
         updates.push({ ...model, secrets: model.secrets.map((s) => replaced.get(s.name) ?? s) });
       }
+      for (const secret of replaced.values()) this.memo.lastGoodCertificates.refresh(secret);
       for (const next of updates) {
         this.lastFleets.set(next.fleet, next);
         this.publishFleet(next);
       }
       this.opts.metrics.builds.inc({ result: 'secrets' });
       this.observeBuild(started);
+      // The new certificates' validity periods may differ: the warnings are laid over again.
+      if (this.builtStatuses) this.republishOverlays();
       return true;
     } catch (err) {
       this.log.warn({ err }, 'certificate fast path failed; falling back to a full build');
@@ -526,7 +598,7 @@ export class Controller {
    */
   private publishStatuses(statuses: ObjectStatus[], onlyIfChanged = false): void {
     this.builtStatuses = statuses;
-    const overlaid = this.overlayRejections(statuses);
+    const overlaid = this.overlayValidity(this.overlayRejections(statuses));
     const next = new Map<string, ObjectStatus>();
     const built = new Map<string, ObjectStatus>();
     let changed = overlaid.length !== this.statusByKey.size;

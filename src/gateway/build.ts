@@ -48,7 +48,10 @@ export function buildGateways(
   memo: BuildMemo = new BuildMemo(),
 ): GatewayBuildResult & { state: BuildState } {
   const classes = resolveGatewayClasses(view, opts);
+  // Every listener is validated: the ones not validated now no longer exist (last-good-certificates.ts).
+  memo.lastGoodCertificates.beginFullBuild();
   const gateways = resolveGateways(view, opts, memo, classes);
+  memo.lastGoodCertificates.endFullBuild();
   const endpoints = opts.endpoints ?? {};
   const policy: BackendPolicy = {
     externalNameServices: opts.externalNameServices,

@@ -3,9 +3,10 @@
  * node:crypto.
  *
  * Only certificates that parse, whose chain is in issuer order and whose key matches the leaf
- * become SecretModels (docs/gateway-api.md §8). Expiry is deliberately not checked (an expired
- * certificate is still served, as other implementations do, so a renewal race never takes a listener
- * down).
+ * become SecretModels (docs/gateway-api.md §8); a listener that has served a Secret keeps its last
+ * good version while the current one is invalid (last-good-certificates.ts). Expiry is deliberately
+ * not checked here (an expired certificate is still served, so a renewal race never takes a
+ * listener down; the Controller warns about it, controller/certificate-validity.ts).
  */
 import { validateKeyPair } from '../pki/keypair';
 import type { SecretModel } from '../model/fleet';
@@ -24,7 +25,12 @@ export type CertificateProblem = {
   message: string;
 };
 
-export type CertificateResult = { ok: true; secret: SecretModel } | ({ ok: false } & CertificateProblem);
+/**
+ * A resolved Secret, or the problem; `invalidSecret` names (`ns/name`) a Secret that exists and is
+ * permitted but whose content is invalid: the only case in which its last good version is served.
+ */
+export type CertificateResult =
+  { ok: true; secret: SecretModel } | ({ ok: false; invalidSecret?: string } & CertificateProblem);
 
 /** Decodes a base64 Secret value to UTF-8, or returns undefined when it is missing or not base64. */
 function decodeBase64(value: string | undefined): string | undefined {
@@ -82,6 +88,7 @@ function checkSecret(secret: KubeObject, namespace: string): CertificateResult {
     ok: false,
     reason: Reason.InvalidCertificateRef,
     message: `Secret ${name} ${message}`,
+    invalidSecret: name,
   });
   if (secret.type !== SECRET_TYPE_TLS) return bad(`is not of type ${SECRET_TYPE_TLS}`);
   const crt = decodeBase64(secret.data?.['tls.crt']);
@@ -136,31 +143,49 @@ export function resolveCertificateRef(
 }
 
 export interface ListenerCertificates {
+  /** The certificates to serve, in certificateRefs order: valid ones and remembered last good ones. */
   certificates: SecretModel[];
+  /** The valid certificates among them. */
+  fresh: SecretModel[];
+  /** Names of referenced Secrets that exist but are invalid (whether a last good one is served or not). */
+  invalid: string[];
+  /** Names of the Secrets served in their last good version because the current one is invalid. */
+  lastGood: string[];
   /** The first problem in certificateRefs order, if any ref is unusable. */
   problem?: CertificateProblem;
 }
 
-/** Resolves all certificateRefs of a listener, keeping the valid ones in order. */
+/**
+ * Resolves all certificateRefs of a listener, keeping the valid ones in order; with `recall`, a
+ * Secret that exists but is invalid is served in the last good version `recall` returns for it
+ * (LastGoodCertificates), and still reported as the problem.
+ */
 export function resolveListenerCertificates(
   view: StoreView,
   owner: ListenerOwner,
   refs: SecretObjectReference[] | undefined,
   memo?: CertificateMemo,
+  recall?: (secretName: string) => SecretModel | undefined,
 ): ListenerCertificates {
-  const certificates: SecretModel[] = [];
-  let problem: CertificateProblem | undefined;
+  const out: ListenerCertificates = { certificates: [], fresh: [], invalid: [], lastGood: [] };
   const seen = new Set<string>();
+  const serve = (secret: SecretModel): boolean => {
+    if (seen.has(secret.name)) return false;
+    seen.add(secret.name);
+    out.certificates.push(secret);
+    return true;
+  };
   for (const ref of refs ?? []) {
     const res = resolveCertificateRef(view, owner, ref, memo);
     if (res.ok) {
-      if (!seen.has(res.secret.name)) {
-        seen.add(res.secret.name);
-        certificates.push(res.secret);
-      }
-    } else if (!problem) {
-      problem = { reason: res.reason, message: res.message };
+      if (serve(res.secret)) out.fresh.push(res.secret);
+      continue;
     }
+    if (!out.problem) out.problem = { reason: res.reason, message: res.message };
+    if (res.invalidSecret === undefined) continue;
+    out.invalid.push(res.invalidSecret);
+    const remembered = recall?.(res.invalidSecret);
+    if (remembered && serve(remembered)) out.lastGood.push(remembered.name);
   }
-  return { certificates, problem };
+  return out;
 }

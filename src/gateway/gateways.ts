@@ -29,10 +29,10 @@ import {
   notAllowedListener,
   tlsModeOf,
   validateListener,
+  type CertificateState,
 } from './listener-validation';
 import { listenerSetAllowed, listenerSetsByParent } from './listenersets';
 import type { BuildMemo } from './build-memo';
-import type { CertificateMemo } from './certificates';
 import { compareStrings } from '../util/compare';
 import { fleetName } from '../model/names';
 import { namespacedName } from '../store/objects';
@@ -97,7 +97,7 @@ function resolveGateway(
   gw: KubeObject,
   setsByParent: Map<string, KubeObject[]>,
   acceptedClasses: Set<string>,
-  certificates: CertificateMemo | undefined,
+  certificates: CertificateState | undefined,
 ): ResolvedGateway {
   const ns = objectNamespace(gw);
   const gwOwner: ListenerOwner = { kind: 'Gateway', namespace: ns, name: gw.metadata.name };
@@ -237,6 +237,6 @@ export function resolveGateways(
   const setsByParent = listenerSetsByParent(view);
   const acceptedClasses = acceptedGatewayClasses(classes);
   return ownedGateways(view, classes).map((gw) =>
-    resolveGateway(view, opts, gw, setsByParent, acceptedClasses, memo?.certificates),
+    resolveGateway(view, opts, gw, setsByParent, acceptedClasses, memo),
   );
 }

@@ -10,8 +10,11 @@ import type { AllowedRouteKind, Listener } from './api';
 import { GATEWAY_API_GROUP } from './api';
 import { ConditionType, Reason, makeCondition, sortConditions } from '../status/conditions';
 import type { ConflictReason } from './conflicts';
-import type { CertificateMemo } from './certificates';
+import type { BuildMemo } from './build-memo';
 import { resolveListenerCertificates } from './certificates';
+
+/** The parts of BuildMemo listener validation uses: Secret checks and last good certificates. */
+export type CertificateState = Pick<BuildMemo, 'certificates' | 'lastGoodCertificates'>;
 
 // ---------------------------------------------------------------------------------------------
 // Protocols and route kinds
@@ -105,14 +108,15 @@ interface ValidateInput {
 }
 
 /**
- * Validates one listener of an admitted owner and builds its ResolvedListener; `certificates`
- * keeps the checks of unchanged Secrets.
+ * Validates one listener of an admitted owner and builds its ResolvedListener; `state` keeps the
+ * checks of unchanged Secrets and the last good certificates, which a listener that has served
+ * keeps serving while its Secret is invalid (docs/gateway-api.md §8); the outcome is recorded there.
  */
 export function validateListener(
   view: StoreView,
   opts: BuildOptions,
   input: ValidateInput,
-  certificateMemo?: CertificateMemo,
+  state?: CertificateState,
 ): ResolvedListener {
   const { owner, spec, conflict } = input;
   const cond = (type: string, status: Condition['status'], reason: string, message: string) =>
@@ -156,7 +160,11 @@ export function validateListener(
 
   // Certificates (only for supported TLS-terminating listeners).
   const terminates = SUPPORTED_PROTOCOLS.has(protocol) && tlsMode === 'Terminate';
+  const name = qualifiedName(owner, spec.name);
   let certificates: ResolvedListener['certificates'] = [];
+  let fresh: ResolvedListener['certificates'] = [];
+  let invalid: string[] = [];
+  let lastGood: string[] = [];
   let certProblem: { reason: string; message: string } | undefined;
   if (terminates) {
     const refs = spec.tls?.certificateRefs ?? [];
@@ -166,8 +174,10 @@ export function validateListener(
         message: `${protocol} listener in Terminate mode needs at least one certificateRef`,
       };
     } else {
-      const res = resolveListenerCertificates(view, owner, refs, certificateMemo);
-      certificates = res.certificates;
+      const memory = state?.lastGoodCertificates;
+      const recall = memory && ((secret: string) => memory.recall(name, secret));
+      const res = resolveListenerCertificates(view, owner, refs, state?.certificates, recall);
+      ({ certificates, fresh, invalid, lastGood } = res);
       certProblem = res.problem;
     }
   }
@@ -214,11 +224,23 @@ export function validateListener(
   const conflicted = conflict
     ? cond(ConditionType.Conflicted, 'True', conflict, conflictMessage(conflict))
     : cond(ConditionType.Conflicted, 'False', Reason.NoConflicts, 'listener does not conflict');
+  const conditions = [accepted, programmed, resolvedRefs, conflicted];
+  if (terminates) state?.lastGoodCertificates.record(name, ready, fresh, invalid);
+  if (ready && lastGood.length > 0) {
+    conditions.push(
+      cond(
+        ConditionType.ServingLastGoodCertificate,
+        'True',
+        Reason.LastGoodCertificate,
+        `the current version of Secret ${lastGood.join(', ')} is invalid (see ResolvedRefs); its last valid version is still served`,
+      ),
+    );
+  }
 
   return {
     owner,
     name: spec.name,
-    qualifiedName: qualifiedName(owner, spec.name),
+    qualifiedName: name,
     port: spec.port,
     protocol,
     ...(spec.hostname ? { hostname: spec.hostname } : {}),
@@ -229,7 +251,7 @@ export function validateListener(
     // nothing can attach to it (conformance expects an empty list, e.g. for ProtocolConflict).
     supportedKinds: isAccepted ? kinds.supportedKinds : [],
     ready,
-    conditions: sortConditions([accepted, programmed, resolvedRefs, conflicted]),
+    conditions: sortConditions(conditions),
     attachedRoutes: 0,
   };
 }

@@ -24,6 +24,24 @@ export class ConvoyMetrics {
         this.xdsStreams.set({ fleet: c.fleet, variant: c.variant }, c.streams);
     },
   });
+  /**
+   * Set by the Controller: per listener serving certificates (`Kind/ns/name/listener`), the time
+   * its earliest certificate expires (ms since the epoch). Read at scrape time, so the gauge is
+   * current without a build and only listeners that exist have a series.
+   */
+  certificateExpiries: () => Iterable<{ listener: string; notAfter: number }> = () => [];
+  readonly certificateExpirySeconds: Gauge<'listener'> = new Gauge({
+    name: 'convoy_listener_certificate_expiry_seconds',
+    help: 'Seconds until the earliest certificate a listener serves expires (negative: expired, still served).',
+    labelNames: ['listener'] as const,
+    registers: [this.registry],
+    collect: () => {
+      this.certificateExpirySeconds.reset();
+      const now = Date.now();
+      for (const c of this.certificateExpiries())
+        this.certificateExpirySeconds.set({ listener: c.listener }, Math.round((c.notAfter - now) / 1000));
+    },
+  });
   readonly xdsPushes = new Counter({
     name: 'convoy_xds_pushes_total',
     help: 'xDS responses sent, by type.',

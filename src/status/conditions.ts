@@ -15,6 +15,16 @@ export const ConditionType = {
   PartiallyInvalid: 'PartiallyInvalid',
   /** Convoy's: Envoys of the fleet rejected (NACKed) configuration that comes from this object. */
   EnvoyRejected: 'convoy.dev/EnvoyRejected',
+  /**
+   * Convoy's: the listener still serves the last valid version of a Secret whose current version
+   * is invalid (docs/gateway-api.md §8); written only when True.
+   */
+  ServingLastGoodCertificate: 'convoy.dev/ServingLastGoodCertificate',
+  /**
+   * Convoy's: the listener serves a certificate outside its validity period (a warning: it is still
+   * served; docs/gateway-api.md §8); written only when False.
+   */
+  CertificateValidity: 'convoy.dev/CertificateValidity',
 } as const;
 export type ConditionTypeName = (typeof ConditionType)[keyof typeof ConditionType];
 
@@ -61,6 +71,11 @@ export const Reason = {
   InvalidKind: 'InvalidKind',
   // convoy.dev/EnvoyRejected
   Rejected: 'Rejected',
+  // convoy.dev/ServingLastGoodCertificate
+  LastGoodCertificate: 'LastGoodCertificate',
+  // convoy.dev/CertificateValidity
+  Expired: 'Expired',
+  NotYetValid: 'NotYetValid',
 } as const;
 export type ReasonName = (typeof Reason)[keyof typeof Reason];
 

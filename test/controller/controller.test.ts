@@ -114,7 +114,7 @@ describe('Controller', { concurrency: false }, () => {
     assert.notDeepEqual(versions(cache, TypeUrl.Endpoint), claBefore);
   });
 
-  test('a valid rotation takes the certificate fast path; a bad certificate rebuilds and is never served', async () => {
+  test('a valid rotation takes the certificate fast path; a bad certificate rebuilds and is never served, the last good one is', async () => {
     const { store, cache, metrics, controller, published } = await setup();
     const secretsBefore = versions(cache, TypeUrl.Secret);
     const before = await buildCounts(metrics);
@@ -143,7 +143,12 @@ describe('Controller', { concurrency: false }, () => {
       gw.status.listeners as { name: string; conditions: { type: string; reason: string }[] }[]
     ).find((l) => l.name === 'https')!;
     assert.equal(listener.conditions.find((c) => c.type === 'ResolvedRefs')?.reason, 'InvalidCertificateRef');
-    assert.ok(!versions(cache, TypeUrl.Secret).has('default/a-cert'), 'the bad certificate is not served');
+    assert.equal(
+      listener.conditions.find((c) => c.type === 'convoy.dev/ServingLastGoodCertificate')?.reason,
+      'LastGoodCertificate',
+    );
+    // The rotated (last good) version is still served, byte for byte: the bad one never is.
+    assert.deepEqual(versions(cache, TypeUrl.Secret), rotated, 'the last good certificate is served');
     assert.ok(versions(cache, TypeUrl.Listener).has('http-8080'), 'the HTTP listener still serves');
   });
 

@@ -19,7 +19,13 @@ import type { ConflictInput } from '../conflicts';
 import { PortClaims } from '../conflicts';
 import type { BuildMemo } from '../build-memo';
 import { gatewayStatus } from '../gateway-status';
-import { markOverlappingTLS, notAllowedListener, tlsModeOf, validateListener } from '../listener-validation';
+import {
+  markOverlappingTLS,
+  notAllowedListener,
+  tlsModeOf,
+  validateListener,
+  type CertificateState,
+} from '../listener-validation';
 import {
   listenerSetAllowed,
   listenerSetParent,
@@ -42,7 +48,6 @@ import type { AttachedRoute, CompiledRoute } from '../routes/types';
 import { ListenerClaims, coveringHostnames } from '../routes/vhosts';
 import type { ListenerRoutes } from '../routes/vhosts';
 import { VirtualHostMemo } from '../virtual-hosts';
-import type { CertificateMemo } from '../certificates';
 import type { BuildState } from './state';
 import { parentNamesOf } from './state';
 import { compareStrings } from '../../util/compare';
@@ -90,7 +95,7 @@ export function addListenerSet(
     const t = Date.parse(s.object.metadata.creationTimestamp ?? '');
     if (Number.isNaN(t) || t >= created) return undefined;
   }
-  const set = resolveAddedListenerSet(view, opts, g, ls, memo.certificates);
+  const set = resolveAddedListenerSet(view, opts, g, ls, memo);
   if (!set) return undefined;
   // g as a full build would resolve it now (g itself is left as it is).
   const gw: ResolvedGateway = {
@@ -270,7 +275,7 @@ export function resolveAddedListenerSet(
   opts: BuildOptions,
   g: ResolvedGateway,
   ls: KubeObject,
-  certificates?: CertificateMemo,
+  certificates?: CertificateState,
 ): ResolvedListenerSet | undefined {
   if (!g.accepted) return undefined;
   const lsNs = objectNamespace(ls);

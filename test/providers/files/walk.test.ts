@@ -112,11 +112,16 @@ describe('listFiles: an unreadable sub-directory', () => {
       const builtSrc = dirname(dirname(dirname(require.resolve('../../../src/providers/files/walk'))));
       cpSync(builtSrc, join(copy, 'src'), { recursive: true });
       const walk = join(copy, 'src', 'providers', 'files', 'walk.js');
+      // And of the Node binary: the runtime under test may also live below a root-only directory
+      // (Node 24 in the user's cache).
+      const node = join(copy, 'node');
+      cpSync(process.execPath, node);
+      await chmod(node, 0o755);
       const script = `require(${JSON.stringify(walk)}).listFiles(${JSON.stringify(dir)}).then((l) =>
         console.log(JSON.stringify({ files: l.files, dirs: [...l.dirs], problems: l.problems,
           unseen: [l.unseen('locked/b.yaml'), l.unseen('a.yaml')] })))`;
-      const r = spawnSync(process.execPath, ['-e', script], { uid: 65534, gid: 65534, encoding: 'utf8' });
-      assert.equal(r.status, 0, r.stderr);
+      const r = spawnSync(node, ['-e', script], { cwd: copy, uid: 65534, gid: 65534, encoding: 'utf8' });
+      assert.equal(r.status, 0, r.stderr || String(r.error));
       await rm(copy, { recursive: true, force: true });
       l = JSON.parse(r.stdout) as typeof l;
     } else {
