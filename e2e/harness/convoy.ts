@@ -1,5 +1,6 @@
 import * as childProcess from 'node:child_process';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { renderBootstrapYaml, renderXdsSdsFiles } from '../../src/envoy/bootstrap';
 import type { BootstrapOptions } from '../../src/envoy/bootstrap';
@@ -22,6 +23,39 @@ export function convoyMain(): string {
     throw new Error(`compiled CLI not found at ${main}; run "npm run build" first`);
   }
   return main;
+}
+
+/** True when every directory above `file` lets other users through (o+x). */
+function reachableByOthers(file: string): boolean {
+  for (let d = path.dirname(file); ; d = path.dirname(d)) {
+    if ((fs.statSync(d).mode & 0o001) === 0) return false;
+    if (path.dirname(d) === d) return true;
+  }
+}
+
+let readableCopy: string | undefined;
+
+/**
+ * Returns a compiled CLI that user `uid` can run: convoyMain() itself when the checkout is reachable
+ * by other users, else a copy of the compiled sources, protos and node_modules in a world-readable temp
+ * folder (made once per test process). A `mktemp -d` clone sits below a root-only folder, where
+ * an unprivileged Convoy could not even load its own code.
+ */
+function convoyMainFor(uid: number | undefined): string {
+  const main = convoyMain();
+  if (uid === undefined || uid === process.getuid?.() || reachableByOthers(main)) return main;
+  if (readableCopy === undefined) {
+    const outDir = path.resolve(__dirname, '..', '..');
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'convoy-readable-'));
+    fs.chmodSync(root, 0o755);
+    fs.cpSync(path.join(outDir, 'src'), path.join(root, 'dist', 'src'), { recursive: true });
+    fs.cpSync(path.join(outDir, '..', 'node_modules'), path.join(root, 'node_modules'), { recursive: true });
+    fs.cpSync(path.join(outDir, '..', 'protos'), path.join(root, 'protos'), { recursive: true });
+    fs.copyFileSync(path.join(outDir, '..', 'package.json'), path.join(root, 'package.json'));
+    readableCopy = root;
+    process.once('exit', () => fs.rmSync(root, { recursive: true, force: true }));
+  }
+  return path.join(readableCopy, 'dist', 'src', 'cli', 'main.js');
 }
 
 export interface StartConvoyOptions {
@@ -146,7 +180,7 @@ export class ConvoyProcess {
   private async spawn(): Promise<void> {
     const own = this.certsDir;
     const args = [
-      convoyMain(),
+      convoyMainFor(this.options.uid),
       'serve',
       '--xds-address',
       this.xdsAddress,
@@ -171,6 +205,8 @@ export class ConvoyProcess {
         },
         uid: this.options.uid,
         gid: this.options.gid,
+        // An unprivileged Convoy may not be able to enter the test's working directory.
+        ...(this.options.uid !== undefined ? { cwd: os.tmpdir() } : {}),
       });
     } finally {
       fs.closeSync(fd);
