@@ -281,23 +281,12 @@ export function serveOptionsFromFlags(v: ServeFlags): ServeOptions {
     leaseNamespace: v['leader-election-namespace'] ?? process.env.POD_NAMESPACE ?? 'convoy-system',
     leaseName: v['leader-election-name'],
     ...(v['log-level'] ? { logLevel: v['log-level'] } : {}),
-    logBufferBytes: checkedLogBuffer(v['log-buffer-bytes']),
+    logBufferBytes: checkedCount(v['log-buffer-bytes'], 'log-buffer-bytes', MIN_LOG_BUFFER_BYTES),
   };
 }
 
 /** Smallest log buffer: one long line (a full build's debug line) must fit. */
 const MIN_LOG_BUFFER_BYTES = 16 * 1024;
-
-function checkedLogBuffer(value: string): number {
-  const bytes = Number(value);
-  if (!/^\d+$/.test(value) || !Number.isSafeInteger(bytes) || bytes < MIN_LOG_BUFFER_BYTES) {
-    throw new UsageError(
-      `--log-buffer-bytes must be a whole number of bytes, at least ${MIN_LOG_BUFFER_BYTES}, got ${JSON.stringify(value)}`,
-      'serve',
-    );
-  }
-  return bytes;
-}
 
 /** Parses a byte count: digits with an optional binary suffix (Ki, Mi, Gi), e.g. "4Mi". */
 function checkedBytes(value: string, flag: string): number {
@@ -310,7 +299,7 @@ function checkedBytes(value: string, flag: string): number {
 
 /** Parses a whole number of at least `min`, else throws a UsageError. */
 function checkedCount(value: string, flag: string, min = 1): number {
-  if (!/^\d+$/.test(value) || Number(value) < min) {
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(Number(value)) || Number(value) < min) {
     throw new UsageError(`--${flag} must be a whole number of at least ${min}, got ${value}`, 'serve');
   }
   return Number(value);

@@ -199,7 +199,7 @@ export function buildBootstrap(options: BootstrapOptions): Record<string, unknow
     },
     upstream_connection_options: { tcp_keepalive: {} },
     // Several control-plane replicas behind one name: a reconnect may go to any of them, which
-    // is safe because versions are content hashes (architecture.md).
+    // is safe because versions are content hashes (docs/architecture.md §6).
     circuit_breakers: {
       thresholds: [{ max_connections: 100_000, max_pending_requests: 100_000, max_requests: 100_000 }],
     },
