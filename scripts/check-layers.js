@@ -30,6 +30,7 @@ const RANKS = {
   xds: 6,
   providers: 7,
   controller: 8,
+  fleets: 8,
   cli: 9,
 };
 

@@ -66,6 +66,12 @@ export interface ControllerOptions {
    */
   lastGoodCertificates?: LastGoodCertificates;
   /**
+   * What earlier builds over this same store remember (gateway/build-memo.ts), to start from
+   * instead of an empty memo: a benchmark hands over the memo of the build it timed before. When
+   * set, `lastGoodCertificates` is ignored (the memo carries its own).
+   */
+  memo?: BuildMemo;
+  /**
    * Wall clock for certificates' validity periods (certificate-validity.ts); the real clock by
    * default. Separate from `now`, which only stamps conditions, so a test can freeze one and not
    * the other.
@@ -117,7 +123,7 @@ export class Controller {
 
   constructor(private readonly opts: ControllerOptions) {
     this.log = opts.logger.child({ component: 'controller' });
-    this.memo = new BuildMemo(opts.lastGoodCertificates?.clone());
+    this.memo = opts.memo ?? new BuildMemo(opts.lastGoodCertificates?.clone());
     this.debouncer = new Debouncer(() => void this.build(), opts.debounceMs ?? 50, opts.maxDelayMs ?? 500);
   }
 
