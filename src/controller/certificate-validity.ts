@@ -29,28 +29,43 @@ export class CertificateValidityReader {
   period(secret: SecretModel): ValidityPeriod | undefined {
     let p = this.periods.get(secret);
     if (p === undefined) {
-      p = leafValidity(secret.certificateChain) ?? null;
+      p = secret.validity ?? leafValidity(secret.certificateChain) ?? null;
       this.periods.set(secret, p);
     }
     return p ?? undefined;
   }
 
+  /** What each fleet model serves, per listener; fleet models are immutable. */
+  private readonly byFleet = new WeakMap<FleetModel, ReadonlyMap<string, ServedCertificate[]>>();
+
   /** Returns, per listener (qualified name) of the fleets, the certificates it serves. */
   served(fleets: Iterable<FleetModel>): Map<string, ServedCertificate[]> {
     const out = new Map<string, ServedCertificate[]>();
     for (const fleet of fleets) {
-      const secrets = new Map(fleet.secrets.map((s) => [s.name, s]));
-      for (const port of fleet.ports) {
-        for (const chain of port.filterChains) {
-          if (chain.mode !== 'Terminate' || out.has(chain.name)) continue;
-          const certs: ServedCertificate[] = [];
-          for (const name of chain.secretNames) {
-            const secret = secrets.get(name);
-            const validity = secret && this.period(secret);
-            if (validity) certs.push({ secret: name, validity });
-          }
-          if (certs.length > 0) out.set(chain.name, certs);
+      let ofFleet = this.byFleet.get(fleet);
+      if (!ofFleet) {
+        ofFleet = this.servedBy(fleet);
+        this.byFleet.set(fleet, ofFleet);
+      }
+      for (const [listener, certs] of ofFleet) if (!out.has(listener)) out.set(listener, certs);
+    }
+    return out;
+  }
+
+  /** Returns, per listener of one fleet, the certificates it serves. */
+  private servedBy(fleet: FleetModel): Map<string, ServedCertificate[]> {
+    const out = new Map<string, ServedCertificate[]>();
+    const secrets = new Map(fleet.secrets.map((s) => [s.name, s]));
+    for (const port of fleet.ports) {
+      for (const chain of port.filterChains) {
+        if (chain.mode !== 'Terminate' || out.has(chain.name)) continue;
+        const certs: ServedCertificate[] = [];
+        for (const name of chain.secretNames) {
+          const secret = secrets.get(name);
+          const validity = secret && this.period(secret);
+          if (validity) certs.push({ secret: name, validity });
         }
+        if (certs.length > 0) out.set(chain.name, certs);
       }
     }
     return out;

@@ -8,7 +8,7 @@
  * not checked here (an expired certificate is still served, so a renewal race never takes a
  * listener down; the Controller warns about it, controller/certificate-validity.ts).
  */
-import { validateKeyPair } from '../pki/keypair';
+import { checkKeyPair } from '../pki/keypair';
 import type { SecretModel } from '../model/fleet';
 import type { KubeObject } from '../store/objects';
 import type { ListenerOwner, StoreView } from './resolved';
@@ -95,9 +95,11 @@ function checkSecret(secret: KubeObject, namespace: string): CertificateResult {
   const key = decodeBase64(secret.data?.['tls.key']);
   if (!crt) return bad('has no tls.crt');
   if (!key) return bad('has no tls.key');
-  const problem = validateKeyPair(crt, key);
-  if (problem) return bad(`is invalid: ${problem}`);
-  return { ok: true, secret: { name, certificateChain: crt, privateKey: key } };
+  const check = checkKeyPair(crt, key);
+  if (!check.ok) return bad(`is invalid: ${check.error}`);
+  const model: SecretModel = { name, certificateChain: crt, privateKey: key };
+  if (check.validity) model.validity = check.validity;
+  return { ok: true, secret: model };
 }
 
 /**

@@ -1,3 +1,5 @@
+import type { ValidityPeriod } from '../pki/validity';
+
 /**
  * Defines the fleet model: one self-contained model per Gateway (a "fleet", docs/architecture.md §4),
  * produced by src/gateway from the store and consumed by src/envoy.
@@ -172,4 +174,6 @@ export interface SecretModel {
   name: string;
   certificateChain: string;
   privateKey: string;
+  /** The leaf certificate's validity period, read when the pair was checked (not sent to Envoy). */
+  validity?: ValidityPeriod;
 }

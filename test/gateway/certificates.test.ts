@@ -5,7 +5,8 @@ import {
   resolveListenerCertificates,
   secretToModel,
 } from '../../src/gateway/certificates';
-import { pemBlocks, validateKeyPair } from '../../src/pki/keypair';
+import { checkKeyPair, pemBlocks, validateKeyPair } from '../../src/pki/keypair';
+import { leafValidity } from '../../src/pki/validity';
 import type { ListenerOwner } from '../../src/gateway/resolved';
 import type { SecretObjectReference } from '../../src/gateway/api';
 import type { KubeObject } from '../../src/store/objects';
@@ -20,6 +21,34 @@ import {
   SELF_CERT,
   SELF_KEY,
 } from '../support/certs';
+
+describe('checkKeyPair', () => {
+  test('a usable pair carries the leaf validity period that leafValidity reads', () => {
+    for (const [cert, key] of [
+      [LEAF_CERT + INTERMEDIATE_CERT, LEAF_KEY],
+      [EXPIRED_CERT, EXPIRED_KEY],
+    ]) {
+      const check = checkKeyPair(cert, key);
+      assert.ok(check.ok);
+      assert.deepEqual(check.validity, leafValidity(cert));
+      assert.ok(check.validity && check.validity.notBefore < check.validity.notAfter);
+    }
+  });
+
+  test('an unusable pair carries the problem and no period', () => {
+    const check = checkKeyPair(LEAF_CERT, SELF_KEY);
+    assert.deepEqual(check, { ok: false, error: 'tls.key does not match the certificate' });
+  });
+
+  test('the SecretModel of a valid Secret carries the period, so it is not parsed again', () => {
+    const res = secretToModel(
+      tlsSecret('s', { namespace: 'ns', cert: EXPIRED_CERT, key: EXPIRED_KEY }),
+      'ns',
+    );
+    assert.ok(res.ok);
+    assert.deepEqual(res.secret.validity, leafValidity(EXPIRED_CERT));
+  });
+});
 
 describe('validateKeyPair', () => {
   const cases: { name: string; cert: string; key: string; ok: boolean; match?: RegExp }[] = [
