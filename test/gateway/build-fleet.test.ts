@@ -22,6 +22,7 @@ import {
   tlsSecret,
 } from '../support/objects';
 import { selfSignedCert } from '../support/certs';
+import { leafValidity } from '../../src/pki/validity';
 
 function fleetOf(objects: KubeObject[], name = 'gw'): FleetModel {
   const result = buildGateways(storeOf(gatewayClass(), ...objects), OPTS);
@@ -95,7 +96,9 @@ describe('HTTPS listeners', () => {
       ['default/api-cert', 'default/www-cert'],
     );
     const { cert, key } = selfSignedCert(['www.example.com']);
-    assert.deepEqual(fleet.secrets[1], { name: 'default/www-cert', certificateChain: cert, privateKey: key });
+    const { validity, ...served } = fleet.secrets[1];
+    assert.deepEqual(served, { name: 'default/www-cert', certificateChain: cert, privateKey: key });
+    assert.deepEqual(validity, leafValidity(cert));
   });
 
   test('each chain only serves the routes attached to its listener (and its own hostnames)', () => {
@@ -226,6 +229,31 @@ describe('ports, clusters and ListenerSets', () => {
         ['http-8080', 8080, 'http-8080', 0],
       ],
     );
+  });
+
+  test("an HTTP listener with a hostname and no routes owns an empty virtual host, not its broader sibling's routes", () => {
+    const fleet = fleetOf([
+      gateway('gw', [
+        httpListener('any', 80),
+        httpListener('quiet', 80, 'quiet.example.com'),
+        httpListener('wild', 80, '*.wild.example.com'),
+        httpListener('other', 8080, 'alone.example.com'),
+      ]),
+      httpRoute('everything', [{ backendRefs: [backendRef('web', 80)] }], {
+        parentRefs: [parentRef('gw', { sectionName: 'any' })],
+      }),
+      ...web,
+    ]);
+    const hosts = (port: number) =>
+      fleet.ports.find((p) => p.port === port)!.http!.virtualHosts.map((v) => [v.name, v.routes.length]);
+    // quiet.example.com and *.wild.example.com answer 404 instead of reaching "everything".
+    assert.deepEqual(hosts(80), [
+      ['*', 1],
+      ['*.wild.example.com', 0],
+      ['quiet.example.com', 0],
+    ]);
+    // Alone on its port nothing broader can catch its requests: no virtual host is added.
+    assert.deepEqual(hosts(8080), []);
   });
 
   test('clusters: only referenced ones, mirrors included, GRPCRoute upgrades to http2, sorted', () => {

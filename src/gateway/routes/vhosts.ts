@@ -100,6 +100,16 @@ export function isolateHostnames(group: ListenerRoutes[], claims: ListenerClaims
   });
 }
 
+/** Returns whether a listener of `group` other than `lr`, less specific than `h`, also matches `h`. */
+function coveredByBroaderSibling(lr: ListenerRoutes, h: string, group: readonly ListenerRoutes[]): boolean {
+  const covering = coveringHostnames(h);
+  return group.some((o) => {
+    if (o === lr) return false;
+    const other = o.listener.hostname?.toLowerCase() ?? CATCH_ALL;
+    return other !== h && covering.includes(other);
+  });
+}
+
 /**
  * Orders route entries by match precedence: exact path, then regex, then longest prefix; method;
  * most headers; most query params; then oldest route, rule and match order.
@@ -169,6 +179,12 @@ export function virtualHostsOf(isolated: ListenerRoutes[]): VirtualHostModel[] {
         }
       }
     }
+  }
+  // A listener with a hostname owns that hostname even with no route for it: its requests get
+  // Envoy's 404 there instead of falling through to a broader sibling's routes (§12).
+  for (const lr of isolated) {
+    const h = lr.listener.hostname?.toLowerCase();
+    if (h && h !== CATCH_ALL && !owners.has(h) && coveredByBroaderSibling(lr, h, isolated)) owners.set(h, lr);
   }
   const names = [...owners.keys()].sort();
   return names.map((h) => {
