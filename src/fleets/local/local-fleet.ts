@@ -33,6 +33,8 @@ export interface LocalEnvoyFleetOptions {
   backoff?: BackoffPolicy;
   /** Called with the Gateway each time its dead Envoy is restarted. */
   onRestart?: (fleet: string) => void;
+  /** Called with an Envoy's admin port before that Envoy starts (for the endpoint guard). */
+  onAdminPort?: (port: number) => void;
 }
 
 export class LocalEnvoyFleet {
@@ -117,7 +119,10 @@ export class LocalEnvoyFleet {
         spec,
         binary: this.o.binary,
         command: this.o.command,
-        prepare: (adminPort) => writeEnvoyFiles(spec, adminPort, this.o.connection),
+        prepare: async (adminPort) => {
+          this.o.onAdminPort?.(adminPort);
+          await writeEnvoyFiles(spec, adminPort, this.o.connection);
+        },
         logger: this.o.logger,
         ...(this.o.backoff ? { backoff: this.o.backoff } : {}),
         onRestart: () => this.o.onRestart?.(spec.fleet),
