@@ -91,7 +91,8 @@ function isExecutable(file: string): boolean {
  * Decides whether `convoy serve` manages local Envoys, and with what: only in file mode, unless
  * --no-managed-envoy, with the first binary of --envoy-bin, ENVOY_BIN and the checkout's
  * .venv/bin/envoy. None found: undefined (the user runs Envoys, as before). A binary named
- * explicitly must exist; managed Envoys need Convoy's own CA (or plaintext), not --xds-tls-*.
+ * explicitly must exist; managed Envoys need Convoy's own CA (or plaintext), not --xds-tls-*,
+ * so with those only an explicitly named binary is an error (the found one is not used).
  */
 export function localEnvoysFromFlags(
   v: LocalEnvoyFlags,
@@ -119,6 +120,8 @@ export function localEnvoysFromFlags(
     );
   }
   if (v['xds-tls-cert'] !== undefined) {
+    // Found, not asked for: the user runs Envoys with their own certificates, as before.
+    if (named === undefined) return undefined;
     throw new UsageError(
       "managed Envoys get their client certificates from Convoy's own CA (--xds-certs-dir), not --xds-tls-*; pass --no-managed-envoy to run Envoys yourself",
       'serve',

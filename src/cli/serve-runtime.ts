@@ -230,7 +230,7 @@ async function open(
     });
     opened.add('managed Envoys', () => fleet.stop());
   } else if ('dir' in options.source) {
-    logger.info('no managed Envoys (--no-managed-envoy or no Envoy binary): run them with convoy bootstrap');
+    logger.info('no managed Envoys (--no-managed-envoy, --xds-tls-*, or no Envoy binary found): run them with convoy bootstrap');
   }
 
   logger.info(
