@@ -230,7 +230,9 @@ async function open(
     });
     opened.add('managed Envoys', () => fleet.stop());
   } else if ('dir' in options.source) {
-    logger.info('no managed Envoys (--no-managed-envoy, --xds-tls-*, or no Envoy binary found): run them with convoy bootstrap');
+    logger.info(
+      'no managed Envoys (--no-managed-envoy, --xds-tls-*, or no Envoy binary found): run them with convoy bootstrap',
+    );
   }
 
   logger.info(
