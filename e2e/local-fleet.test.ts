@@ -100,6 +100,50 @@ spec:
 `;
 }
 
+/** A Service whose only endpoint is 127.0.0.1:`port`, and a route to it for admin.example.com. */
+function adminProbeYaml(port: number): string {
+  return `apiVersion: v1
+kind: Service
+metadata:
+  name: admin-probe
+  namespace: default
+spec:
+  ports:
+    - name: http
+      port: 80
+      targetPort: ${port}
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata:
+  name: admin-probe-1
+  namespace: default
+  labels:
+    kubernetes.io/service-name: admin-probe
+addressType: IPv4
+ports:
+  - name: http
+    port: ${port}
+endpoints:
+  - addresses: ['127.0.0.1']
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata:
+  name: admin-probe
+  namespace: default
+spec:
+  parentRefs:
+    - name: demo
+      sectionName: http
+  hostnames: ['admin.example.com']
+  rules:
+    - backendRefs:
+        - name: admin-probe
+          port: 80
+`;
+}
+
 function startBackend(name: string, port: number): childProcess.ChildProcess {
   return childProcess.spawn(
     process.execPath,
@@ -210,6 +254,33 @@ describe('convoy serve --from-dir runs its own Envoys', { timeout: 600_000 }, ()
     assert.ok(pid, 'the Envoy of default/demo runs');
     const cmdline = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
     assert.ok(cmdline.includes('--use-dynamic-base-id'), cmdline.join(' '));
+  });
+
+  test("a route to the managed Envoy's own admin port is refused", async () => {
+    const adminPort = envoyAdminPort('demo');
+    const staging = path.join(objects, '.admin-probe.yaml.tmp');
+    fs.writeFileSync(staging, adminProbeYaml(adminPort));
+    fs.renameSync(staging, path.join(objects, 'admin-probe.yaml'));
+    type Condition = { type: string; status: string; message?: string };
+    type Obj = {
+      kind: string;
+      metadata: { name: string };
+      status?: { parents?: { conditions: Condition[] }[] };
+    };
+    const resolved = await waitFor(
+      async () => {
+        const route = (await convoy.getJson<Obj[]>('/status')).find(
+          (o) => o.kind === 'HTTPRoute' && o.metadata.name === 'admin-probe',
+        );
+        return route?.status?.parents?.[0]?.conditions.find((c) => c.type === 'ResolvedRefs');
+      },
+      { what: 'the admin-probe route status', timeoutMs: 60_000, context: () => convoy.logContext() },
+    );
+    assert.equal(resolved.status, 'False');
+    assert.match(resolved.message ?? '', new RegExp(`127\\.0\\.0\\.1:${adminPort} is an admin or xDS port`));
+    const r = await request({ port: ports.http, host: 'admin.example.com', path: '/config_dump' });
+    assert.equal(r.status, 500, 'Envoy never dials its own admin listener');
+    fs.rmSync(path.join(objects, 'admin-probe.yaml'));
   });
 
   test('an Envoy killed by PID is restarted and traffic comes back', async () => {

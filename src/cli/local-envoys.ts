@@ -169,6 +169,8 @@ export function startLocalEnvoys(o: {
   logger: Logger;
   metrics: ConvoyMetrics;
   protectedPorts: number[];
+  /** Called when the protected ports changed: routes must be judged again. */
+  onProtectedPortsChange: () => void;
 }): LocalEnvoyFleet {
   const staticCount = o.protectedPorts.length;
   let fleet: LocalEnvoyFleet | undefined = undefined;
@@ -189,8 +191,10 @@ export function startLocalEnvoys(o: {
     logger: o.logger,
     onRestart: (gateway) => o.metrics.localEnvoyRestarts.inc({ gateway }),
     onAdminPort: (port) => {
-      const ports = new Set([...(fleet?.adminPorts() ?? []), port]);
-      o.protectedPorts.splice(staticCount, Infinity, ...[...ports].sort((a, b) => a - b));
+      const ports = [...new Set([...(fleet?.adminPorts() ?? []), port])].sort((a, b) => a - b);
+      if (ports.join() === o.protectedPorts.slice(staticCount).join()) return;
+      o.protectedPorts.splice(staticCount, Infinity, ...ports);
+      o.onProtectedPortsChange();
     },
   });
   o.metrics.localEnvoyCount = () => fleet?.fleets().length ?? 0;

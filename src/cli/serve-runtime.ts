@@ -227,6 +227,7 @@ async function open(
       logger,
       metrics,
       protectedPorts,
+      onProtectedPortsChange: () => controller.requestFullBuild(),
     });
     opened.add('managed Envoys', () => fleet.stop());
   } else if ('dir' in options.source) {
