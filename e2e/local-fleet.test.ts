@@ -212,7 +212,7 @@ describe('convoy serve --from-dir runs its own Envoys', { timeout: 600_000 }, ()
     writeExamples(objects, ports, path.join(tmp.dir, 'example-certs'));
     backends.push(startBackend('web', ports.web), startBackend('api', ports.api));
     convoy = await ConvoyProcess.start({
-      args: ['--from-dir', objects, '--envoy-bind-address', '127.0.0.1', '--envoy-drain-time', '2s'],
+      args: ['--from-dir', objects, '--envoy-bind-address', '127.0.0.1', '--envoy-drain-time', '6s'],
       managedEnvoys: true,
       ...(process.env.CONVOY_ENVOY_BIN ? { env: { ENVOY_BIN: process.env.CONVOY_ENVOY_BIN } } : {}),
     });
@@ -336,7 +336,16 @@ describe('convoy serve --from-dir runs its own Envoys', { timeout: 600_000 }, ()
 
   test('SIGTERM: every Envoy drains, Convoy exits 0, no Envoy left', async () => {
     const pid = envoyPid('demo')!;
-    const exit = await convoy.stop('SIGTERM', 60_000);
+    const admin = envoyAdminPort('demo');
+    const stopping = convoy.stop('SIGTERM', 60_000);
+    // Draining: the health check fails (server state DRAINING) while requests are still served.
+    await waitFor(async () => (await loopbackRequest(admin, '/ready')).body.trim() === 'DRAINING', {
+      what: 'Envoy to report DRAINING',
+      timeoutMs: 30_000,
+      context: () => convoy.logContext(),
+    });
+    assert.equal((await web()).status, 200, 'served while draining');
+    const exit = await stopping;
     assert.equal(exit, 'convoy exited (code 0, signal null)', convoy.logContext());
     assert.match(convoy.log(), /"drained":true[^\n]*envoy: draining/);
     assert.equal(alive(pid), false);

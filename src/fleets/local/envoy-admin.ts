@@ -1,26 +1,11 @@
-import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as net from 'node:net';
 
 /**
- * A managed Envoy's admin listener (docs/operations.md §14): a free loopback port for it, where
- * Envoy says it is (--admin-address-path) and a POST such as /healthcheck/fail or
- * /drain_listeners?graceful. Every call is bounded by a timeout: a stuck Envoy must not stall
- * shutdown, which goes on to a signal anyway.
+ * A managed Envoy's admin listener (docs/operations.md §14): a free loopback port for it, and a
+ * POST such as /healthcheck/fail or /drain_listeners?graceful. Every call is bounded by a
+ * timeout: a stuck Envoy must not stall shutdown, which goes on to a signal anyway.
  */
-
-/** The admin port in Envoy's --admin-address-path file ("127.0.0.1:PORT"), or undefined. */
-export function readAdminPort(file: string): number | undefined {
-  let text: string;
-  try {
-    text = fs.readFileSync(file, 'utf8').trim();
-  } catch {
-    return undefined;
-  }
-  const m = /:(\d{1,5})$/.exec(text);
-  const port = m ? Number(m[1]) : NaN;
-  return port > 0 && port < 65536 ? port : undefined;
-}
 
 /** POSTs `pathAndQuery` to the admin listener on 127.0.0.1:port; resolves with the HTTP status (0 on failure). */
 export function postAdmin(port: number, pathAndQuery: string, timeoutMs = 2_000): Promise<number> {

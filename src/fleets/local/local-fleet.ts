@@ -53,6 +53,7 @@ export class LocalEnvoyFleet {
   /** Starts following the fleets (and starts Envoys for those that exist already). */
   start(): void {
     this.unsubscribe = this.o.source.onChange(() => this.schedule());
+    process.on('exit', this.killOnExit);
     this.log.info(
       { binary: this.o.binary, stateDir: this.o.stateDir, xdsAddress: this.o.connection.xdsAddress },
       'local fleet: one Envoy per Gateway',
@@ -85,9 +86,26 @@ export class LocalEnvoyFleet {
     this.stopped = true;
     this.unsubscribe?.();
     const all = [...this.envoys.values()].map((e) => e.stop(this.o.drainMs));
-    this.envoys.clear();
     await Promise.all([...all, ...this.draining.values()]);
+    this.envoys.clear();
+    process.off('exit', this.killOnExit);
   }
+
+  /**
+   * When Convoy exits without stopping the fleet (an uncaught error), its Envoys, which live in
+   * their own process groups, would outlive it: they get SIGTERM. Synchronous, as 'exit' needs.
+   */
+  private readonly killOnExit = (): void => {
+    for (const e of this.envoys.values()) {
+      const pid = e.pid;
+      if (pid === undefined) continue;
+      try {
+        process.kill(pid, 'SIGTERM');
+      } catch {
+        // Already gone.
+      }
+    }
+  };
 
   /** Coalesces the cache's notifications (one per snapshot change) into one reconcile per turn. */
   private schedule(): void {
