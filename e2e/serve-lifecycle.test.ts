@@ -67,7 +67,9 @@ function spawnServe(
   args: string[],
   stdout: number,
 ): { child: childProcess.ChildProcess; exit: Promise<Exit> } {
-  const child = childProcess.spawn(process.execPath, [convoyMain(), 'serve', ...args], {
+  // These tests are about Convoy itself: no managed Envoys (docs/operations.md §14).
+  const unmanaged = args.includes('--from-dir') ? ['--no-managed-envoy'] : [];
+  const child = childProcess.spawn(process.execPath, [convoyMain(), 'serve', ...unmanaged, ...args], {
     stdio: ['ignore', stdout, 'pipe'],
     env: { ...process.env, CONVOY_LOG_FORMAT: 'json' },
   });

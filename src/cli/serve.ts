@@ -5,6 +5,7 @@ import { ConvoyMetrics } from '../observability/metrics';
 import { isLoopbackHost } from '../util/address-class';
 import { UsageError, defineCommand, parseCommand } from './args';
 import type { ParsedOptions } from './args';
+import { LOCAL_ENVOY_OPTIONS, localEnvoysFromFlags } from './local-envoys';
 import { startServing, waitForShutdownSignal } from './serve-runtime';
 import {
   DEFAULT_MAX_STREAMS,
@@ -152,6 +153,8 @@ export const serveSpec = defineCommand({
       description:
         'Also serve /healthz and /readyz, and nothing else, here (e.g. 0.0.0.0:9091 for kubelet probes while admin stays on loopback).',
     },
+    // Managed local Envoys (file mode).
+    ...LOCAL_ENVOY_OPTIONS,
     // What Convoy tells Envoy and reports on Gateways.
     'envoy-bind-address': {
       type: 'string',
@@ -216,8 +219,12 @@ export const serveSpec = defineCommand({
   details: `Any startup failure (a port in use, an unreadable directory or file, a bad kubeconfig) exits with
 status 1 after closing what was opened; a bad flag exits with status 2.
 
+In file mode Convoy starts one Envoy per Gateway and supervises it (restarts with backoff, drains
+it when its Gateway goes and on SIGTERM) when it finds an Envoy binary; --no-managed-envoy turns
+that off.
+
 Examples:
-  convoy serve --from-dir examples --allow-loopback-endpoints
+  convoy serve --from-dir examples --allow-loopback-endpoints --envoy-bind-address 127.0.0.1
   convoy serve --kubeconfig ~/.kube/config --gateway-address 203.0.113.10
   convoy serve --admin-address 0.0.0.0:9090 --admin-token-file /var/run/secrets/convoy/admin-token`,
 });
@@ -235,6 +242,7 @@ export function serveOptionsFromFlags(v: ServeFlags): ServeOptions {
   const xdsAddress = checkedAddress(v['xds-address'], 'xds-address');
   const adminAddress = checkedAddress(v['admin-address'], 'admin-address');
   const healthAddress = v['health-address'] && checkedAddress(v['health-address'], 'health-address');
+  const localEnvoys = localEnvoysFromFlags(v);
   const adminHost = parseHostPort(adminAddress).host;
   if (!isLoopbackHost(adminHost) && !v['admin-token-file'] && !v['allow-unauthenticated-admin']) {
     throw new UsageError(
@@ -272,7 +280,11 @@ export function serveOptionsFromFlags(v: ServeFlags): ServeOptions {
     ...(v['admin-token-file'] ? { adminTokenFile: v['admin-token-file'] } : {}),
     ...(healthAddress ? { healthAddress } : {}),
     envoyBindAddress: v['envoy-bind-address'],
-    gatewayAddresses: addressSource(v['gateway-address'], v['envoy-service']),
+    // Managed Envoys listen on the bind address: Gateways report it unless told otherwise.
+    gatewayAddresses:
+      addressSource(v['gateway-address'], v['envoy-service']) ??
+      (localEnvoys ? { static: [v['envoy-bind-address']] } : undefined),
+    ...(localEnvoys ? { localEnvoys } : {}),
     externalNameServices: v['enable-external-name-services'],
     endpoints: {
       allowLoopback: v['allow-loopback-endpoints'],

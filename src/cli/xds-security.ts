@@ -69,6 +69,8 @@ export interface XdsSecurity {
   tlsFiles: TlsFiles | undefined;
   limits: StreamLimits;
   unknownFleetTimeoutMs: number;
+  /** Convoy's own CA folder when xDS uses it (not with --xds-tls-* or plaintext): it issues managed Envoys' certificates. */
+  certificates?: CertificateDirectory;
   stop(): void;
 }
 
@@ -180,6 +182,7 @@ export async function setUpXdsSecurity(
   return {
     tlsFiles: certs.serverFiles(),
     ...none,
+    certificates: certs,
     stop: () => {
       stopped = true;
       if (timer) clearTimeout(timer);

@@ -173,6 +173,12 @@ export class Controller {
     this.unsubscribe = [];
   }
 
+  /** Schedules a full build for an input outside the store (protected ports: docs/operations.md §14). */
+  requestFullBuild(): void {
+    this.pending.full = true;
+    if (this.opts.store.isSynced()) this.debouncer.trigger();
+  }
+
   /** Resolves once no build is running or scheduled (tests, graceful shutdown). */
   async settle(): Promise<void> {
     while (this.building || this.debouncer.pending()) await new Promise((r) => setTimeout(r, 2));

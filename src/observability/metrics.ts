@@ -123,6 +123,22 @@ export class ConvoyMetrics {
     registers: [this.registry],
   });
 
+  // Local managed Envoys (docs/operations.md §14).
+  readonly localEnvoyRestarts = new Counter({
+    name: 'convoy_local_envoy_restarts_total',
+    help: 'Managed local Envoys restarted after they exited on their own, by Gateway.',
+    labelNames: ['gateway'] as const,
+    registers: [this.registry],
+  });
+  /** Set by serve: how many managed local Envoys run. Read at scrape time. */
+  localEnvoyCount: () => number = () => 0;
+  readonly localEnvoys: Gauge = new Gauge({
+    name: 'convoy_local_envoys',
+    help: 'Managed local Envoy processes (one per Gateway) that Convoy supervises.',
+    registers: [this.registry],
+    collect: () => this.localEnvoys.set(this.localEnvoyCount()),
+  });
+
   constructor(options: { processMetrics?: boolean } = {}) {
     if (options.processMetrics) collectDefaultMetrics({ register: this.registry, prefix: 'convoy_' });
   }

@@ -171,7 +171,10 @@ describe('convoy serve flags', () => {
   test('the help names every flag and shows examples', () => {
     const help = formatHelp(serveSpec);
     for (const flag of Object.keys(serveSpec.options)) assert.match(help, new RegExp(`--${flag}\\b`), flag);
-    assert.match(help, /Examples:\n {2}convoy serve --from-dir examples --allow-loopback-endpoints\n/);
+    assert.match(
+      help,
+      /Examples:\n {2}convoy serve --from-dir examples --allow-loopback-endpoints --envoy-bind-address 127.0.0.1\n/,
+    );
     assert.ok(
       help.split('\n').every((l) => l.length <= 100 || !l.includes(' ')),
       'wrapped at 100 columns',

@@ -5,7 +5,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { parseAllDocuments, parse } from 'yaml';
-import { buildBootstrap, renderBootstrapYaml, renderXdsSdsFiles } from '../../../src/envoy/bootstrap';
+import { buildBootstrap, renderXdsSdsFiles } from '../../../src/envoy/bootstrap';
 import type { BootstrapOptions } from '../../../src/envoy/bootstrap';
 import { RESOURCE_TYPES } from '../../../src/kubernetes/resources';
 import { repoRoot } from '../../support/repo';
@@ -57,28 +57,37 @@ describe('deploy/ artifacts', () => {
     },
   };
 
-  test('the Envoy bootstrap ConfigMap is exactly what `convoy bootstrap` renders: mTLS, SDS files', () => {
+  test('the Envoy bootstrap ConfigMap holds bootstrap/kubernetes/ byte for byte: mTLS, SDS files', () => {
     const cm = find('ConfigMap', 'convoy-gateway-envoy-bootstrap') as K8sDoc & {
       data: Record<string, string>;
     };
-    assert.equal(
-      cm.data['bootstrap.yaml'],
-      renderBootstrapYaml(k8sBootstrap),
-      'stale: run deploy/regenerate.sh',
-    );
-    for (const [name, text] of Object.entries(renderXdsSdsFiles(k8sBootstrap.tls!))) {
-      assert.equal(cm.data[name], text, `${name} stale: run deploy/regenerate.sh`);
-    }
-    assert.deepEqual(Object.keys(cm.data).sort(), [
+    const names = [
       'bootstrap.xds-client-certificate.yaml',
       'bootstrap.xds-trusted-ca.yaml',
       'bootstrap.yaml',
-    ]);
+    ];
+    assert.deepEqual(Object.keys(cm.data).sort(), names);
+    for (const name of names) {
+      const file = fs.readFileSync(path.join(ROOT, 'bootstrap', 'kubernetes', name), 'utf8');
+      assert.equal(cm.data[name], file, `${name} stale: run deploy/regenerate.sh`);
+    }
+    assert.deepEqual(parse(cm.data['bootstrap.yaml']!), buildBootstrap(k8sBootstrap));
+    for (const [name, text] of Object.entries(renderXdsSdsFiles(k8sBootstrap.tls!))) {
+      assert.deepEqual(parse(cm.data[name]!), parse(text), name);
+    }
     assert.equal(cm.metadata.namespace, 'convoy-system');
   });
 
-  test('the docker-compose Envoy bootstrap matches buildBootstrap for Gateway default/demo, with mTLS', () => {
-    const file = parse(fs.readFileSync(path.join(DEPLOY, 'compose', 'envoy-bootstrap.yaml'), 'utf8'));
+  test("docker-compose.yml's Envoy starts from bootstrap/compose/, made for Gateway default/demo with mTLS", () => {
+    const compose = parse(fs.readFileSync(path.join(ROOT, 'docker-compose.yml'), 'utf8')) as {
+      services: { envoy: { command: string[]; volumes: string[] } };
+    };
+    assert.ok(compose.services.envoy.volumes.includes('./bootstrap/compose:/etc/envoy:ro'));
+    assert.equal(
+      compose.services.envoy.command[compose.services.envoy.command.indexOf('-c') + 1],
+      '/etc/envoy/envoy.yaml',
+    );
+    const dir = path.join(ROOT, 'bootstrap', 'compose');
     const options: BootstrapOptions = {
       xdsAddress: 'convoy:18000',
       gateway: 'default/demo',
@@ -88,16 +97,12 @@ describe('deploy/ artifacts', () => {
         keyFile: '/etc/convoy-xds/default/demo/tls.key',
         caFile: '/etc/convoy-xds/default/demo/ca.crt',
         sdsDir: '/etc/envoy',
-        sdsPrefix: 'envoy-bootstrap.',
+        sdsPrefix: 'envoy.',
       },
     };
-    assert.deepEqual(file, buildBootstrap(options), 'stale: run deploy/regenerate.sh');
+    assert.deepEqual(parse(fs.readFileSync(path.join(dir, 'envoy.yaml'), 'utf8')), buildBootstrap(options));
     for (const [name, text] of Object.entries(renderXdsSdsFiles(options.tls!))) {
-      assert.deepEqual(
-        parse(fs.readFileSync(path.join(DEPLOY, 'compose', name), 'utf8')),
-        parse(text),
-        `compose/${name} stale: run deploy/regenerate.sh`,
-      );
+      assert.deepEqual(parse(fs.readFileSync(path.join(dir, name), 'utf8')), parse(text), name);
     }
   });
 
@@ -163,7 +168,7 @@ describe('deploy/ artifacts', () => {
     assert.equal(mountOf('convoy', 'convoy-xds-server'), '/etc/convoy/xds');
   });
 
-  test('deploy/regenerate.sh with the compiled CLI reproduces the committed files byte for byte', () => {
+  test('deploy/regenerate.sh reproduces the committed ConfigMap byte for byte', () => {
     // <outDir>/test/providers/kubernetes → <outDir>/src/cli/main.js
     const cli = path.resolve(__dirname, '..', '..', '..', 'src', 'cli', 'main.js');
     assert.ok(fs.existsSync(cli), `compiled CLI at ${cli}`);
@@ -173,12 +178,7 @@ describe('deploy/ artifacts', () => {
         env: { ...process.env, CONVOY: `${process.execPath} ${cli}` },
         stdio: ['ignore', 'pipe', 'pipe'],
       });
-      for (const f of [
-        '21-envoy-bootstrap.yaml',
-        path.join('compose', 'envoy-bootstrap.yaml'),
-        path.join('compose', 'envoy-bootstrap.xds-client-certificate.yaml'),
-        path.join('compose', 'envoy-bootstrap.xds-trusted-ca.yaml'),
-      ]) {
+      for (const f of ['21-envoy-bootstrap.yaml']) {
         assert.equal(
           fs.readFileSync(path.join(out, f), 'utf8'),
           fs.readFileSync(path.join(DEPLOY, f), 'utf8'),
