@@ -19,6 +19,11 @@ export const certgenSpec = defineCommand({
       multiple: true,
       description: 'Issue (or renew) the client certificate for the Envoys of this Gateway. Repeatable.',
     },
+    operator: {
+      type: 'boolean',
+      description:
+        "Issue (or renew) the operator client certificate in DIR/operator: it reads every fleet's client status (convoy proxy-status, convoy config-dump) and receives no fleet.",
+    },
     'server-name': {
       type: 'string',
       valueName: 'NAME',
@@ -44,6 +49,7 @@ Kubernetes TLS Secret. The CA key stays in DIR/ca: never mount that folder into 
 
 Examples:
   convoy certgen --gateway default/demo
+  convoy certgen --operator
   convoy certgen --certs-dir ./xds-pki --server-name convoy-xds.convoy-system.svc \\
       --gateway convoy-system/convoy-gateway`,
 });
@@ -84,6 +90,13 @@ export async function certgenCommand(argv: string[]): Promise<void> {
     forceValidity: serverValidityMs !== undefined,
   });
   process.stdout.write(`${line('server', server)}\n`);
+  if (v.operator) {
+    const r = await certs.ensureOperator({
+      validityMs: clientValidityMs,
+      forceValidity: clientValidityMs !== undefined,
+    });
+    process.stdout.write(`${line('operator', r)}\n`);
+  }
   for (const g of v.gateway) {
     const r = await certs.ensureGateway(g, {
       validityMs: clientValidityMs,

@@ -31,8 +31,12 @@ const COMMANDS: Record<string, Subcommand> = {
     run: async (argv) => (await import('./status')).statusCommand(argv),
   },
   'proxy-status': {
-    summary: 'show each connected Envoy and whether every xDS type is synced, stale or NACKed',
-    run: async (argv) => (await import('./status')).proxyStatusCommand(argv),
+    summary: 'show every connected Envoy by Gateway: each xDS type synced, stale, not sent or rejected',
+    run: async (argv) => (await import('./proxy-status')).proxyStatusCommand(argv),
+  },
+  'config-dump': {
+    summary: 'show what one connected Envoy received from Convoy (decoded, secrets redacted)',
+    run: async (argv) => (await import('./config-dump')).configDumpCommand(argv),
   },
   version: {
     summary: 'print the Convoy and Node.js versions',

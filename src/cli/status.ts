@@ -1,4 +1,4 @@
-import { renderTable, renderXdsDebugText } from '../xds/sync-view';
+import { renderTable } from '../xds/sync-view';
 import { DEFAULT_ADMIN_SERVER_ADDRESS } from '../observability/admin-server';
 import { parseHostPort } from '../util/host-port';
 import { ConditionType } from '../status/conditions';
@@ -37,22 +37,6 @@ export const statusSpec = defineCommand({
       description: 'Only objects in this namespace.',
     },
     kind: { type: 'string', valueName: 'KIND', description: 'Only objects of this kind (e.g. HTTPRoute).' },
-  },
-});
-
-export const proxyStatusSpec = defineCommand({
-  name: 'proxy-status',
-  summary: 'show every connected Envoy and whether each xDS type is SYNCED, STALE, NOT SENT or NACKED',
-  options: {
-    'admin-address': ADMIN_OPTION,
-    output: {
-      type: 'string',
-      short: 'o',
-      valueName: 'FORMAT',
-      description: 'Output format.',
-      choices: ['table', 'json'],
-      default: 'table',
-    },
   },
 });
 
@@ -293,21 +277,4 @@ export async function statusCommand(argv: string[]): Promise<void> {
     }
   }
   process.stdout.write(text);
-}
-
-export async function proxyStatusCommand(argv: string[]): Promise<void> {
-  const parsed = parseCommand(proxyStatusSpec, argv);
-  if (!parsed) return;
-  const v = parsed.values;
-  const res = await fetchAdmin(v['admin-address'], '/debug/xds');
-  if (res.status !== 200) throw new Error(`GET /debug/xds answered ${res.status}: ${res.body.trim()}`);
-  let state: unknown;
-  try {
-    state = JSON.parse(res.body);
-  } catch {
-    throw new Error('GET /debug/xds did not return JSON');
-  }
-  process.stdout.write(
-    v.output === 'json' ? JSON.stringify(state, null, 2) + '\n' : renderXdsDebugText(state),
-  );
 }
