@@ -10,7 +10,8 @@ import { UsageError } from './args';
 
 interface Subcommand {
   summary: string;
-  run: (argv: string[]) => Promise<void>;
+  /** Resolves with the exit status when it is not 0 (a command's own documented status). */
+  run: (argv: string[]) => Promise<void | number>;
 }
 
 const COMMANDS: Record<string, Subcommand> = {
@@ -37,6 +38,15 @@ const COMMANDS: Record<string, Subcommand> = {
   'config-dump': {
     summary: 'show what one connected Envoy received from Convoy (decoded, secrets redacted)',
     run: async (argv) => (await import('./config-dump')).configDumpCommand(argv),
+  },
+  translate: {
+    summary: 'build Gateway API YAML (a directory or stdin) into Envoy resources and statuses, offline',
+    run: async (argv) => (await import('./translate')).translateCommand(argv),
+  },
+  describe: {
+    summary:
+      'explain which listener serves a hostname (or a listener): certificate, routes, backends, losers',
+    run: async (argv) => (await import('./describe')).describeCommand(argv),
   },
   version: {
     summary: 'print the Convoy and Node.js versions',
@@ -93,8 +103,7 @@ export async function main(argv: string[]): Promise<number> {
     return 2;
   }
   try {
-    await sub.run(rest);
-    return 0;
+    return (await sub.run(rest)) ?? 0;
   } catch (err) {
     if (err instanceof UsageError) {
       process.stderr.write(

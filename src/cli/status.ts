@@ -193,6 +193,11 @@ export function renderStatusTable(objects: StatusObject[]): string {
   return text;
 }
 
+/** True when any object, listener or route parent has an unhealthy condition (`convoy translate`'s exit status). */
+export function hasUnhealthyCondition(objects: StatusObject[]): boolean {
+  return objects.flatMap(rowsOf).some((r) => r.conditions.some((c) => !isHealthy(c)));
+}
+
 const KIND_ORDER = ['GatewayClass', 'Gateway', 'ListenerSet', 'XListenerSet'];
 function kindRank(kind: string): number {
   const i = KIND_ORDER.indexOf(kind);
