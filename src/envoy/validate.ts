@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { spawnSync } from 'node:child_process';
-import { encodeMessage } from './protos';
+import { messageType } from './protos';
 import type { EnvoyResources } from './resources';
 import { INVALID_BACKEND_CLUSTER } from './translate/routes';
 
@@ -78,7 +78,9 @@ export function envoyValidate(bin: string, bootstrap: Obj, label: string): Envoy
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'convoy-envoy-validate-'));
   try {
     const file = path.join(dir, `${label.replace(/[^A-Za-z0-9_.-]/g, '_')}.pb`);
-    fs.writeFileSync(file, encodeMessage('envoy.config.bootstrap.v3.Bootstrap', bootstrap));
+    // Not encodeMessage: its optional schema check refuses proto-JSON (64-bit integers as text).
+    const type = messageType('envoy.config.bootstrap.v3.Bootstrap');
+    fs.writeFileSync(file, type.encode(type.fromObject(bootstrap)).finish());
     const r = spawnSync(
       bin,
       ['--mode', 'validate', '-c', file, '--log-level', 'warn', '--disable-hot-restart'],

@@ -8,7 +8,7 @@
 import * as grpc from '@grpc/grpc-js';
 import type { Logger } from '../observability/logger';
 import type { ConvoyMetrics } from '../observability/metrics';
-import { decodeMessage, encodeMessage } from '../envoy/protos';
+import { decodeMessage, messageType } from '../envoy/protos';
 import { TypeUrl, messageNameOf } from '../envoy/resources';
 import type { XdsAuthenticator } from './authorization';
 import type { ResourceStatus } from './csds-state';
@@ -85,11 +85,20 @@ function timestamp(ms: number): { seconds: number; nanos: number } {
   return { seconds: Math.floor(ms / 1000), nanos: (ms % 1000) * 1e6 };
 }
 
+/**
+ * Encodes a message built here or decoded from Convoy's own bytes. Not encodeMessage: its optional
+ * schema check takes enum values as numbers only, and these carry proto-JSON enum names.
+ */
+function encode(fullName: string, message: object): Buffer {
+  const type = messageType(fullName);
+  return Buffer.from(type.encode(type.fromObject(message)).finish());
+}
+
 /** A resource's bytes as CSDS may show them: Secrets decoded, redacted and encoded again. */
 function shownBytes(typeUrl: string, bytes: Buffer): Buffer {
   if (typeUrl !== TypeUrl.Secret) return bytes;
   const name = messageNameOf(typeUrl);
-  return encodeMessage(name, redactSecrets(decodeMessage(name, bytes)));
+  return encode(name, redactSecrets(decodeMessage(name, bytes)));
 }
 
 /** One Envoy's ClientConfig message, encoded. */
@@ -117,7 +126,7 @@ export function encodeClientConfig(client: CsdsClient, excludeContents: boolean)
         : {}),
     })),
   );
-  return encodeMessage(CLIENT_CONFIG_TYPE, {
+  return encode(CLIENT_CONFIG_TYPE, {
     node: {
       id: node.id ?? '',
       cluster: node.cluster ?? '',
