@@ -1,7 +1,19 @@
 #!/usr/bin/env node
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { UsageError } from './args';
+import { UsageError, defineCommand, parseCommand } from './args';
+import { formatOutput, outputOption } from './output';
+
+const versionSpec = defineCommand({
+  name: 'version',
+  summary: 'print the Convoy and Node.js versions',
+  options: { output: outputOption('table') },
+  details: `Exit status: 0.
+
+Examples:
+  convoy version
+  convoy version -o json`,
+});
 
 /**
  * The `convoy` command. Subcommands load lazily so `convoy bootstrap` (run in an init container)
@@ -51,13 +63,19 @@ const COMMANDS: Record<string, Subcommand> = {
   version: {
     summary: 'print the Convoy and Node.js versions',
     run: async (argv) => {
-      if (argv.includes('-h') || argv.includes('--help')) {
-        process.stdout.write('Usage: convoy version\n\nPrints the Convoy version and the Node.js runtime.\n');
-        return;
-      }
-      if (argv.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(argv[0])}`, 'version');
+      const parsed = parseCommand(versionSpec, argv);
+      if (!parsed) return;
+      const data = {
+        convoy: convoyVersion(),
+        node: process.version,
+        platform: `${process.platform}/${process.arch}`,
+      };
       process.stdout.write(
-        `convoy ${convoyVersion()} (node ${process.version}, ${process.platform}/${process.arch})\n`,
+        formatOutput(
+          parsed.values.output,
+          data,
+          () => `convoy ${data.convoy} (node ${data.node}, ${data.platform})\n`,
+        ),
       );
     },
   },

@@ -3,6 +3,7 @@ import { DEFAULT_ADMIN_SERVER_ADDRESS } from '../observability/admin-server';
 import { parseHostPort } from '../util/host-port';
 import { ConditionType } from '../status/conditions';
 import { defineCommand, parseCommand } from './args';
+import { formatOutput, outputOption } from './output';
 
 /**
  * `convoy status` and `convoy proxy-status`: read-only views over a running Convoy's admin
@@ -22,14 +23,7 @@ export const statusSpec = defineCommand({
   summary: 'show the Gateway API status Convoy computed: conditions per object, listener and route parent',
   options: {
     'admin-address': ADMIN_OPTION,
-    output: {
-      type: 'string',
-      short: 'o',
-      valueName: 'FORMAT',
-      description: 'Output format.',
-      choices: ['table', 'json'],
-      default: 'table',
-    },
+    output: outputOption('table'),
     namespace: {
       type: 'string',
       short: 'n',
@@ -38,6 +32,13 @@ export const statusSpec = defineCommand({
     },
     kind: { type: 'string', valueName: 'KIND', description: 'Only objects of this kind (e.g. HTTPRoute).' },
   },
+  details: `Exit status: 0 with the statuses (healthy or not), 1 when Convoy's admin server cannot be read,
+2 for a bad flag.
+
+Examples:
+  convoy status
+  convoy status -n team-a --kind HTTPRoute -o yaml
+  CONVOY_ADMIN_TOKEN=... convoy status --admin-address 10.0.0.5:9090`,
 });
 
 export interface StatusObject {
@@ -268,8 +269,8 @@ export async function statusCommand(argv: string[]): Promise<void> {
       (v.namespace === undefined || o.metadata?.namespace === v.namespace) &&
       (v.kind === undefined || o.kind?.toLowerCase() === v.kind.toLowerCase()),
   );
-  if (v.output === 'json') {
-    process.stdout.write(JSON.stringify(filtered, null, 2) + '\n');
+  if (v.output !== 'table') {
+    process.stdout.write(formatOutput(v.output, filtered, () => ''));
     return;
   }
   let text = renderStatusTable(filtered);
