@@ -3,6 +3,8 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import * as grpc from '@grpc/grpc-js';
+import { decodeMessage, encodeMessage } from '../../src/envoy/protos';
 import { TypeUrl } from '../../src/envoy/resources';
 import { CertificateDirectory } from '../../src/pki/certificate-directory';
 import { fetchClientStatus } from '../../src/cli/xds-client';
@@ -96,6 +98,40 @@ for (const variant of ['sotw', 'delta'] as const) {
         report[0].envoys[0].rejected.map((r) => [r.type, r.name]),
         [['LDS', 'https-8443']],
       );
+    });
+
+    test('StreamClientStatus answers every request on the stream, in order', async () => {
+      h.client({ id: 'one', variant }).subscribe(LDS, []);
+      await until(() => h.server.debugState().streams.length === 1, 10_000, 'the stream');
+      const client = new grpc.Client(h.address, grpc.credentials.createInsecure());
+      const call = client.makeBidiStreamRequest(
+        '/envoy.service.status.v3.ClientStatusDiscoveryService/StreamClientStatus',
+        (b: Buffer) => b,
+        (b: Buffer) => b,
+      );
+      const answers: string[][] = [];
+      const done = new Promise<void>((resolve, reject) => {
+        call.on('data', (b: Buffer) => {
+          const res = decodeMessage<{ config?: { node?: { id?: string } }[] }>(
+            'envoy.service.status.v3.ClientStatusResponse',
+            b,
+          );
+          answers.push((res.config ?? []).map((c) => c.node?.id ?? ''));
+          if (answers.length === 2) call.end();
+        });
+        call.on('end', () => resolve());
+        call.on('error', reject);
+      });
+      const req = (id: string) =>
+        encodeMessage('envoy.service.status.v3.ClientStatusRequest', {
+          node_matchers: [{ node_id: { exact: id } }],
+          exclude_resource_contents: true,
+        });
+      call.write(req('one'));
+      call.write(req('nobody'));
+      await done;
+      client.close();
+      assert.deepEqual(answers, [['one'], []]);
     });
 
     test('a node matcher selects one Envoy; contents can be left out', async () => {
