@@ -1,6 +1,11 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { DEFAULT_ADMIN_ADDRESS, renderBootstrapYaml, renderXdsSdsFiles } from '../envoy/bootstrap';
+import {
+  DEFAULT_ADMIN_ADDRESS,
+  buildBootstrap,
+  renderBootstrapYaml,
+  renderXdsSdsFiles,
+} from '../envoy/bootstrap';
 import { CertificateDirectory, defaultCertsDir, writeFileAtomic } from '../pki/certificate-directory';
 import { parseDuration } from '../util/duration';
 import type { BootstrapOptions } from '../envoy/bootstrap';
@@ -83,8 +88,18 @@ export const bootstrapSpec = defineCommand({
       description:
         'Connect without TLS, for a Convoy started with the same flag (anyone reaching it reads every key).',
     },
+    output: {
+      type: 'string',
+      valueName: 'FORMAT',
+      description:
+        'Format of the bootstrap (Envoy reads both; -o is --out). table is yaml: a bootstrap has no table form.',
+      choices: ['yaml', 'json', 'table'],
+      default: 'yaml',
+    },
   },
-  details: `Examples:
+  details: `Exit status: 0 when written, 1 when a certificate or file cannot be read or written, 2 for a bad flag.
+
+Examples:
   convoy bootstrap --xds-address 127.0.0.1:18000 --gateway default/web --out envoy.yaml
       (client certificate from the default folder, as convoy serve uses it; envoy.yaml plus two SDS files)
   convoy bootstrap --xds-address convoy-xds.convoy-system.svc:18000 --gateway default/web \\
@@ -219,7 +234,10 @@ export async function bootstrapCommand(argv: string[]): Promise<void> {
   const options = bootstrapOptionsFromFlags(v, tls);
   let yaml: string;
   try {
-    yaml = renderBootstrapYaml(options);
+    yaml =
+      v.output === 'json'
+        ? JSON.stringify(buildBootstrap(options), null, 2) + '\n'
+        : renderBootstrapYaml(options);
   } catch (err) {
     throw new UsageError((err as Error).message, 'bootstrap');
   }

@@ -3,6 +3,7 @@ import { CertificateDirectory, defaultCertsDir } from '../pki/certificate-direct
 import type { EnsureResult } from '../pki/certificate-directory';
 import { parseDuration } from '../util/duration';
 import { UsageError, defineCommand, parseCommand } from './args';
+import { formatOutput, outputOption } from './output';
 
 export const certgenSpec = defineCommand({
   name: 'certgen',
@@ -19,6 +20,11 @@ export const certgenSpec = defineCommand({
       multiple: true,
       description: 'Issue (or renew) the client certificate for the Envoys of this Gateway. Repeatable.',
     },
+    operator: {
+      type: 'boolean',
+      description:
+        "Issue (or renew) the operator client certificate in DIR/operator: it reads every fleet's client status (convoy proxy-status, convoy config-dump) and receives no fleet.",
+    },
     'server-name': {
       type: 'string',
       valueName: 'NAME',
@@ -31,6 +37,7 @@ export const certgenSpec = defineCommand({
       valueName: 'DURATION',
       description: 'Lifetime of the serving certificate (reissued when it differs). Default: 90d.',
     },
+    output: outputOption('table'),
     'client-validity': {
       type: 'string',
       valueName: 'DURATION',
@@ -42,8 +49,12 @@ name, has a different lifetime than asked, or has used two thirds of its lifetim
 (e.g. from a CronJob) to renew. Each leaf folder holds tls.crt, tls.key and ca.crt, the shape of a
 Kubernetes TLS Secret. The CA key stays in DIR/ca: never mount that folder into an Envoy.
 
+Exit status: 0 when every certificate is current or was written, 1 when the folder cannot be used,
+2 for a bad flag.
+
 Examples:
   convoy certgen --gateway default/demo
+  convoy certgen --operator
   convoy certgen --certs-dir ./xds-pki --server-name convoy-xds.convoy-system.svc \\
       --gateway convoy-system/convoy-gateway`,
 });
@@ -78,17 +89,35 @@ export async function certgenCommand(argv: string[]): Promise<void> {
     }
   }
   const { created } = await certs.ensureCa({ create: true });
-  process.stdout.write(`ca: ${created ? 'created' : 'current'} (${path.dirname(certs.caCertFile)})\n`);
-  const server = await certs.ensureServer(v['server-name'], {
-    validityMs: serverValidityMs,
-    forceValidity: serverValidityMs !== undefined,
+  const results: { subject: string; result: EnsureResult }[] = [];
+  const client = { validityMs: clientValidityMs, forceValidity: clientValidityMs !== undefined };
+  results.push({
+    subject: 'server',
+    result: await certs.ensureServer(v['server-name'], {
+      validityMs: serverValidityMs,
+      forceValidity: serverValidityMs !== undefined,
+    }),
   });
-  process.stdout.write(`${line('server', server)}\n`);
-  for (const g of v.gateway) {
-    const r = await certs.ensureGateway(g, {
-      validityMs: clientValidityMs,
-      forceValidity: clientValidityMs !== undefined,
-    });
-    process.stdout.write(`${line(`gateway ${g}`, r)}\n`);
-  }
+  if (v.operator) results.push({ subject: 'operator', result: await certs.ensureOperator(client) });
+  for (const g of v.gateway)
+    results.push({ subject: `gateway ${g}`, result: await certs.ensureGateway(g, client) });
+  const data = {
+    ca: { action: created ? 'created' : 'current', dir: path.dirname(certs.caCertFile) },
+    certificates: results.map(({ subject, result: r }) => ({
+      subject,
+      action: r.action,
+      ...(r.reason ? { reason: r.reason } : {}),
+      notAfter: r.info.notAfter.toISOString(),
+      dir: r.files.dir,
+    })),
+  };
+  process.stdout.write(
+    formatOutput(
+      v.output,
+      data,
+      () =>
+        `ca: ${data.ca.action} (${data.ca.dir})\n` +
+        results.map(({ subject, result }) => `${line(subject, result)}\n`).join(''),
+    ),
+  );
 }

@@ -1,7 +1,19 @@
 #!/usr/bin/env node
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { UsageError } from './args';
+import { UsageError, defineCommand, parseCommand } from './args';
+import { formatOutput, outputOption } from './output';
+
+const versionSpec = defineCommand({
+  name: 'version',
+  summary: 'print the Convoy and Node.js versions',
+  options: { output: outputOption('table') },
+  details: `Exit status: 0.
+
+Examples:
+  convoy version
+  convoy version -o json`,
+});
 
 /**
  * The `convoy` command. Subcommands load lazily so `convoy bootstrap` (run in an init container)
@@ -10,7 +22,8 @@ import { UsageError } from './args';
 
 interface Subcommand {
   summary: string;
-  run: (argv: string[]) => Promise<void>;
+  /** Resolves with the exit status when it is not 0 (a command's own documented status). */
+  run: (argv: string[]) => Promise<void | number>;
 }
 
 const COMMANDS: Record<string, Subcommand> = {
@@ -31,19 +44,38 @@ const COMMANDS: Record<string, Subcommand> = {
     run: async (argv) => (await import('./status')).statusCommand(argv),
   },
   'proxy-status': {
-    summary: 'show each connected Envoy and whether every xDS type is synced, stale or NACKed',
-    run: async (argv) => (await import('./status')).proxyStatusCommand(argv),
+    summary: 'show every connected Envoy by Gateway: each xDS type synced, stale, not sent or rejected',
+    run: async (argv) => (await import('./proxy-status')).proxyStatusCommand(argv),
+  },
+  'config-dump': {
+    summary: 'show what one connected Envoy received from Convoy (decoded, secrets redacted)',
+    run: async (argv) => (await import('./config-dump')).configDumpCommand(argv),
+  },
+  translate: {
+    summary: 'build Gateway API YAML (a directory or stdin) into Envoy resources and statuses, offline',
+    run: async (argv) => (await import('./translate')).translateCommand(argv),
+  },
+  describe: {
+    summary:
+      'explain which listener serves a hostname (or a listener): certificate, routes, backends, losers',
+    run: async (argv) => (await import('./describe')).describeCommand(argv),
   },
   version: {
     summary: 'print the Convoy and Node.js versions',
     run: async (argv) => {
-      if (argv.includes('-h') || argv.includes('--help')) {
-        process.stdout.write('Usage: convoy version\n\nPrints the Convoy version and the Node.js runtime.\n');
-        return;
-      }
-      if (argv.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(argv[0])}`, 'version');
+      const parsed = parseCommand(versionSpec, argv);
+      if (!parsed) return;
+      const data = {
+        convoy: convoyVersion(),
+        node: process.version,
+        platform: `${process.platform}/${process.arch}`,
+      };
       process.stdout.write(
-        `convoy ${convoyVersion()} (node ${process.version}, ${process.platform}/${process.arch})\n`,
+        formatOutput(
+          parsed.values.output,
+          data,
+          () => `convoy ${data.convoy} (node ${data.node}, ${data.platform})\n`,
+        ),
       );
     },
   },
@@ -89,8 +121,7 @@ export async function main(argv: string[]): Promise<number> {
     return 2;
   }
   try {
-    await sub.run(rest);
-    return 0;
+    return (await sub.run(rest)) ?? 0;
   } catch (err) {
     if (err instanceof UsageError) {
       process.stderr.write(

@@ -1,8 +1,9 @@
-import { renderTable, renderXdsDebugText } from '../xds/sync-view';
+import { renderTable } from '../xds/sync-view';
 import { DEFAULT_ADMIN_SERVER_ADDRESS } from '../observability/admin-server';
 import { parseHostPort } from '../util/host-port';
 import { ConditionType } from '../status/conditions';
 import { defineCommand, parseCommand } from './args';
+import { formatOutput, outputOption } from './output';
 
 /**
  * `convoy status` and `convoy proxy-status`: read-only views over a running Convoy's admin
@@ -22,14 +23,7 @@ export const statusSpec = defineCommand({
   summary: 'show the Gateway API status Convoy computed: conditions per object, listener and route parent',
   options: {
     'admin-address': ADMIN_OPTION,
-    output: {
-      type: 'string',
-      short: 'o',
-      valueName: 'FORMAT',
-      description: 'Output format.',
-      choices: ['table', 'json'],
-      default: 'table',
-    },
+    output: outputOption('table'),
     namespace: {
       type: 'string',
       short: 'n',
@@ -38,22 +32,13 @@ export const statusSpec = defineCommand({
     },
     kind: { type: 'string', valueName: 'KIND', description: 'Only objects of this kind (e.g. HTTPRoute).' },
   },
-});
+  details: `Exit status: 0 with the statuses (healthy or not), 1 when Convoy's admin server cannot be read,
+2 for a bad flag.
 
-export const proxyStatusSpec = defineCommand({
-  name: 'proxy-status',
-  summary: 'show every connected Envoy and whether each xDS type is SYNCED, STALE, NOT SENT or NACKED',
-  options: {
-    'admin-address': ADMIN_OPTION,
-    output: {
-      type: 'string',
-      short: 'o',
-      valueName: 'FORMAT',
-      description: 'Output format.',
-      choices: ['table', 'json'],
-      default: 'table',
-    },
-  },
+Examples:
+  convoy status
+  convoy status -n team-a --kind HTTPRoute -o yaml
+  CONVOY_ADMIN_TOKEN=... convoy status --admin-address 10.0.0.5:9090`,
 });
 
 export interface StatusObject {
@@ -209,6 +194,11 @@ export function renderStatusTable(objects: StatusObject[]): string {
   return text;
 }
 
+/** True when any object, listener or route parent has an unhealthy condition (`convoy translate`'s exit status). */
+export function hasUnhealthyCondition(objects: StatusObject[]): boolean {
+  return objects.flatMap(rowsOf).some((r) => r.conditions.some((c) => !isHealthy(c)));
+}
+
 const KIND_ORDER = ['GatewayClass', 'Gateway', 'ListenerSet', 'XListenerSet'];
 function kindRank(kind: string): number {
   const i = KIND_ORDER.indexOf(kind);
@@ -279,8 +269,8 @@ export async function statusCommand(argv: string[]): Promise<void> {
       (v.namespace === undefined || o.metadata?.namespace === v.namespace) &&
       (v.kind === undefined || o.kind?.toLowerCase() === v.kind.toLowerCase()),
   );
-  if (v.output === 'json') {
-    process.stdout.write(JSON.stringify(filtered, null, 2) + '\n');
+  if (v.output !== 'table') {
+    process.stdout.write(formatOutput(v.output, filtered, () => ''));
     return;
   }
   let text = renderStatusTable(filtered);
@@ -293,21 +283,4 @@ export async function statusCommand(argv: string[]): Promise<void> {
     }
   }
   process.stdout.write(text);
-}
-
-export async function proxyStatusCommand(argv: string[]): Promise<void> {
-  const parsed = parseCommand(proxyStatusSpec, argv);
-  if (!parsed) return;
-  const v = parsed.values;
-  const res = await fetchAdmin(v['admin-address'], '/debug/xds');
-  if (res.status !== 200) throw new Error(`GET /debug/xds answered ${res.status}: ${res.body.trim()}`);
-  let state: unknown;
-  try {
-    state = JSON.parse(res.body);
-  } catch {
-    throw new Error('GET /debug/xds did not return JSON');
-  }
-  process.stdout.write(
-    v.output === 'json' ? JSON.stringify(state, null, 2) + '\n' : renderXdsDebugText(state),
-  );
 }

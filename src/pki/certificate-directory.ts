@@ -4,7 +4,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { certificateInfo, pemCertificates } from './certificate-info';
 import type { CertificateInfo } from './certificate-info';
-import { gatewayIdentityUri, parseFleetKey } from './gateway-identity';
+import { OPERATOR_IDENTITY_URI, gatewayIdentityUri, parseFleetKey } from './gateway-identity';
 import { BACKDATE_MS, createCertificateAuthority, issueLeafCertificate } from './x509-issuer';
 import type { PemPair } from './x509-issuer';
 
@@ -198,6 +198,11 @@ export class CertificateDirectory {
     return this.leafFiles(path.join(this.root, 'gateways', ref.namespace, ref.name));
   }
 
+  /** The operator's client certificate (CSDS, `convoy proxy-status`; docs/security.md §2.6). */
+  operatorFiles(): LeafFiles {
+    return this.leafFiles(path.join(this.root, 'operator'));
+  }
+
   /** Gateways that have a client certificate folder here, as fleet keys, sorted. */
   gateways(): string[] {
     const out: string[] = [];
@@ -274,8 +279,21 @@ export class CertificateDirectory {
     return this.ensureLeaf(this.gatewayFiles(fleet), fleet, wanted, DEFAULT_CLIENT_VALIDITY_MS, opts);
   }
 
+  /** Issues or renews the operator's client certificate (URI SAN OPERATOR_IDENTITY_URI only). */
+  ensureOperator(
+    opts: { validityMs?: number; now?: Date; forceValidity?: boolean } = {},
+  ): Promise<EnsureResult> {
+    const wanted: LeafWanted = {
+      kind: 'client',
+      dnsNames: [],
+      ipAddresses: [],
+      uris: [OPERATOR_IDENTITY_URI],
+    };
+    return this.ensureLeaf(this.operatorFiles(), 'convoy-operator', wanted, DEFAULT_CLIENT_VALIDITY_MS, opts);
+  }
+
   /**
-   * Renews every certificate of this directory that is due (server and all Gateways), each with
+   * Renews every certificate of this directory that is due (server, operator and all Gateways), each with
    * the lifetime it was issued with. Returns what happened, for logging and for scheduling the
    * next run at the earliest `renewAt`.
    */
@@ -289,6 +307,8 @@ export class CertificateDirectory {
       }
     };
     if (fs.existsSync(this.serverFiles().certFile)) await run('server', () => this.ensureServer([], { now }));
+    if (fs.existsSync(this.operatorFiles().certFile))
+      await run('operator', () => this.ensureOperator({ now }));
     for (const fleet of this.gateways()) await run(fleet, () => this.ensureGateway(fleet, { now }));
     return out;
   }

@@ -7,6 +7,12 @@
 /** SPIFFE trust domain of identities issued by Convoy's CA. */
 export const TRUST_DOMAIN = 'convoy';
 export const GATEWAY_IDENTITY_PREFIX = `spiffe://${TRUST_DOMAIN}/gateway/`;
+/**
+ * The URI SAN of an operator's client certificate (`convoy certgen --operator`): it names no
+ * Gateway, so it receives no fleet over ADS, and it is the only certificate identity allowed to
+ * read the Client Status Discovery Service, which shows every fleet (docs/security.md §2.6).
+ */
+export const OPERATOR_IDENTITY_URI = `spiffe://${TRUST_DOMAIN}/operator`;
 
 const LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const SUBDOMAIN = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;

@@ -1,7 +1,7 @@
 import { X509Certificate } from 'node:crypto';
 import type { ServerDuplexStream } from '@grpc/grpc-js';
 import { EKU_CLIENT_AUTH, parseSubjectAltName } from '../pki/certificate-info';
-import { fleetOfIdentityUri } from '../pki/gateway-identity';
+import { OPERATOR_IDENTITY_URI, fleetOfIdentityUri } from '../pki/gateway-identity';
 
 /**
  * Who is on the other end of an ADS stream, and which fleets it may receive (docs/security.md
@@ -14,6 +14,11 @@ export interface StreamIdentity {
   readonly method: 'certificate' | 'none';
   /** Fleet keys (`NAMESPACE/NAME`) this client may receive; `undefined` means any (plaintext only). */
   readonly fleets: ReadonlySet<string> | undefined;
+  /**
+   * May read the Client Status Discovery Service, which shows every fleet's configuration: the
+   * operator certificate, or anyone on plaintext xDS (where ADS already serves every fleet).
+   */
+  readonly operator: boolean;
   /** For logs: subject and serial of the certificate; never key material. */
   readonly description: string;
 }
@@ -29,29 +34,38 @@ export interface XdsAuthenticator {
 
 /** Plaintext xDS: nobody is authenticated and every fleet is served (an explicit opt-in). */
 export const ANONYMOUS_AUTHENTICATOR: XdsAuthenticator = {
-  identify: () => ({ method: 'none', fleets: undefined, description: 'anonymous (plaintext xDS)' }),
+  identify: () => ({
+    method: 'none',
+    fleets: undefined,
+    operator: true,
+    description: 'anonymous (plaintext xDS)',
+  }),
 };
 
 /**
  * The identity in a verified client certificate. The TLS layer has already checked the chain to
  * Convoy's CA; this reads the Gateways it names. A certificate limited by extended key usage to
  * anything but client authentication (Convoy's own serving certificate, for instance) names no
- * fleet, and neither does one without Gateway URIs (CN=rogue).
+ * fleet, and neither does one without Gateway URIs (CN=rogue). Only the exact URI
+ * OPERATOR_IDENTITY_URI makes an operator (CSDS); it never names a fleet.
  */
 export function identityOfCertificate(der: Buffer): StreamIdentity {
   const cert = new X509Certificate(der);
   const fleets = new Set<string>();
   const eku = cert.keyUsage;
   const clientAuth = eku === undefined || eku.includes(EKU_CLIENT_AUTH);
+  let operator = false;
   if (clientAuth) {
     for (const uri of parseSubjectAltName(cert.subjectAltName).uris) {
       const fleet = fleetOfIdentityUri(uri);
       if (fleet !== undefined) fleets.add(fleet);
+      if (uri === OPERATOR_IDENTITY_URI) operator = true;
     }
   }
   return {
     method: 'certificate',
     fleets,
+    operator,
     description: `${cert.subject.replace(/\n/g, ', ')} serial ${cert.serialNumber}${clientAuth ? '' : ' (not for client authentication)'}`,
   };
 }

@@ -26,6 +26,7 @@ import type { StreamLimits } from './admission';
 import { ReloadableServerCredentials, TlsFileWatcher } from './tls-credentials';
 import type { TlsFiles, TlsMaterial } from './tls-credentials';
 import { formatDuration } from '../util/duration';
+import { csdsHandlers, csdsServiceDefinition } from './csds';
 
 export const ADS_SERVICE = 'envoy.service.discovery.v3.AggregatedDiscoveryService';
 export const SOTW_METHOD = `/${ADS_SERVICE}/StreamAggregatedResources`;
@@ -187,6 +188,19 @@ export class AdsServer implements RejectionFeed {
       DeltaAggregatedResources: (call: grpc.ServerDuplexStream<unknown, unknown>) =>
         this.track(new DeltaStream(this.ctx, call), call),
     });
+    // Client status of every connected Envoy, for operators only (docs/security.md §2.6).
+    this.server.addService(
+      csdsServiceDefinition(),
+      csdsHandlers({
+        authenticator: this.authenticator,
+        logger: this.logger,
+        metrics: this.metrics,
+        clients: () =>
+          [...this.streams]
+            .filter((s) => s.attached && !s.closed && s.node !== undefined)
+            .map((s) => ({ node: s.node!, clientStatus: () => s.clientStatus() })),
+      }),
+    );
     this.unsubscribe = this.cache.onChange((change) => this.onFleetChange(change));
     // One timer for every stream: a quarter of the stall timeout bounds how late a stall is seen.
     this.stallTimer = setInterval(

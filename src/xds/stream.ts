@@ -15,6 +15,7 @@ import type { ResourceVersion } from './nack-attribution';
 import type { StreamRejection, StreamRejectionsView } from './rejections';
 import { TypeState } from './type-state';
 import type { Built, SentInfo } from './type-state';
+import { resourceStatuses, type ResourceStatus } from './csds-state';
 
 /** The parts of envoy.config.core.v3.Node the server uses. */
 export interface NodeInfo {
@@ -561,6 +562,15 @@ export abstract class AdsStream implements BudgetWaiter {
     this.ctx.detach(this);
     if (this.attached && this.hasRejections()) this.ctx.rejectionsChanged(this);
     if (this.attached) this.log.debug({ reason }, 'xds: stream closed');
+  }
+
+  /** The CSDS status of every resource of interest (csds-state.ts), per requested type in push order. */
+  clientStatus(): { typeUrl: string; resources: ResourceStatus[] }[] {
+    const snap = this.fleet !== undefined ? this.ctx.cache.snapshot(this.fleet) : undefined;
+    return PUSH_ORDER.filter((type) => this.types.get(type)?.requested).map((type) => ({
+      typeUrl: type,
+      resources: resourceStatuses(this.types.get(type)!.statusInput(snap?.types[type])),
+    }));
   }
 
   /** This stream's state as the debug endpoint shows it. */

@@ -11,6 +11,9 @@ import type { TypeDebug } from './debug-state';
 import { SUBSCRIBED_NAMES_SHOWN } from './debug-state';
 import type { ResourceVersion } from './nack-attribution';
 import type { StreamRejection } from './rejections';
+import type { TypeSnapshot } from './snapshot';
+import { ABSENT } from './known';
+import type { TypeStatusInput } from './csds-state';
 
 const SERVED_TYPES: ReadonlySet<string> = new Set(PUSH_ORDER);
 /** Above this many changed names, a wildcard stream re-evaluates the whole type. */
@@ -138,6 +141,38 @@ export class TypeState {
     if (this.hasWork()) return 'stale';
     if (this.sent && this.acked?.nonce !== this.sent.nonce) return 'stale';
     return 'synced';
+  }
+
+  /**
+   * What the CSDS mapping (csds-state.ts) reads of this type, against the fleet's current
+   * snapshot of it: the names of interest are the explicit subscriptions, or for a wildcard the
+   * snapshot's names and whatever the client still holds; rejections always count.
+   */
+  statusInput(current: TypeSnapshot | undefined): TypeStatusInput {
+    const names = new Set<string>(this.explicit);
+    if (this.isWildcard) {
+      for (const n of current?.entries.keys() ?? []) names.add(n);
+      for (const n of this.client.names()) names.add(n);
+    }
+    for (const n of this.rejected.keys()) if (this.interested(n)) names.add(n);
+    let unansweredAll = false;
+    const unanswered = new Set<string>();
+    for (const sent of this.recent.values()) {
+      if (sent.answered) continue;
+      if (sent.changed === undefined) unansweredAll = true;
+      else for (const r of sent.changed) unanswered.add(r.name);
+    }
+    return {
+      names,
+      held: (name) => {
+        const v = this.client.get(name);
+        return v === ABSENT ? 'absent' : v;
+      },
+      rejected: (name) => this.rejected.get(name),
+      current: (name) => current?.entries.get(name),
+      unanswered: (name) => unansweredAll || unanswered.has(name),
+      ...(this.acked ? { ackedAt: this.acked.time } : {}),
+    };
   }
 
   debug(): TypeDebug {

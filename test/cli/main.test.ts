@@ -56,12 +56,37 @@ describe('convoy CLI', () => {
     );
   });
 
-  test('every subcommand has --help', async () => {
-    for (const c of ['bootstrap', 'status', 'proxy-status', 'version', 'serve']) {
+  test('every subcommand has --help with an example and its exit status; all but serve have --output', async () => {
+    const commands = [
+      'serve',
+      'bootstrap',
+      'certgen',
+      'status',
+      'proxy-status',
+      'config-dump',
+      'translate',
+      'describe',
+      'version',
+    ];
+    const listed = await convoy(['--help']);
+    for (const c of commands) {
+      assert.match(listed.stdout, new RegExp(`\\n  ${c}\\s`), `${c} is listed`);
       const r = await convoy([c, '--help']);
       assert.equal(r.code, 0, `${c} --help: ${r.stderr}`);
       assert.match(r.stdout, new RegExp(`convoy ${c}`));
+      assert.match(r.stdout, /\nExamples:\n {2}convoy /, `${c} --help shows examples`);
+      assert.match(r.stdout, /[Ee]xit(s with)? status/, `${c} --help documents its exit status`);
+      if (c !== 'serve')
+        assert.match(r.stdout, /--output FORMAT[\s\S]*One of: [a-z, ]*json/, `${c} has --output`);
     }
+  });
+
+  test('structured output: the same data as JSON and YAML', async () => {
+    const json = await convoy(['version', '-o', 'json']);
+    const yaml = await convoy(['version', '-o', 'yaml']);
+    assert.equal(json.code, 0);
+    assert.deepEqual(parse(yaml.stdout), JSON.parse(json.stdout));
+    assert.equal((await convoy(['version', '-o', 'xml'])).code, 2);
   });
 
   test('version prints the package version', async () => {
