@@ -10,7 +10,8 @@ import { shellQuote } from './pod-volumes';
 /**
  * One container of the pod runner: a local process started in the pod's network namespace
  * (`ip netns exec`) and in a private mount and UTS namespace (`unshare`), where a shell prologue
- * mounts the pod's volumes and sets the hostname to the pod name before exec'ing the program.
+ * mounts the pod's volumes and a private /dev/shm (Envoys' shared memory must not meet) and sets
+ * the hostname to the pod name before exec'ing the program.
  * It is restarted with exponential backoff per the pod's restartPolicy, probed (readiness gates
  * `ready`; a failing liveness probe restarts it), logs to one file per run, and stops gracefully:
  * SIGTERM, the grace period, then SIGKILL of its process group.
@@ -78,7 +79,7 @@ export class Container {
     if (this.stopping) return;
     fs.mkdirSync(this.cfg.logDir, { recursive: true });
     const fd = fs.openSync(this.logFile(), 'a');
-    const script = `set -e\n${this.cfg.mountScript}\nhostname ${shellQuote(this.cfg.hostname)}\nexec "$@"`;
+    const script = `set -e\nmount -t tmpfs -o mode=1777 shm /dev/shm\n${this.cfg.mountScript}\nhostname ${shellQuote(this.cfg.hostname)}\nexec "$@"`;
     const env: Record<string, string> = { PATH: BASE_PATH, HOSTNAME: this.cfg.hostname, HOME: '/root' };
     for (const [k, v] of this.cfg.env) env[k] = v;
     const proc = spawn(
