@@ -131,7 +131,7 @@ export function mountScript(input: MountPlanInput): string {
   for (const m of input.mounts) {
     const dir = input.volumeDirs.get(m.name);
     if (dir === undefined) continue;
-    const target = path.posix.normalize(m.mountPath);
+    const target = path.posix.normalize(m.mountPath).replace(/(.)\/+$/, '$1');
     if (!path.posix.isAbsolute(target)) throw new Error(`mountPath must be absolute: ${m.mountPath}`);
     const source = m.subPath ? path.join(dir, safeRelative(m.subPath)) : dir;
     if (!input.exists(target)) {
