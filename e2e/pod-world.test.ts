@@ -15,7 +15,7 @@ enterPrivateWorld();
  * pods with their own addresses, EndpointSlices list them, a LoadBalancer Service gets an
  * address whose traffic reaches both pods, and a deleted pod's process ends while its
  * ReplicaSet replaces it. A second pod proves volumes (ConfigMap items, Secret) at absolute
- * mount paths and environment from fieldRef, ConfigMap and Secret keys.
+ * mount paths and environment from fieldRef, ConfigMap and Secret keys, read with `kubectl logs`.
  */
 
 const NS = 'pod-world';
@@ -261,14 +261,14 @@ describe('pod world: pod runner, controllers and load balancer', { timeout: 300_
       intervalMs: 250,
       context,
     });
-    const c = world.runner.running(NS, 'volumes')!.containers[0];
+    // Read through the API server, which proxies to the pod runner's kubelet endpoint.
     const out = await waitFor(
-      () => {
-        const text = fs.existsSync(c.logFile()) ? fs.readFileSync(c.logFile(), 'utf8') : '';
+      async () => {
+        const text = await world.cluster.kubectlOk(['-n', NS, 'logs', 'volumes', '-c', 'main']);
         return text.includes('greeting.txt') ? text : undefined;
       },
       {
-        what: 'the volumes pod to print its files and environment',
+        what: 'kubectl logs to show the volumes pod printing its files and environment',
         timeoutMs: 30_000,
         intervalMs: 200,
         context,
@@ -279,6 +279,12 @@ describe('pod world: pod runner, controllers and load balancer', { timeout: 300_
     assert.match(out, /^env=volumes\/blue\/s3cret-token\/blue-sky$/m);
     assert.match(out, /^greeting\.txt$/m, 'only the listed item is projected');
     assert.ok(!out.includes('colour'), 'keys not listed in items are not projected');
+    const future = new Date(Date.now() + 3_600_000).toISOString();
+    assert.equal(await world.cluster.kubectlOk(['-n', NS, 'logs', 'volumes', `--since-time=${future}`]), '');
+    assert.match(
+      await world.cluster.kubectlOk(['-n', NS, 'logs', 'volumes', '--tail=1']),
+      /^greeting\.txt\n$/,
+    );
     assert.ok(!fs.existsSync('/etc/secret-volume'), "the host's /etc is untouched");
     assert.ok(!fs.existsSync('/etc/convoy-test'), "the host's /etc is untouched");
   });

@@ -3,6 +3,7 @@ import type { ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { captureOutput } from './container-log';
 import { ProbeState, runProbe } from './probes';
 import type { Probe, ProbeTarget } from './probes';
 import { shellQuote } from './pod-volumes';
@@ -13,7 +14,8 @@ import { shellQuote } from './pod-volumes';
  * mounts the pod's volumes and a private /dev/shm (Envoys' shared memory must not meet) and sets
  * the hostname to the pod name before exec'ing the program.
  * It is restarted with exponential backoff per the pod's restartPolicy, probed (readiness gates
- * `ready`; a failing liveness probe restarts it), logs to one file per run, and stops gracefully:
+ * `ready`; a failing liveness probe restarts it), logs to one timestamped file per run
+ * (container-log.ts), and stops gracefully:
  * SIGTERM, the grace period, then SIGKILL of its process group.
  */
 
@@ -78,7 +80,6 @@ export class Container {
   start(): void {
     if (this.stopping) return;
     fs.mkdirSync(this.cfg.logDir, { recursive: true });
-    const fd = fs.openSync(this.logFile(), 'a');
     const script = `set -e\nmount -t tmpfs -o mode=1777 shm /dev/shm\n${this.cfg.mountScript}\nhostname ${shellQuote(this.cfg.hostname)}\nexec "$@"`;
     const env: Record<string, string> = { PATH: BASE_PATH, HOSTNAME: this.cfg.hostname, HOME: '/root' };
     for (const [k, v] of this.cfg.env) env[k] = v;
@@ -100,9 +101,9 @@ export class Container {
         'sh',
         ...this.cfg.argv,
       ],
-      { stdio: ['ignore', fd, fd], env, detached: true },
+      { stdio: ['ignore', 'pipe', 'pipe'], env, detached: true },
     );
-    fs.closeSync(fd);
+    captureOutput(this.logFile(), proc.stdout!, proc.stderr!);
     this.proc = proc;
     const startedAt = now();
     this.state = { running: { startedAt } };

@@ -144,10 +144,8 @@ export class PodRunner {
               lastTransitionTime: t,
             },
           ],
-          addresses: [
-            { type: 'InternalIP', address: BRIDGE_ADDRESS },
-            { type: 'Hostname', address: name },
-          ],
+          // Only the InternalIP: the API server would dial a Hostname address first (kubectl logs).
+          addresses: [{ type: 'InternalIP', address: BRIDGE_ADDRESS }],
           capacity: { cpu: '2', memory: '8Gi', pods: '240' },
           allocatable: { cpu: '2', memory: '8Gi', pods: '240' },
           daemonEndpoints: { kubeletEndpoint: { Port: 10250 } },

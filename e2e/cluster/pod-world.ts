@@ -6,14 +6,16 @@ import { LocalCluster, REPO_ROOT } from './cluster';
 import { KubeControllerManager } from './controller-manager';
 import type { ImageBinaries } from './images';
 import { LoadBalancerController } from './lb-controller';
+import { KubeletServer } from './kubelet-server';
 import { PodRunner } from './pod-runner';
-import { assertPrivateWorld } from './pod-network';
+import { BRIDGE_ADDRESS, assertPrivateWorld } from './pod-network';
 
 /**
  * A Kubernetes cluster that runs pods, inside the private world of netns-run.sh: etcd,
  * kube-apiserver and the CRDs (cluster.ts), kube-controller-manager with the workload
  * controllers (controller-manager.ts), the pod runner standing in for the kubelet
- * (pod-runner.ts) and the load-balancer controller (lb-controller.ts). Start-up times of each
+ * (pod-runner.ts) with its logs endpoint for `kubectl logs` (kubelet-server.ts) and the
+ * load-balancer controller (lb-controller.ts). Start-up times of each
  * part are recorded in `timings` (ms).
  */
 
@@ -50,6 +52,7 @@ export class PodWorld {
     readonly kcm: KubeControllerManager,
     readonly runner: PodRunner,
     readonly lb: LoadBalancerController,
+    readonly kubelet: KubeletServer,
   ) {}
 
   static async start(opts: PodWorldOptions = {}): Promise<PodWorld> {
@@ -77,7 +80,11 @@ export class PodWorld {
       t = Date.now();
       const lb = await LoadBalancerController.start(cluster.admin, log);
       timings['load-balancer controller (synced)'] = Date.now() - t;
-      const w = new PodWorld(cluster, kcm, runner, lb);
+      const r = runner;
+      const kubelet = await KubeletServer.start(BRIDGE_ADDRESS, cluster.dir, (ns, pod, c) =>
+        r.running(ns, pod)?.containers.find((x) => x.cfg.name === c),
+      );
+      const w = new PodWorld(cluster, kcm, runner, lb, kubelet);
       Object.assign(w.timings, timings);
       return w;
     } catch (err) {
@@ -90,6 +97,7 @@ export class PodWorld {
 
   /** Stops everything, pods first so their processes never outlive the world. */
   async teardown(): Promise<void> {
+    await this.kubelet.stop().catch(() => undefined);
     await this.lb.stop().catch(() => undefined);
     await this.runner.stop().catch(() => undefined);
     await this.kcm.stop().catch(() => undefined);
