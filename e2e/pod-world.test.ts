@@ -63,8 +63,10 @@ describe('pod world: pod runner, controllers and load balancer', { timeout: 300_
       })
     ).items;
 
-  test('a Deployment of echo-basic serves through a LoadBalancer Service; a deleted pod is replaced', async () => {
+  test('a Deployment of echo-basic serves through a LoadBalancer Service; a deleted pod is replaced', async (t) => {
+    t.diagnostic(`pod world start-up (ms): ${JSON.stringify(world.timings)}`);
     const admin = world.cluster.admin;
+    const created = Date.now();
     await admin.request('POST', `/apis/apps/v1/namespaces/${NS}/deployments`, {
       body: {
         metadata: { name: 'echo' },
@@ -110,6 +112,7 @@ describe('pod world: pod runner, controllers and load balancer', { timeout: 300_
       },
       { what: 'two Ready echo pods', timeoutMs: 120_000, intervalMs: 250, context },
     );
+    t.diagnostic(`Deployment created → 2 Ready pods: ${Date.now() - created} ms`);
     const ips = running.map((p) => p.status!.podIP!).sort();
     for (const a of ips) assert.match(a, /^192\.0\.2\.\d+$/);
     assert.notEqual(ips[0], ips[1]);
@@ -170,6 +173,7 @@ describe('pod world: pod runner, controllers and load balancer', { timeout: 300_
     const pid = world.runner.running(NS, victim.metadata.name)?.containers[0].pid;
     assert.ok(pid, 'the pod runner knows the victim pod process');
     await admin.request('DELETE', `/api/v1/namespaces/${NS}/pods/${victim.metadata.name}`);
+    const deleted = Date.now();
     await waitFor(
       () => {
         try {
@@ -194,6 +198,7 @@ describe('pod world: pod runner, controllers and load balancer', { timeout: 300_
         context,
       },
     );
+    t.diagnostic(`pod deleted → replacement Ready: ${Date.now() - deleted} ms`);
     assert.notEqual(replaced.metadata.name, victim.metadata.name);
     const after = await waitFor(
       async () => {
