@@ -359,7 +359,7 @@ export class GoTestParser {
       }
       return;
     }
-    if (/^=== RUN\s+TestConformance$/.test(text)) {
+    if (/^=== (RUN|NAME)\s+TestConformance$/.test(text)) {
       this.current = undefined;
       return;
     }

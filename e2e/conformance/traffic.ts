@@ -55,6 +55,7 @@ function revision(): string {
 export function firstReason(r: GoTestResult): string {
   const lines = foldRepeats(r.output).map((l) => l.trim());
   const pick =
+    (r.outcome === 'SKIP' ? lines.find((l) => /Skipping /.test(l)) : undefined) ??
     lines.find((l) => /Error:\s+\S/.test(l)) ??
     lines.find(
       (l) => /timed out|expected|Expected|unexpected|failed|not ready/i.test(l) && !/^(=== |--- )/.test(l),
