@@ -293,4 +293,41 @@ describe('pod world: pod runner, controllers and load balancer', { timeout: 300_
     assert.ok(!fs.existsSync('/etc/secret-volume'), "the host's /etc is untouched");
     assert.ok(!fs.existsSync('/etc/convoy-test'), "the host's /etc is untouched");
   });
+  test('a crashing container is restarted with backoff; kubectl logs --previous shows the last run', async () => {
+    const admin = world.cluster.admin;
+    await admin.request('POST', `/api/v1/namespaces/${NS}/pods`, {
+      body: {
+        metadata: { name: 'crasher', labels: { app: 'crasher' } },
+        spec: {
+          terminationGracePeriodSeconds: 1,
+          containers: [
+            {
+              name: 'main',
+              image: ECHO_IMAGE,
+              command: ['/bin/sh', '-c', 'echo "run at $(date +%s%N)"; exit 3'],
+            },
+          ],
+        },
+      },
+    });
+    interface Status {
+      restartCount: number;
+      lastState?: { terminated?: { exitCode: number } };
+    }
+    const status = await waitFor(
+      async () => {
+        const pod = await admin.request<{ status?: { phase?: string; containerStatuses?: Status[] } }>(
+          'GET',
+          `/api/v1/namespaces/${NS}/pods/crasher`,
+        );
+        const cs = pod.status?.containerStatuses?.[0];
+        return cs && cs.restartCount >= 2 ? { phase: pod.status?.phase, cs } : undefined;
+      },
+      { what: 'the crashing container to be restarted twice', timeoutMs: 60_000, intervalMs: 250, context },
+    );
+    assert.equal(status.phase, 'Running', 'restartPolicy Always keeps the pod Running');
+    assert.equal(status.cs.lastState?.terminated?.exitCode, 3);
+    const previous = await world.cluster.kubectlOk(['-n', NS, 'logs', 'crasher', '--previous']);
+    assert.match(previous, /^run at \d+\n$/);
+  });
 });

@@ -255,8 +255,12 @@ export class PodRunner {
         },
       });
     } catch (err) {
-      if (!(err instanceof KubeApiError && (err.statusCode === 409 || err.statusCode === 404)))
-        this.log(`bind ${namespace}/${name}: ${(err as Error).message}`);
+      if (err instanceof KubeApiError && (err.statusCode === 409 || err.statusCode === 404)) return;
+      // A transient failure: try again, since no further event may come for an unbound pod.
+      this.log(`bind ${namespace}/${name}: ${(err as Error).message}; retrying in 1 s`);
+      setTimeout(() => {
+        if (!this.abort.signal.aborted) void this.bind(pod);
+      }, 1_000);
     }
   }
 
