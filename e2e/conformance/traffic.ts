@@ -7,8 +7,9 @@ import { enterPrivateWorld } from '../cluster/private-world';
 import { REPO_ROOT } from '../cluster/cluster';
 import { ConvoyProcess, waitFor } from '../harness';
 import { ENVOY_SERVICE_TEMPLATE, FleetStandIn } from './fleet-standin';
-import { CONTROLLER_NAME, GATEWAY_CLASS, GoTestParser, foldRepeats } from './run';
-import type { GoTestResult } from './run';
+import { GoTestParser, foldRepeats } from './go-test-output';
+import type { GoTestResult } from './go-test-output';
+import { CONTROLLER_NAME, GATEWAY_CLASS } from './run';
 
 /**
  * The Gateway API v1.6.1 conformance suite with traffic (`npm run conformance`): inside the
