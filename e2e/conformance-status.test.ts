@@ -40,6 +40,8 @@ describe('Gateway API conformance (status-only lane)', () => {
       '    apply.go:279: Deleting b Gateway',
       '=== RUN   TestConformance/C',
       '    conformance.go:55: Skipping C: suite does not support TCPRoute',
+      '=== NAME  TestConformance',
+      '    conformance.go:156: Conformance report:',
       '--- FAIL: TestConformance (3.20s)',
       '    --- PASS: TestConformance/B (0.40s)',
       '        --- PASS: TestConformance/B/sub_test (0.10s)',
@@ -56,6 +58,7 @@ describe('Gateway API conformance (status-only lane)', () => {
     assert.ok(p.results.get('C')!.output.some((l) => l.includes('does not support TCPRoute')));
     assert.equal(p.results.get('A')!.seconds, 1.5);
     assert.ok(p.setupOutput.some((l) => l.includes('Test Setup')));
+    assert.ok(!p.results.get('C')!.output.some((l) => l.includes('Conformance report')));
     assert.equal(testRunPattern(['A', 'B']), '^TestConformance$/^(A|B)$');
   });
 

@@ -172,7 +172,7 @@ export const serveSpec = defineCommand({
       type: 'string',
       valueName: 'NAMESPACE/NAME',
       description:
-        'Report the load-balancer addresses of this Service (the one in front of the Envoy fleet) in status.addresses.',
+        "Report the load-balancer addresses of this Service (the one in front of the Envoy fleet) in status.addresses; {namespace} and {name} stand for the Gateway's, for a Service per Gateway (e.g. {namespace}/envoy-{name}).",
     },
     // Which backends may be reached (docs/security.md §7).
     'enable-external-name-services': {

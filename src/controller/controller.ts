@@ -25,9 +25,8 @@ import { reuseUnchanged } from '../model/reuse';
 import { refreshClusterEndpoints } from '../gateway/backends';
 import { secretToModel } from '../gateway/certificates';
 import { refusedSliceEndpoints, type EndpointPolicy } from '../gateway/endpoint-guard';
-import { ReferenceIndex, changeImpact, endpointSliceService } from './relevance';
+import { ReferenceIndex, changeImpact, endpointSliceService, envoyServiceKeys } from './relevance';
 import { clusterService } from '../model/names';
-import { namespacedName } from '../store/objects';
 import { statusKey } from '../status/types';
 import { applyRejections } from '../status/rejections';
 import type { FleetRejections, RejectionFeed } from '../xds/rejections';
@@ -595,7 +594,7 @@ export class Controller {
   private referenceIndex(): ReferenceIndex | undefined {
     try {
       const svc = this.opts.gatewayAddresses?.service;
-      return ReferenceIndex.fromStore(this.opts.store, svc ? [namespacedName(svc.namespace, svc.name)] : []);
+      return ReferenceIndex.fromStore(this.opts.store, svc ? envoyServiceKeys(svc, this.opts.store) : []);
     } catch (err) {
       // Without an index every change rebuilds, which is slower but always correct.
       this.log.warn({ err }, 'reference index failed; every change will trigger a full build');

@@ -2,6 +2,7 @@ import type { KubeObject } from '../store/objects';
 import { namespacedName, objectNamespace } from '../store/objects';
 import type { StoreChange } from '../store/store';
 import type { StoreView } from '../gateway/resolved';
+import { envoyServicePart } from '../gateway/gateways';
 
 /**
  * Indexes the Secrets and Services the Gateway API objects refer to.
@@ -146,4 +147,16 @@ function listenersOf(o: KubeObject): { tls?: { certificateRefs?: ObjectRef[] } }
 function rulesOf(o: KubeObject): RouteRuleLike[] {
   const spec = o.spec as { rules?: unknown } | undefined;
   return Array.isArray(spec?.rules) ? (spec.rules as RouteRuleLike[]) : [];
+}
+
+/**
+ * The namespace/name keys of the Envoy Services whose load-balancer ingress Gateways report:
+ * the one --envoy-service names, or with `{namespace}`/`{name}` in it, each Gateway's own, so a
+ * change of those Services triggers a build (docs/gateway-api.md §3).
+ */
+export function envoyServiceKeys(svc: { namespace: string; name: string }, store: StoreView): string[] {
+  if (!`${svc.namespace}/${svc.name}`.includes('{')) return [namespacedName(svc.namespace, svc.name)];
+  return store
+    .list('Gateway')
+    .map((gw) => namespacedName(envoyServicePart(svc.namespace, gw), envoyServicePart(svc.name, gw)));
 }

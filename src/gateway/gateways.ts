@@ -195,18 +195,29 @@ function gatewayAddresses(gw: KubeObject, view: StoreView, opts: BuildOptions): 
     out.push({ type: a.type || 'IPAddress', value: a.value });
   }
   if (out.length > 0) return out;
-  return dataPlaneAddresses(view, opts);
+  return dataPlaneAddresses(view, opts, gw);
 }
 
 const IPV4 = /^(\d{1,3}\.){3}\d{1,3}$/;
 
+/**
+ * Fills `{namespace}` and `{name}` in an --envoy-service part with the Gateway's own, so one
+ * flag names a Service per Gateway when each Gateway has its own fleet (docs/gateway-api.md §3).
+ */
+export function envoyServicePart(template: string, gw: KubeObject): string {
+  return template
+    .replace(/\{namespace\}/g, gw.metadata.namespace ?? '')
+    .replace(/\{name\}/g, gw.metadata.name);
+}
+
 /** Returns the Envoy fleet's reachable addresses: from the configured Service's LB ingress, then flags. */
-function dataPlaneAddresses(view: StoreView, opts: BuildOptions): GatewayStatusAddress[] {
+function dataPlaneAddresses(view: StoreView, opts: BuildOptions, gw: KubeObject): GatewayStatusAddress[] {
   const source = opts.gatewayAddresses;
   if (!source) return [];
   const values: string[] = [];
   if (source.service) {
-    const svc = view.get('Service', source.service.namespace, source.service.name);
+    const namespace = envoyServicePart(source.service.namespace, gw);
+    const svc = view.get('Service', namespace, envoyServicePart(source.service.name, gw));
     const ingress = svc?.loadBalancerIngress;
     if (Array.isArray(ingress)) {
       for (const i of ingress as { ip?: unknown; hostname?: unknown }[]) {

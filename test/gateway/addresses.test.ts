@@ -41,4 +41,21 @@ describe('Gateway status.addresses', () => {
       { type: 'IPAddress', value: '198.51.100.1' },
     ]);
   });
+
+  test("{namespace} and {name} in the Service name the Gateway's own Service", () => {
+    const own = {
+      ...service('envoy-edge', [{ name: 'http', port: 80 }]),
+      loadBalancerIngress: [{ ip: '198.51.100.20' }],
+    };
+    const other = {
+      ...service('envoy-other', [{ name: 'http', port: 80 }]),
+      loadBalancerIngress: [{ ip: '198.51.100.21' }],
+    };
+    const opts = {
+      ...OPTS,
+      gatewayAddresses: { service: { namespace: '{namespace}', name: 'envoy-{name}' } },
+    };
+    assert.deepEqual(addressesOf(opts, own, other), [{ type: 'IPAddress', value: '198.51.100.20' }]);
+    assert.deepEqual(addressesOf(opts, other), []);
+  });
 });

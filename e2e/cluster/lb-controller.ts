@@ -1,0 +1,205 @@
+import * as net from 'node:net';
+import type { KubeClient } from '../../src/kubernetes/client';
+import { AddressPool } from './address-pool';
+import { Informer } from './informer';
+import { BRIDGE, LB_CIDR, ip } from './pod-network';
+
+/**
+ * A test-only load-balancer controller for the private world (like cloud-provider-kind): each
+ * Service of type LoadBalancer gets an address from 198.51.100.0/24, added to the bridge of the
+ * outer namespace and written to status.loadBalancer.ingress, and each of its TCP ports is
+ * forwarded by an in-process proxy to the Service's ready endpoints (from EndpointSlices),
+ * round robin. UDP ports get an address but no forwarding.
+ */
+
+interface ServicePort {
+  name?: string;
+  port: number;
+  protocol?: string;
+  targetPort?: number | string;
+}
+
+interface Service {
+  metadata: { name: string; namespace: string; uid: string; resourceVersion?: string };
+  spec: { type?: string; ports?: ServicePort[]; loadBalancerClass?: string };
+  status?: { loadBalancer?: { ingress?: { ip?: string }[] } };
+}
+
+interface EndpointSlice {
+  metadata: { name: string; namespace: string; labels?: Record<string, string>; resourceVersion?: string };
+  addressType: string;
+  endpoints?: { addresses: string[]; conditions?: { ready?: boolean } }[];
+  ports?: { name?: string; port?: number; protocol?: string }[];
+}
+
+interface Balancer {
+  address: string;
+  /** Listening servers by service port number. */
+  servers: Map<number, net.Server>;
+  next: number;
+}
+
+export class LoadBalancerController {
+  readonly pool = new AddressPool(LB_CIDR, 10, 254);
+  private readonly balancers = new Map<string, Balancer>();
+  private readonly services: Informer<Service>;
+  private readonly slices: Informer<EndpointSlice>;
+  private reconciling = false;
+  private again = false;
+  private stopped = false;
+
+  private constructor(
+    private readonly admin: KubeClient,
+    private readonly log: (line: string) => void,
+  ) {
+    const changed = () => this.reconcile();
+    this.services = new Informer<Service>(admin, '/api/v1/services', changed, log);
+    this.slices = new Informer<EndpointSlice>(
+      admin,
+      '/apis/discovery.k8s.io/v1/endpointslices',
+      changed,
+      log,
+    );
+  }
+
+  static async start(
+    admin: KubeClient,
+    log: (line: string) => void = () => undefined,
+  ): Promise<LoadBalancerController> {
+    const c = new LoadBalancerController(admin, log);
+    c.services.start();
+    c.slices.start();
+    await Promise.all([c.services.ready, c.slices.ready]);
+    return c;
+  }
+
+  /** The ready endpoints (ip:port) of a Service port, as the forwarder would choose among them. */
+  endpoints(namespace: string, service: string, port: ServicePort): { ip: string; port: number }[] {
+    const out: { ip: string; port: number }[] = [];
+    for (const s of this.slices.objects.values()) {
+      if (s.metadata.namespace !== namespace || s.metadata.labels?.['kubernetes.io/service-name'] !== service)
+        continue;
+      if (s.addressType !== 'IPv4') continue;
+      const sp = (s.ports ?? []).find(
+        (p) => (p.name ?? '') === (port.name ?? '') && (p.protocol ?? 'TCP') === (port.protocol ?? 'TCP'),
+      );
+      if (!sp?.port) continue;
+      for (const e of s.endpoints ?? []) {
+        if (e.conditions?.ready === false) continue;
+        for (const a of e.addresses) out.push({ ip: a, port: sp.port });
+      }
+    }
+    return out.sort((a, b) => (a.ip < b.ip ? -1 : a.ip > b.ip ? 1 : a.port - b.port));
+  }
+
+  private reconcile(): void {
+    if (this.reconciling) {
+      this.again = true;
+      return;
+    }
+    this.reconciling = true;
+    void (async () => {
+      do {
+        this.again = false;
+        try {
+          await this.reconcileOnce();
+        } catch (err) {
+          this.log(`lb: ${(err as Error).message}`);
+        }
+      } while (this.again && !this.stopped);
+      this.reconciling = false;
+    })();
+  }
+
+  private async reconcileOnce(): Promise<void> {
+    const wanted = new Map<string, Service>();
+    for (const s of this.services.objects.values())
+      if (s.spec.type === 'LoadBalancer' && !s.spec.loadBalancerClass) wanted.set(s.metadata.uid, s);
+    for (const [uid, b] of this.balancers) {
+      if (wanted.has(uid) || this.stopped) continue;
+      await this.remove(uid, b);
+    }
+    for (const [uid, svc] of wanted) {
+      if (this.stopped) return;
+      let b = this.balancers.get(uid);
+      if (!b) {
+        const address = this.pool.allocate(uid);
+        await ip(['addr', 'add', `${address}/32`, 'dev', BRIDGE]).catch((err: Error) => {
+          if (!/File exists/.test(err.message)) throw err;
+        });
+        b = { address, servers: new Map(), next: 0 };
+        this.balancers.set(uid, b);
+        this.log(`lb: ${svc.metadata.namespace}/${svc.metadata.name} gets ${address}`);
+      }
+      await this.syncPorts(svc, b);
+      const ingress = svc.status?.loadBalancer?.ingress ?? [];
+      if (ingress.length !== 1 || ingress[0].ip !== b.address) {
+        await this.admin.request(
+          'PATCH',
+          `/api/v1/namespaces/${svc.metadata.namespace}/services/${svc.metadata.name}/status`,
+          {
+            contentType: 'application/merge-patch+json',
+            body: { status: { loadBalancer: { ingress: [{ ip: b.address, ipMode: 'VIP' }] } } },
+          },
+        );
+      }
+    }
+  }
+
+  /** Opens a forwarder per TCP port of the Service and closes those of ports it no longer has. */
+  private async syncPorts(svc: Service, b: Balancer): Promise<void> {
+    const ports = (svc.spec.ports ?? []).filter((p) => (p.protocol ?? 'TCP') === 'TCP');
+    const want = new Set(ports.map((p) => p.port));
+    for (const [port, server] of b.servers) {
+      if (want.has(port)) continue;
+      server.close();
+      b.servers.delete(port);
+    }
+    for (const p of ports) {
+      if (b.servers.has(p.port)) continue;
+      const { namespace, name, uid } = svc.metadata;
+      const server = net.createServer((client) => this.forward(client, uid, namespace, name, p.port));
+      await new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(p.port, b.address, () => resolve());
+      });
+      b.servers.set(p.port, server);
+    }
+  }
+
+  /** Pipes one client connection to a ready endpoint of the Service port (round robin). */
+  private forward(client: net.Socket, uid: string, namespace: string, name: string, port: number): void {
+    const b = this.balancers.get(uid);
+    const svc = this.services.objects.get(`${namespace}/${name}`);
+    const sp = svc?.spec.ports?.find((p) => p.port === port && (p.protocol ?? 'TCP') === 'TCP');
+    const eps = sp ? this.endpoints(namespace, name, sp) : [];
+    if (!b || eps.length === 0) {
+      client.destroy();
+      return;
+    }
+    const ep = eps[b.next++ % eps.length];
+    const upstream = net.connect({ host: ep.ip, port: ep.port });
+    client.pipe(upstream).pipe(client);
+    const close = () => {
+      client.destroy();
+      upstream.destroy();
+    };
+    client.on('error', close);
+    upstream.on('error', close);
+    client.on('close', () => upstream.end());
+    upstream.on('close', () => client.end());
+  }
+
+  private async remove(uid: string, b: Balancer): Promise<void> {
+    for (const s of b.servers.values()) s.close();
+    this.balancers.delete(uid);
+    this.pool.release(uid);
+    await ip(['addr', 'del', `${b.address}/32`, 'dev', BRIDGE]).catch(() => undefined);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await Promise.all([this.services.stop(), this.slices.stop()]);
+    for (const [uid, b] of [...this.balancers]) await this.remove(uid, b);
+  }
+}

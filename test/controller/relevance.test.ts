@@ -1,0 +1,33 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { ReferenceIndex, changeImpact, envoyServiceKeys } from '../../src/controller/relevance';
+import { gateway, httpListener, service, storeOf } from '../support/objects';
+
+test('envoyServiceKeys: a fixed --envoy-service is one key; {namespace}/{name} give one key per Gateway', () => {
+  const store = storeOf(
+    gateway('edge', [httpListener('http', 80)]),
+    gateway('inner', [httpListener('http', 80)], { namespace: 'apps' }),
+  );
+  assert.deepEqual(envoyServiceKeys({ namespace: 'convoy-system', name: 'envoy' }, store), [
+    'convoy-system/envoy',
+  ]);
+  assert.deepEqual(envoyServiceKeys({ namespace: '{namespace}', name: 'envoy-{name}' }, store).sort(), [
+    'apps/envoy-inner',
+    'default/envoy-edge',
+  ]);
+});
+
+test("a change of a Gateway's own Envoy Service triggers a full build; an unrelated Service does not", () => {
+  const store = storeOf(gateway('edge', [httpListener('http', 80)]));
+  const index = ReferenceIndex.fromStore(
+    store,
+    envoyServiceKeys({ namespace: '{namespace}', name: 'envoy-{name}' }, store),
+  );
+  const own = {
+    ...service('envoy-edge', [{ name: 'http', port: 80 }]),
+    loadBalancerIngress: [{ ip: '198.51.100.9' }],
+  };
+  const other = service('unrelated', [{ name: 'http', port: 80 }]);
+  assert.equal(changeImpact({ type: 'put', key: 'k', kind: 'Service', object: own }, index), 'full');
+  assert.equal(changeImpact({ type: 'put', key: 'k', kind: 'Service', object: other }, index), 'none');
+});
