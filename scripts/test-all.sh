@@ -9,6 +9,7 @@
 #   CONVOY_E2E=0              skip the e2e step (local iteration only; CI runs it)
 #   CONVOY_UNIT_TIMEOUT_S     wall-clock limit for the unit tests (default 900)
 #   CONVOY_E2E_TIMEOUT_S      wall-clock limit for the e2e tests (default 3000)
+#   CONVOY_CONFORMANCE_TIMEOUT_S  wall-clock limit for the conformance run with traffic (default 2400)
 set -uo pipefail
 # Tests check every encoded xDS message against its schema (off in production: src/envoy/protos.ts).
 export CONVOY_VERIFY_XDS=1
@@ -124,6 +125,25 @@ if [[ "${CONVOY_E2E:-1}" != "0" ]]; then
   NODE_TEST_ARGS=(--test-concurrency=1)
   mapfile -t e2e_files < <(test_files dist/e2e)
   run_node_tests "e2e tests" "${CONVOY_E2E_TIMEOUT_S:-3000}" "$REPORTS/e2e.tap" "${e2e_files[@]}"
+
+  # The official Gateway API conformance suite (v1.6.1) with traffic: pods run by the test pod
+  # runner in a private network namespace (e2e/conformance/README.md). Each conformance test counts
+  # as one test; the report is written to conformance/reports/v1.6.1/.
+  step "Gateway API conformance with traffic (npm run conformance)"
+  conf_log="$REPORTS/conformance.log"
+  timeout --signal=TERM --kill-after=30 "${CONVOY_CONFORMANCE_TIMEOUT_S:-2400}" \
+    bash e2e/cluster/netns-run.sh node dist/e2e/conformance/traffic.js </dev/null 2>&1 | tee "$conf_log"
+  conf_rc=${PIPESTATUS[0]}
+  totals="$(grep -E '^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$' "$conf_log" | tail -1)"
+  if [[ -z "$totals" ]]; then
+    fail_step "conformance (no results: exit $conf_rc)"
+  else
+    read -r cp _ cf _ <<<"$totals"
+    passed=$((passed + cp))
+    failed=$((failed + cf))
+    if ((cf > 0)); then failed_steps+=("conformance ($cf failing)"); fi
+    if ((cf == 0 && conf_rc != 0)); then fail_step "conformance (suite exited $conf_rc)"; fi
+  fi
 fi
 
 # Deployment artifacts without a Docker engine: docker-compose.yml parses, and the committed
