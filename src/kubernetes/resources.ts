@@ -80,6 +80,15 @@ export const RESOURCE_TYPES: readonly ResourceType[] = [
     optional: false,
   },
   { kind: 'Namespace', group: '', version: 'v1', plural: 'namespaces', namespaced: false, optional: false },
+  // Convoy's parameters CRD (docs/architecture.md §13); optional: unmanaged installs may omit it.
+  {
+    kind: 'EnvoyFleet',
+    group: 'gateway.convoy.dev',
+    version: 'v1alpha1',
+    plural: 'envoyfleets',
+    namespaced: true,
+    optional: true,
+  },
 ];
 
 /** Returns the resource of a watched kind, or undefined for a kind Convoy does not watch. */

@@ -41,6 +41,7 @@ export const WATCHED_KINDS = [
   'Service',
   'EndpointSlice',
   'Namespace',
+  'EnvoyFleet',
 ] as const;
 export type WatchedKind = (typeof WATCHED_KINDS)[number];
 
