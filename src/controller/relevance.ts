@@ -2,6 +2,7 @@ import type { KubeObject } from '../store/objects';
 import { namespacedName, objectNamespace } from '../store/objects';
 import type { StoreChange } from '../store/store';
 import type { StoreView } from '../gateway/resolved';
+import { fleetObjectName } from '../model/managed-fleet';
 
 /**
  * Indexes the Secrets and Services the Gateway API objects refer to.
@@ -18,6 +19,9 @@ export class ReferenceIndex {
   static fromStore(view: StoreView, extraServices: string[] = []): ReferenceIndex {
     const index = new ReferenceIndex();
     for (const key of extraServices) index.services.add(key);
+    // A managed fleet's Service gives its Gateway's status.addresses (docs/architecture.md §13).
+    for (const gw of view.list('Gateway'))
+      index.services.add(namespacedName(objectNamespace(gw), fleetObjectName(gw.metadata.name)));
     for (const kind of ['Gateway', 'ListenerSet']) {
       for (const owner of view.list(kind)) index.addListenerOwner(owner);
     }

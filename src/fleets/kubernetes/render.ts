@@ -82,10 +82,10 @@ export function renderFleet(
       kind: 'Secret',
       metadata: meta(),
       type: 'kubernetes.io/tls',
-      stringData: {
-        'tls.crt': certificate.certPem,
-        'tls.key': certificate.keyPem,
-        'ca.crt': certificate.caPem,
+      data: {
+        'ca.crt': base64(certificate.caPem),
+        'tls.crt': base64(certificate.certPem),
+        'tls.key': base64(certificate.keyPem),
       },
     });
   }
@@ -277,4 +277,8 @@ function shutdownManagerContainer(
     resources: { requests: { cpu: '10m', memory: '32Mi' }, limits: { memory: '128Mi' } },
     securityContext: RESTRICTED,
   };
+}
+
+function base64(text: string): string {
+  return Buffer.from(text, 'utf8').toString('base64');
 }
