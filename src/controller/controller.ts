@@ -82,6 +82,8 @@ export interface ControllerOptions {
    * provisioners converge their objects on it (docs/architecture.md §13). Must not throw or block.
    */
   onFleets?: (fleets: readonly FleetModel[]) => void;
+  /** Convoy provisions managed fleets (BuildOptions.managedFleets). */
+  managedFleets?: boolean;
 }
 
 /** The longest a validity re-check waits (setTimeout's limit is about 24 days). */
@@ -325,6 +327,7 @@ export class Controller {
       externalNameServices: this.opts.externalNameServices,
       endpoints: this.opts.endpoints,
       gatewayAddresses: this.opts.gatewayAddresses,
+      managedFleets: this.opts.managedFleets,
       now: this.nowText(),
     };
   }

@@ -36,9 +36,11 @@ export function ownedGatewayClasses(view: StoreView, opts: BuildOptions): Set<st
 export function gatewayClassParameters(
   view: StoreView,
   gc: KubeObject,
+  opts: BuildOptions,
 ): { parameters?: FleetParameters; problem?: { reason: string; message: string } } {
   const ref = gatewayClassSpec(gc)?.parametersRef;
   if (!ref) return {};
+  if (!opts.managedFleets) return { problem: managedFleetsOff(`parametersRef ${ref.kind} ${ref.name}`) };
   const res = referencedParameters(view, ref, ref.namespace, 'parametersRef');
   if ('problem' in res) return { problem: { reason: Reason.InvalidParameters, message: res.problem } };
   const routabilities = classRoutabilities(res.parameters);
@@ -50,6 +52,14 @@ export function gatewayClassParameters(
   return { parameters: res.parameters };
 }
 
+/** The problem of a parametersRef while managed fleets are off. */
+export function managedFleetsOff(what: string): { reason: string; message: string } {
+  return {
+    reason: Reason.InvalidParameters,
+    message: `${what}: this Convoy does not provision fleets, so it takes no parameters (convoy serve --managed-fleets)`,
+  };
+}
+
 /** Resolves the GatewayClasses Convoy owns, sorted by name: whether each is accepted, and why not. */
 export function resolveGatewayClasses(view: StoreView, opts: BuildOptions): ResolvedGatewayClass[] {
   const owned = ownedGatewayClasses(view, opts);
@@ -58,7 +68,7 @@ export function resolveGatewayClasses(view: StoreView, opts: BuildOptions): Reso
     .filter((gc) => owned.has(gc.metadata.name))
     .sort((a, b) => compareStrings(a.metadata.name, b.metadata.name))
     .map((gc) => {
-      const { parameters, problem } = gatewayClassParameters(view, gc);
+      const { parameters, problem } = gatewayClassParameters(view, gc, opts);
       if (problem) return { object: gc, accepted: false, problem };
       return parameters ? { object: gc, accepted: true, parameters } : { object: gc, accepted: true };
     });

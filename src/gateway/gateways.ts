@@ -62,6 +62,7 @@ export function ownedGateways(view: StoreView, ownedClasses: readonly ResolvedGa
  */
 function gatewayProblem(
   view: StoreView,
+  opts: BuildOptions,
   gw: KubeObject,
   acceptedClasses: Map<string, ResolvedGatewayClass>,
 ): GatewayInfrastructureResult {
@@ -72,7 +73,7 @@ function gatewayProblem(
       problem: { reason: Reason.Invalid, message: `GatewayClass ${spec.gatewayClassName} is not accepted` },
     };
   }
-  return resolveGatewayInfrastructure(view, gw, gc.parameters);
+  return resolveGatewayInfrastructure(view, gw, gc.parameters, opts.managedFleets === true);
 }
 
 /** Returns whether a Gateway is accepted, given its own resolved listeners. */
@@ -142,7 +143,7 @@ function resolveGateway(
   );
 
   markOverlappingTLS(resolved, opts);
-  const infrastructure = gatewayProblem(view, gw, acceptedClasses);
+  const infrastructure = gatewayProblem(view, opts, gw, acceptedClasses);
   const problem = infrastructure.problem;
   let own = resolved.slice(0, ownSpecs.length);
   const accepted = !problem && gatewayAccepted(own);

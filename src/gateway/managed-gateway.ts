@@ -55,11 +55,20 @@ export function resolveGatewayInfrastructure(
   view: StoreView,
   gw: KubeObject,
   classParameters: FleetParameters | undefined,
+  managedFleets = true,
 ): GatewayInfrastructureResult {
   const spec = gatewaySpec(gw);
   const ns = objectNamespace(gw);
   let params = classParameters;
   const ref = spec.infrastructure?.parametersRef;
+  if (ref && !managedFleets) {
+    return {
+      problem: {
+        reason: Reason.InvalidParameters,
+        message: `infrastructure.parametersRef ${ref.kind} ${ref.name}: this Convoy does not provision fleets, so it takes no parameters (convoy serve --managed-fleets)`,
+      },
+    };
+  }
   if (ref) {
     const own = referencedParameters(view, ref, ns, 'infrastructure.parametersRef');
     if ('problem' in own) return { problem: { reason: Reason.InvalidParameters, message: own.problem } };

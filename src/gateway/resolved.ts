@@ -44,6 +44,11 @@ export interface BuildOptions {
    * Without either, status.addresses stays empty (Convoy does not provision data planes).
    */
   gatewayAddresses?: { service?: { namespace: string; name: string }; static?: string[] };
+  /**
+   * Convoy provisions managed fleets (docs/architecture.md §13). Off: every parametersRef is
+   * refused with InvalidParameters, as when Convoy took no parameters.
+   */
+  managedFleets?: boolean;
 }
 
 /** Names the Gateway or ListenerSet a listener is declared in. */
