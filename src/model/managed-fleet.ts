@@ -5,10 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 
-/** API group, version and kind of Convoy's parameters CRD. */
-export const FLEET_PARAMETERS_GROUP = 'gateway.convoy.dev';
-export const FLEET_PARAMETERS_VERSION = 'v1alpha1';
-export const FLEET_PARAMETERS_KIND = 'EnvoyFleet';
+export { FLEET_PARAMETERS_GROUP, FLEET_PARAMETERS_KIND, FLEET_PARAMETERS_VERSION } from '../store/objects';
 
 export type WorkloadKind = 'Deployment' | 'DaemonSet';
 export type ServiceType = 'LoadBalancer' | 'NodePort' | 'ClusterIP';

@@ -50,6 +50,11 @@ export const CLUSTER_SCOPED_KINDS: ReadonlySet<string> = new Set(['GatewayClass'
 
 export const GATEWAY_GROUP = 'gateway.networking.k8s.io';
 
+/** Convoy's parameters CRD for managed fleets (docs/architecture.md §13). */
+export const FLEET_PARAMETERS_GROUP = 'gateway.convoy.dev';
+export const FLEET_PARAMETERS_VERSION = 'v1alpha1';
+export const FLEET_PARAMETERS_KIND = 'EnvoyFleet';
+
 /** Returns an object's namespace: "" for cluster-scoped kinds, "default" when unset. */
 export function objectNamespace(obj: { kind: string; metadata: ObjectMeta }): string {
   if (CLUSTER_SCOPED_KINDS.has(obj.kind)) return '';

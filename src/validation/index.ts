@@ -34,11 +34,7 @@ import { GATEWAY_KIND_SCHEMAS } from './crds/kinds';
 import { isPlainObject, validateWithSchema } from './schema';
 import type { SchemaNode } from './schema';
 import { envoyFleetSpec } from './crds/envoyfleet';
-import {
-  FLEET_PARAMETERS_GROUP,
-  FLEET_PARAMETERS_KIND,
-  FLEET_PARAMETERS_VERSION,
-} from '../model/managed-fleet';
+import { FLEET_PARAMETERS_GROUP, FLEET_PARAMETERS_KIND, FLEET_PARAMETERS_VERSION } from '../store/objects';
 
 export { GATEWAY_KIND_SCHEMAS } from './crds/kinds';
 
