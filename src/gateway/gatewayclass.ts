@@ -40,7 +40,8 @@ export function gatewayClassParameters(
 ): { parameters?: FleetParameters; problem?: { reason: string; message: string } } {
   const ref = gatewayClassSpec(gc)?.parametersRef;
   if (!ref) return {};
-  if (!opts.managedFleets) return { problem: managedFleetsOff(`parametersRef ${ref.kind} ${ref.name}`) };
+  if (!opts.managedFleets)
+    return { problem: managedFleetsOff(`parametersRef ${ref.group || 'core'}/${ref.kind} ${ref.name}`) };
   const res = referencedParameters(view, ref, ref.namespace, 'parametersRef');
   if ('problem' in res) return { problem: { reason: Reason.InvalidParameters, message: res.problem } };
   const routabilities = classRoutabilities(res.parameters);

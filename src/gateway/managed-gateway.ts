@@ -65,7 +65,7 @@ export function resolveGatewayInfrastructure(
     return {
       problem: {
         reason: Reason.InvalidParameters,
-        message: `infrastructure.parametersRef ${ref.kind} ${ref.name}: this Convoy does not provision fleets, so it takes no parameters (convoy serve --managed-fleets)`,
+        message: `infrastructure.parametersRef ${ref.group || 'core'}/${ref.kind} ${ref.name}: this Convoy does not provision fleets, so it takes no parameters (convoy serve --managed-fleets)`,
       },
     };
   }
