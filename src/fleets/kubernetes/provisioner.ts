@@ -48,7 +48,7 @@ export class KubernetesFleetProvisioner {
   private running?: Promise<void>;
   private again = false;
   private stopped = false;
-  /** Resolves after each completed pass; tests and shutdown wait on it. */
+  /** Counts completed convergence passes (for logs and tests). */
   passes = 0;
 
   constructor(private readonly o: KubernetesFleetProvisionerOptions) {
