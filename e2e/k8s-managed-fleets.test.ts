@@ -1,6 +1,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as path from 'node:path';
+import { X509Certificate } from 'node:crypto';
 import { waitFor } from './harness';
 import type { ConvoyProcess } from './harness';
 import { GW_API, K8sWorld, cond } from './cluster/k8s-world';
@@ -149,6 +150,16 @@ describe('managed fleets: provisioning by the leader', { timeout: 600_000 }, () 
       envoy.ports.map((p) => p.containerPort),
       [10080, 8081, 8082, 19001],
     );
+    // The fleet's client certificate names its Gateway and comes from the CA the replicas share.
+    const secret = (await getOwned('Secret', 'convoy-gw'))!;
+    const caSecret = (await w.get('Secret', 'convoy-system', 'convoy-xds-ca'))!;
+    const pem = (data: unknown, key: string) =>
+      Buffer.from((data as Record<string, string>)[key], 'base64').toString('utf8');
+    const leaf = new X509Certificate(pem(secret.data, 'tls.crt'));
+    const ca = new X509Certificate(pem(caSecret.data, 'ca.crt'));
+    assert.match(leaf.subjectAltName ?? '', /URI:spiffe:\/\/convoy\/gateway\/infra\/gw/);
+    assert.ok(leaf.verify(ca.publicKey), 'issued by the shared xDS CA');
+    assert.equal(pem(secret.data, 'ca.crt'), pem(caSecret.data, 'ca.crt'));
     const cm = (await getOwned('ConfigMap', 'convoy-gw'))!;
     assert.match((cm.data as Record<string, string>)['envoy.yaml'], /cluster: infra\/gw/);
   });
