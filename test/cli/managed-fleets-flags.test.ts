@@ -1,6 +1,10 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
 import * as http from 'node:http';
+import * as path from 'node:path';
+import { parseAllDocuments } from 'yaml';
+import { repoRoot } from '../support/repo';
 import type { AddressInfo } from 'node:net';
 import { UsageError, parseCommand } from '../../src/cli/args';
 import { serveOptionsFromFlags, serveSpec } from '../../src/cli/serve';
@@ -46,6 +50,19 @@ describe('convoy serve --managed-fleets', () => {
         argv.join(' '),
       );
     }
+  });
+});
+
+describe('deploy/managed/10-convoy.yaml', () => {
+  test("its Convoy's arguments are valid serve flags that turn managed fleets on", () => {
+    const docs = parseAllDocuments(
+      fs.readFileSync(path.join(repoRoot(), 'deploy/managed/10-convoy.yaml'), 'utf8'),
+    );
+    const deployment = docs.map((d) => d.toJS()).find((d) => d?.kind === 'Deployment');
+    const [command, ...args] = deployment.spec.template.spec.containers[0].args as string[];
+    assert.equal(command, 'serve');
+    assert.equal(deployment.spec.replicas, 2);
+    assert.equal(options(args).fleets?.xdsAddress, 'convoy-xds.convoy-system.svc:18000');
   });
 });
 
