@@ -6,6 +6,32 @@ import { KubernetesStatusWriter } from '../kubernetes/status-writer';
 import { LeaderElector } from '../kubernetes/lease';
 import { KubeClient } from '../kubernetes/client';
 import { KubernetesProvider } from '../providers/kubernetes/provider';
+import { KubernetesFleetProvisioner } from '../fleets/kubernetes/provisioner';
+import type { FleetCertificateSource } from '../fleets/kubernetes/provisioner';
+import type { RenderSettings } from '../fleets/kubernetes/render';
+import type { CertificateDirectory } from '../pki/certificate-directory';
+import { syncXdsCaWithSecret } from '../fleets/kubernetes/xds-ca';
+
+export { certificateDirectorySource } from '../fleets/kubernetes/xds-ca';
+
+/**
+ * Makes `certs` hold the xDS CA every replica shares, from (or into) Secret `namespace/name`
+ * (docs/security.md §2); called before the xDS server's certificates are issued.
+ */
+export async function shareXdsCa(
+  kubeconfig: string | undefined,
+  certs: CertificateDirectory,
+  namespace: string,
+  name: string,
+  logger: Logger,
+): Promise<void> {
+  const client = KubeClient.fromKubeconfig(kubeconfig);
+  try {
+    await syncXdsCaWithSecret(client, certs, namespace, name, logger);
+  } finally {
+    client.close();
+  }
+}
 
 export interface KubernetesModeOptions {
   kubeconfig?: string;
@@ -21,6 +47,8 @@ export interface KubernetesModeOptions {
   leaseDurationMs?: number;
   renewDeadlineMs?: number;
   retryPeriodMs?: number;
+  /** Provision managed fleets (docs/architecture.md §13); only the leader writes. */
+  fleets?: { settings: RenderSettings; certificates: FleetCertificateSource };
 }
 
 export interface KubernetesMode {
@@ -28,6 +56,8 @@ export interface KubernetesMode {
   provider: KubernetesProvider;
   writer: KubernetesStatusWriter;
   elector?: LeaderElector;
+  /** Set with options.fleets: give it every build's fleets (Controller onFleets). */
+  provisioner?: KubernetesFleetProvisioner;
   isLeader(): boolean;
   stop(): Promise<void>;
 }
@@ -47,6 +77,13 @@ export async function startKubernetesMode(o: KubernetesModeOptions): Promise<Kub
     metrics: o.metrics,
     store: o.store,
   });
+  const provisioner = o.fleets
+    ? new KubernetesFleetProvisioner({ client, logger: o.logger, ...o.fleets })
+    : undefined;
+  const setLeader = (leader: boolean) => {
+    writer.setLeader(leader);
+    provisioner?.setLeader(leader);
+  };
   let elector: LeaderElector | undefined;
   if (o.leaderElection !== false) {
     elector = new LeaderElector({
@@ -58,22 +95,25 @@ export async function startKubernetesMode(o: KubernetesModeOptions): Promise<Kub
       leaseDurationMs: o.leaseDurationMs,
       renewDeadlineMs: o.renewDeadlineMs,
       retryPeriodMs: o.retryPeriodMs,
-      onStartedLeading: () => writer.setLeader(true),
-      onStoppedLeading: () => writer.setLeader(false),
+      onStartedLeading: () => setLeader(true),
+      onStoppedLeading: () => setLeader(false),
     });
   }
   await provider.start();
+  provisioner?.start();
   if (elector) elector.start();
-  else writer.setLeader(true);
+  else setLeader(true);
   return {
     statusSink: writer,
     provider,
     writer,
     elector,
+    provisioner,
     isLeader: () => elector?.isLeader ?? true,
     async stop() {
       // Release the Lease first so a standby takes over while we drain.
       await elector?.stop();
+      await provisioner?.stop();
       await writer.stop();
       await provider.stop();
       client.close();

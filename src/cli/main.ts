@@ -39,6 +39,10 @@ const COMMANDS: Record<string, Subcommand> = {
     summary: "create Convoy's xDS CA, its serving certificate and Gateways' client certificates",
     run: async (argv) => (await import('./certgen')).certgenCommand(argv),
   },
+  'envoy-shutdown-manager': {
+    summary: 'drain the Envoy of a managed fleet pod when its preStop hook asks (sidecar)',
+    run: async (argv) => (await import('./envoy-shutdown')).envoyShutdownCommand(argv),
+  },
   status: {
     summary: 'show the Gateway API conditions Convoy computed, per object, listener and route parent',
     run: async (argv) => (await import('./status')).statusCommand(argv),

@@ -21,6 +21,10 @@ import type { StatusSink } from '../status/types';
 import { StatusView } from '../status/view';
 import { ObjectStore } from '../store/store';
 import { XdsCache } from '../xds/cache';
+import type { FleetModel } from '../model/fleet';
+import type { CertificateDirectory } from '../pki/certificate-directory';
+import type { FleetCertificateSource } from '../fleets/kubernetes/provisioner';
+import type { RenderSettings } from '../fleets/kubernetes/render';
 import { AdsServer } from '../xds/server';
 
 /**
@@ -51,6 +55,8 @@ export interface ServeOptions {
   endpoints: EndpointPolicy;
   leaseNamespace: string;
   leaseName: string;
+  /** Kubernetes mode: provision managed fleets (docs/architecture.md §13). */
+  fleets?: { xdsAddress: string; envoyImage: string; convoyImage: string; caSecret: string };
   logLevel?: string;
   /** Bound of the log destination's buffer (LogDestination.maxBufferBytes). */
   logBufferBytes: number;
@@ -126,7 +132,20 @@ async function open(
   let providerProblems: () => unknown = () => [];
 
   // Ports next, before any watcher or API connection: a port in use fails fast.
-  const xdsSecurity = await setUpXdsSecurity(options.xdsSecurity, { logger, xdsAddress: options.xdsAddress });
+  const fleets = 'dir' in options.source ? undefined : options.fleets;
+  const kubeconfig = 'dir' in options.source ? undefined : options.source.kubeconfig;
+  const xdsSecurity = await setUpXdsSecurity(fleetServerNames(options.xdsSecurity, fleets), {
+    logger,
+    xdsAddress: options.xdsAddress,
+    ...(fleets
+      ? {
+          shareCa: async (certs) => {
+            const k8s = await import('./kubernetes-mode');
+            await k8s.shareXdsCa(kubeconfig, certs, options.leaseNamespace, fleets.caSecret, logger);
+          },
+        }
+      : {}),
+  });
   opened.add('xDS certificate renewal', () => xdsSecurity.stop());
   const ads = new AdsServer({
     cache,
@@ -170,6 +189,7 @@ async function open(
     healthPort = await listening('health server', options.healthAddress, () => health.listen());
   }
 
+  let onFleets: ((fleets: readonly FleetModel[]) => void) | undefined;
   if ('dir' in options.source) {
     const files = new FileProvider({
       dir: options.source.dir,
@@ -192,9 +212,13 @@ async function open(
       controllerName: options.controllerName,
       leaseNamespace: options.leaseNamespace,
       leaseName: options.leaseName,
+      ...(fleets
+        ? { fleets: fleetProvisioning(fleets, xdsSecurity.certificates, k8s.certificateDirectorySource) }
+        : {}),
     });
     opened.add('Kubernetes provider', () => started.stop());
     sinks.push(started.statusSink);
+    onFleets = started.provisioner ? (f) => started.provisioner?.update(f) : undefined;
   }
 
   const protectedPorts = [xdsPort, adminPort, ...(healthPort ? [healthPort] : [])];
@@ -211,6 +235,8 @@ async function open(
     endpoints: { ...options.endpoints, protectedPorts },
     gatewayAddresses: options.gatewayAddresses,
     translate: { bindAddress: options.envoyBindAddress },
+    ...(fleets ? { managedFleets: true } : {}),
+    ...(onFleets ? { onFleets } : {}),
   });
   opened.add('controller', () => controller.stop());
   controller.start();
@@ -247,6 +273,32 @@ async function open(
     'convoy serving',
   );
   return { stop: () => opened.closeAll(logger) };
+}
+
+/**
+ * Adds the host managed Envoys dial (when it is a name or IP of its own) to the serving
+ * certificate's names, so their bootstraps can verify Convoy by that name.
+ */
+function fleetServerNames(flags: XdsSecurityFlags, fleets: ServeOptions['fleets']): XdsSecurityFlags {
+  if (!fleets || flags['insecure-plaintext-xds'] || flags['xds-tls-cert'] !== undefined) return flags;
+  const host = parseHostPort(fleets.xdsAddress).host;
+  return { ...flags, 'xds-server-name': [...(flags['xds-server-name'] ?? []), host] };
+}
+
+/** The provisioner's settings: render settings, and client certificates from Convoy's CA (or plaintext). */
+function fleetProvisioning(
+  fleets: NonNullable<ServeOptions['fleets']>,
+  certs: CertificateDirectory | undefined,
+  fromDirectory: (certs: CertificateDirectory) => FleetCertificateSource,
+): { settings: RenderSettings; certificates: FleetCertificateSource } {
+  return {
+    settings: {
+      xdsAddress: fleets.xdsAddress,
+      envoyImage: fleets.envoyImage,
+      convoyImage: fleets.convoyImage,
+    },
+    certificates: certs ? fromDirectory(certs) : async () => undefined,
+  };
 }
 
 /**

@@ -20,6 +20,8 @@ import type { ServeOptions } from './serve-runtime';
  */
 
 export const DEFAULT_CONTROLLER_NAME = 'convoy.dev/gateway-controller';
+export const DEFAULT_FLEET_ENVOY_IMAGE = 'envoyproxy/envoy:v1.40-latest';
+export const DEFAULT_FLEET_CONVOY_IMAGE = 'convoy:dev';
 
 const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
 
@@ -202,6 +204,37 @@ export const serveSpec = defineCommand({
       description: 'Lease name.',
       default: 'convoy-leader',
     },
+    // Managed fleets (docs/architecture.md §13).
+    'managed-fleets': {
+      type: 'boolean',
+      description:
+        'Kubernetes mode: provision the Envoys of every Gateway whose class or infrastructure names EnvoyFleet parameters (the leader applies them).',
+    },
+    'fleet-xds-address': {
+      type: 'string',
+      valueName: 'HOST:PORT',
+      description:
+        'What managed Envoys dial to reach Convoy. Default: convoy-xds.NAMESPACE.svc:PORT (the Lease namespace, the --xds-address port).',
+    },
+    'fleet-envoy-image': {
+      type: 'string',
+      valueName: 'IMAGE',
+      description: 'Envoy image of managed fleets unless their parameters name one.',
+      default: DEFAULT_FLEET_ENVOY_IMAGE,
+    },
+    'fleet-convoy-image': {
+      type: 'string',
+      valueName: 'IMAGE',
+      description: "Image of managed fleets' shutdown-manager sidecar (runs convoy envoy-shutdown-manager).",
+      default: DEFAULT_FLEET_CONVOY_IMAGE,
+    },
+    'fleet-ca-secret': {
+      type: 'string',
+      valueName: 'NAME',
+      description:
+        "Secret in the Lease namespace holding the xDS CA all replicas share (created if missing); managed fleets' client certificates come from it.",
+      default: 'convoy-xds-ca',
+    },
     'log-level': {
       type: 'string',
       valueName: 'LEVEL',
@@ -250,6 +283,27 @@ export function serveOptionsFromFlags(v: ServeFlags): ServeOptions {
       'serve',
     );
   }
+  const leaseNamespace = v['leader-election-namespace'] ?? process.env.POD_NAMESPACE ?? 'convoy-system';
+  const fleets = v['managed-fleets']
+    ? {
+        xdsAddress: checkedAddress(
+          v['fleet-xds-address'] ?? `convoy-xds.${leaseNamespace}.svc:${parseHostPort(xdsAddress).port}`,
+          'fleet-xds-address',
+        ),
+        envoyImage: v['fleet-envoy-image'],
+        convoyImage: v['fleet-convoy-image'],
+        caSecret: v['fleet-ca-secret'],
+      }
+    : undefined;
+  if (fleets && v['xds-tls-cert'] !== undefined) {
+    throw new UsageError(
+      "--managed-fleets issues the fleets' client certificates from Convoy's CA: use --xds-certs-dir (the default), not --xds-tls-*",
+      'serve',
+    );
+  }
+  if (fleets && v['from-dir'] !== undefined) {
+    throw new UsageError('--managed-fleets provisions Kubernetes objects: it needs Kubernetes mode', 'serve');
+  }
   return {
     source:
       v['from-dir'] !== undefined
@@ -290,7 +344,8 @@ export function serveOptionsFromFlags(v: ServeFlags): ServeOptions {
       allowLoopback: v['allow-loopback-endpoints'],
       allowLinkLocal: v['allow-link-local-endpoints'],
     },
-    leaseNamespace: v['leader-election-namespace'] ?? process.env.POD_NAMESPACE ?? 'convoy-system',
+    leaseNamespace,
+    ...(fleets ? { fleets } : {}),
     leaseName: v['leader-election-name'],
     ...(v['log-level'] ? { logLevel: v['log-level'] } : {}),
     logBufferBytes: checkedCount(v['log-buffer-bytes'], 'log-buffer-bytes', MIN_LOG_BUFFER_BYTES),

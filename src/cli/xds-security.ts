@@ -69,7 +69,7 @@ export interface XdsSecurity {
   tlsFiles: TlsFiles | undefined;
   limits: StreamLimits;
   unknownFleetTimeoutMs: number;
-  /** Convoy's own CA folder when xDS uses it (not with --xds-tls-* or plaintext): it issues managed Envoys' certificates. */
+  /** Convoy's own CA folder when xDS uses it (not with --xds-tls-* or plaintext): it issues the client certificates of managed Envoys (local processes and Kubernetes fleets). */
   certificates?: CertificateDirectory;
   stop(): void;
 }
@@ -99,7 +99,12 @@ const MAX_RENEWAL_CHECK_MS = 3_600_000;
  */
 export async function setUpXdsSecurity(
   v: XdsSecurityFlags,
-  ctx: { logger: Logger; xdsAddress: string },
+  ctx: {
+    logger: Logger;
+    xdsAddress: string;
+    /** Runs before the folder's CA is used: Kubernetes mode replaces it with the shared CA Secret's. */
+    shareCa?: (certs: CertificateDirectory) => Promise<void>;
+  },
 ): Promise<XdsSecurity> {
   const limits: StreamLimits = {
     maxStreams: positiveInt(v['xds-max-streams'] ?? String(DEFAULT_MAX_STREAMS), 'xds-max-streams'),
@@ -140,6 +145,7 @@ export async function setUpXdsSecurity(
   const host = specificHost(ctx.xdsAddress);
   if (host) serverNames.push(host);
   try {
+    if (ctx.shareCa) await ctx.shareCa(certs);
     const { created } = await certs.ensureCa({ create: true });
     if (created)
       ctx.logger.info({ caFile: certs.caCertFile }, 'xds: created a new CA for Envoy client certificates');

@@ -76,6 +76,13 @@ export interface ControllerOptions {
    * the other.
    */
   validityClock?: () => Date;
+  /**
+   * Called with every fleet model after each build pass (full or fast path): the managed-fleet
+   * provisioners converge their objects on it (docs/architecture.md §13). Must not throw or block.
+   */
+  onFleets?: (fleets: readonly FleetModel[]) => void;
+  /** Convoy provisions managed fleets (BuildOptions.managedFleets). */
+  managedFleets?: boolean;
 }
 
 /** The longest a validity re-check waits (setTimeout's limit is about 24 days). */
@@ -221,6 +228,7 @@ export class Controller {
         await new Promise((r) => setImmediate(r));
       } while (this.rebuildRequested || hasWork(this.pending));
       this.flushReoffers();
+      this.notifyFleets();
     } finally {
       this.building = false;
     }
@@ -324,6 +332,7 @@ export class Controller {
       externalNameServices: this.opts.externalNameServices,
       endpoints: this.opts.endpoints,
       gatewayAddresses: this.opts.gatewayAddresses,
+      managedFleets: this.opts.managedFleets,
       now: this.nowText(),
     };
   }
@@ -572,6 +581,16 @@ export class Controller {
     } catch (err) {
       this.log.warn({ err }, 'certificate fast path failed; falling back to a full build');
       return false;
+    }
+  }
+
+  /** Hands the current fleet models to onFleets; a failing callback is logged, never fatal. */
+  private notifyFleets(): void {
+    if (!this.opts.onFleets || !this.firstBuildDone) return;
+    try {
+      this.opts.onFleets([...this.lastFleets.values()]);
+    } catch (err) {
+      this.log.error({ err }, 'fleet provisioning hook failed');
     }
   }
 

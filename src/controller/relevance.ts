@@ -3,6 +3,7 @@ import { namespacedName, objectNamespace } from '../store/objects';
 import type { StoreChange } from '../store/store';
 import type { StoreView } from '../gateway/resolved';
 import { envoyServicePart } from '../gateway/gateways';
+import { fleetObjectName } from '../model/managed-fleet';
 
 /**
  * Indexes the Secrets and Services the Gateway API objects refer to.
@@ -19,6 +20,9 @@ export class ReferenceIndex {
   static fromStore(view: StoreView, extraServices: string[] = []): ReferenceIndex {
     const index = new ReferenceIndex();
     for (const key of extraServices) index.services.add(key);
+    // A managed fleet's Service gives its Gateway's status.addresses (docs/architecture.md §13).
+    for (const gw of view.list('Gateway'))
+      index.services.add(namespacedName(objectNamespace(gw), fleetObjectName(gw.metadata.name)));
     for (const kind of ['Gateway', 'ListenerSet']) {
       for (const owner of view.list(kind)) index.addListenerOwner(owner);
     }

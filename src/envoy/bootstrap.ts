@@ -55,6 +55,63 @@ export interface BootstrapOptions {
   tls?: BootstrapTlsOptions;
   /** Overload-manager cap on active downstream connections. */
   maxDownstreamConnections?: number;
+  /**
+   * Serve GET /ready of the admin API (and nothing else) on this `host:port`, so a kubelet can
+   * probe readiness while admin stays on loopback (docs/architecture.md §13).
+   */
+  readinessAddress?: string;
+}
+
+/** Names of the static readiness listener and of the cluster it proxies to (admin). */
+export const READINESS_LISTENER_NAME = 'convoy_readiness';
+export const ADMIN_CLUSTER_NAME = 'convoy_admin';
+
+/** A static listener that proxies exactly GET /ready to the admin listener; every other path is 404. */
+function readinessResources(readiness: HostPort, admin: HostPort): { listener: object; cluster: object } {
+  const hcm = {
+    '@type':
+      'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager',
+    stat_prefix: READINESS_LISTENER_NAME,
+    route_config: {
+      name: READINESS_LISTENER_NAME,
+      virtual_hosts: [
+        {
+          name: READINESS_LISTENER_NAME,
+          domains: ['*'],
+          routes: [
+            {
+              match: { path: '/ready', headers: [{ name: ':method', string_match: { exact: 'GET' } }] },
+              route: { cluster: ADMIN_CLUSTER_NAME },
+            },
+          ],
+        },
+      ],
+    },
+    http_filters: [
+      {
+        name: 'envoy.filters.http.router',
+        typed_config: { '@type': 'type.googleapis.com/envoy.extensions.filters.http.router.v3.Router' },
+      },
+    ],
+  };
+  return {
+    listener: {
+      name: READINESS_LISTENER_NAME,
+      address: socketAddress(readiness),
+      filter_chains: [
+        { filters: [{ name: 'envoy.filters.network.http_connection_manager', typed_config: hcm }] },
+      ],
+    },
+    cluster: {
+      name: ADMIN_CLUSTER_NAME,
+      type: 'STATIC',
+      connect_timeout: '1s',
+      load_assignment: {
+        cluster_name: ADMIN_CLUSTER_NAME,
+        endpoints: [{ lb_endpoints: [{ endpoint: { address: socketAddress(admin) } }] }],
+      },
+    },
+  };
 }
 
 /** Parses `namespace/name` (both DNS-1123 labels). */
@@ -206,6 +263,10 @@ export function buildBootstrap(options: BootstrapOptions): Record<string, unknow
   };
   if (!isIp) xdsCluster.dns_lookup_family = 'V4_PREFERRED';
   if (options.tls) xdsCluster.transport_socket = tlsTransportSocket(options.tls, xds.host);
+  const readiness =
+    options.readinessAddress !== undefined
+      ? readinessResources(parseHostPort(options.readinessAddress, 'readiness-address'), admin)
+      : undefined;
 
   return {
     node: { id: nodeId, cluster: `${gateway.namespace}/${gateway.name}` },
@@ -228,7 +289,9 @@ export function buildBootstrap(options: BootstrapOptions): Record<string, unknow
       lds_config: adsSource,
       cds_config: adsSource,
     },
-    static_resources: { clusters: [xdsCluster] },
+    static_resources: readiness
+      ? { listeners: [readiness.listener], clusters: [xdsCluster, readiness.cluster] }
+      : { clusters: [xdsCluster] },
     overload_manager: {
       resource_monitors: [
         {

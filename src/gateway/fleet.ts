@@ -2,6 +2,7 @@
  * Assembles a fleet: one Gateway's ready listeners and the routes attached to them → its FleetModel
  * (ports, filter chains, route configurations, clusters and secrets).
  */
+import { unprivilegedBindPorts } from '../model/managed-fleet';
 import type { FilterChainModel, FleetModel, PortModel, SecretModel } from '../model/fleet';
 import { objectNamespace } from '../store/objects';
 import type { ResolvedGateway, ResolvedListener, StoreView } from './resolved';
@@ -101,10 +102,11 @@ export function buildFleet(
     }
   }
   vhosts.commit();
+  const managed = gw.managed;
   return {
     fleet: gw.fleet,
     gateway: { namespace, name },
-    ports,
+    ports: managed ? withBindPorts(ports) : ports,
     clusters: buildClusters(
       view,
       referencedClusters(ports, usedRoutes, memo.virtualHosts),
@@ -112,7 +114,17 @@ export function buildFleet(
       gw.fleet,
     ),
     secrets: [...secrets.values()].sort((a, b) => compareStrings(a.name, b.name)),
+    ...(managed ? { managed } : {}),
   };
+}
+
+/**
+ * Returns a managed fleet's ports with the unprivileged port each binds where it differs from the
+ * listener port (docs/architecture.md §13): managed Envoys run as non-root.
+ */
+function withBindPorts(ports: PortModel[]): PortModel[] {
+  const bind = unprivilegedBindPorts(ports.map((p) => p.port));
+  return ports.map((p) => (bind.get(p.port) === p.port ? p : { ...p, bindPort: bind.get(p.port) }));
 }
 
 const TLS_KINDS: ReadonlySet<string> = new Set(['TLSRoute']);

@@ -25,9 +25,11 @@ export function gatewayStatus(g: ResolvedGateway, opts: BuildOptions): ObjectSta
   let conditions: Condition[];
   const problem = g.problem;
   if (problem) {
+    // UnsupportedRoutability is the reason of both conditions (docs/architecture.md §13).
+    const notProgrammed = problem.reason === Reason.UnsupportedRoutability ? problem.reason : Reason.Invalid;
     conditions = [
       cond(ConditionType.Accepted, 'False', problem.reason, problem.message),
-      cond(ConditionType.Programmed, 'False', Reason.Invalid, 'the Gateway is not accepted'),
+      cond(ConditionType.Programmed, 'False', notProgrammed, 'the Gateway is not accepted'),
     ];
   } else if (!g.accepted) {
     const msg = own.length === 0 ? 'the Gateway has no listeners' : 'no listener is valid';
@@ -46,8 +48,16 @@ export function gatewayStatus(g: ResolvedGateway, opts: BuildOptions): ObjectSta
             `listeners not valid: ${invalid.join(', ')}`,
           )
         : cond(ConditionType.Accepted, 'True', Reason.Accepted, 'Gateway is accepted'),
-      cond(ConditionType.Programmed, 'True', Reason.Programmed, 'Gateway is programmed on its Envoy fleet'),
+      g.notProgrammed
+        ? cond(ConditionType.Programmed, 'False', g.notProgrammed.reason, g.notProgrammed.message)
+        : cond(
+            ConditionType.Programmed,
+            'True',
+            Reason.Programmed,
+            'Gateway is programmed on its Envoy fleet',
+          ),
     ];
+    if (g.managed) conditions.push(routabilityCondition(g.managed.routability, cond));
   }
   const status: GatewayStatus = {
     addresses: g.addresses.map((a) => ({ ...a })),
@@ -61,6 +71,21 @@ export function gatewayStatus(g: ResolvedGateway, opts: BuildOptions): ObjectSta
     metadata: { namespace: objectNamespace(gw), name: gw.metadata.name, generation: gen },
     status: status as unknown as Record<string, unknown>,
   };
+}
+
+/** Returns the convoy.dev/Routability condition of a managed Gateway: the routability it obtained. */
+function routabilityCondition(
+  routability: string,
+  cond: (type: string, status: Condition['status'], reason: string, message: string) => Condition,
+): Condition {
+  const builtIn = [Reason.Public, Reason.Private, Reason.Cluster] as string[];
+  const reason = builtIn.includes(routability) ? routability : Reason.Vendor;
+  return cond(
+    ConditionType.Routability,
+    'True',
+    reason,
+    `the Gateway's fleet has routability ${routability}`,
+  );
 }
 
 /**

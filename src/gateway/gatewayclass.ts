@@ -2,7 +2,7 @@
  * Resolves the GatewayClasses Convoy owns and builds their status.
  *
  * Convoy owns the classes whose spec.controllerName equals opts.controllerName (docs/gateway-api.md
- * §2). Owned classes are Accepted and advertise the supported features; other classes are left alone.
+ * §2). Owned classes whose parameters are valid (docs/architecture.md §13) are Accepted and advertise the supported features; other classes are left alone.
  * Resolution (resolveGatewayClasses) decides; the status (gatewayClassStatuses) reports it.
  */
 import type { BuildOptions, ResolvedGatewayClass, StoreView } from './resolved';
@@ -12,6 +12,9 @@ import { GATEWAY_API_VERSION, gatewayClassSpec } from './api';
 import { ConditionType, Reason, makeCondition } from '../status/conditions';
 import { supportedFeatures } from './features';
 import { compareStrings } from '../util/compare';
+import type { FleetParameters } from './fleet-parameters';
+import { referencedParameters } from './fleet-parameters';
+import { classRoutabilities } from './routability';
 
 /** Returns the names of the GatewayClasses Convoy owns (its controllerName), leaving out deleting ones. */
 export function ownedGatewayClasses(view: StoreView, opts: BuildOptions): Set<string> {
@@ -24,20 +27,38 @@ export function ownedGatewayClasses(view: StoreView, opts: BuildOptions): Set<st
 }
 
 /**
- * Returns why an owned GatewayClass cannot be accepted, or undefined when it can.
+ * Returns the EnvoyFleet parameters of an owned GatewayClass (undefined: it names none, so its
+ * Gateways are unmanaged unless they name their own), or why the class cannot be accepted.
  *
- * Convoy takes no parameters, so any parametersRef is invalid (the spec says such a class SHOULD be
- * rejected with InvalidParameters).
+ * The spec says a class whose parametersRef is invalid or names a missing object SHOULD be
+ * rejected with InvalidParameters; so is one whose parameters list a routability they cannot give.
  */
-export function gatewayClassProblem(gc: KubeObject): { reason: string; message: string } | undefined {
+export function gatewayClassParameters(
+  view: StoreView,
+  gc: KubeObject,
+  opts: BuildOptions,
+): { parameters?: FleetParameters; problem?: { reason: string; message: string } } {
   const ref = gatewayClassSpec(gc)?.parametersRef;
-  if (ref) {
+  if (!ref) return {};
+  if (!opts.managedFleets)
+    return { problem: managedFleetsOff(`parametersRef ${ref.group || 'core'}/${ref.kind} ${ref.name}`) };
+  const res = referencedParameters(view, ref, ref.namespace, 'parametersRef');
+  if ('problem' in res) return { problem: { reason: Reason.InvalidParameters, message: res.problem } };
+  const routabilities = classRoutabilities(res.parameters);
+  if ('problem' in routabilities) {
     return {
-      reason: Reason.InvalidParameters,
-      message: `parametersRef ${ref.group || 'core'}/${ref.kind} ${ref.name}: Convoy supports no GatewayClass parameters`,
+      problem: { reason: Reason.InvalidParameters, message: `parametersRef: ${routabilities.problem}` },
     };
   }
-  return undefined;
+  return { parameters: res.parameters };
+}
+
+/** The problem of a parametersRef while managed fleets are off. */
+export function managedFleetsOff(what: string): { reason: string; message: string } {
+  return {
+    reason: Reason.InvalidParameters,
+    message: `${what}: this Convoy does not provision fleets, so it takes no parameters (convoy serve --managed-fleets)`,
+  };
 }
 
 /** Resolves the GatewayClasses Convoy owns, sorted by name: whether each is accepted, and why not. */
@@ -48,8 +69,9 @@ export function resolveGatewayClasses(view: StoreView, opts: BuildOptions): Reso
     .filter((gc) => owned.has(gc.metadata.name))
     .sort((a, b) => compareStrings(a.metadata.name, b.metadata.name))
     .map((gc) => {
-      const problem = gatewayClassProblem(gc);
-      return problem ? { object: gc, accepted: false, problem } : { object: gc, accepted: true };
+      const { parameters, problem } = gatewayClassParameters(view, gc, opts);
+      if (problem) return { object: gc, accepted: false, problem };
+      return parameters ? { object: gc, accepted: true, parameters } : { object: gc, accepted: true };
     });
 }
 

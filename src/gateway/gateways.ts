@@ -22,7 +22,9 @@ import type { GatewayStatusAddress, Listener } from './api';
 import { gatewaySpec, listenerSetSpec } from './api';
 import { ConditionType, Reason } from '../status/conditions';
 import { detectConflicts } from './conflicts';
-import { acceptedGatewayClasses, resolveGatewayClasses } from './gatewayclass';
+import { resolveGatewayClasses } from './gatewayclass';
+import type { GatewayInfrastructureResult } from './managed-gateway';
+import { managedAddresses, resolveGatewayInfrastructure } from './managed-gateway';
 import {
   gatewayNotAccepted,
   markOverlappingTLS,
@@ -55,24 +57,23 @@ export function ownedGateways(view: StoreView, ownedClasses: readonly ResolvedGa
 
 /**
  * Returns the reason the Gateway as a whole cannot be accepted, independent of its listeners: its
- * class is ours but not accepted, or it names infrastructure parameters (Convoy supports none).
+ * class is ours but not accepted, or its infrastructure (parameters, routability, static
+ * addresses) cannot be provided; otherwise what resolution decided about its infrastructure.
  */
 function gatewayProblem(
+  view: StoreView,
+  opts: BuildOptions,
   gw: KubeObject,
-  acceptedClasses: Set<string>,
-): { reason: string; message: string } | undefined {
+  acceptedClasses: Map<string, ResolvedGatewayClass>,
+): GatewayInfrastructureResult {
   const spec = gatewaySpec(gw);
-  if (!acceptedClasses.has(spec.gatewayClassName)) {
-    return { reason: Reason.Invalid, message: `GatewayClass ${spec.gatewayClassName} is not accepted` };
-  }
-  const ref = spec.infrastructure?.parametersRef;
-  if (ref) {
+  const gc = acceptedClasses.get(spec.gatewayClassName);
+  if (!gc) {
     return {
-      reason: Reason.InvalidParameters,
-      message: `infrastructure.parametersRef ${ref.group || 'core'}/${ref.kind} ${ref.name}: Convoy supports no Gateway parameters`,
+      problem: { reason: Reason.Invalid, message: `GatewayClass ${spec.gatewayClassName} is not accepted` },
     };
   }
-  return undefined;
+  return resolveGatewayInfrastructure(view, gw, gc.parameters, opts.managedFleets === true);
 }
 
 /** Returns whether a Gateway is accepted, given its own resolved listeners. */
@@ -96,7 +97,7 @@ function resolveGateway(
   opts: BuildOptions,
   gw: KubeObject,
   setsByParent: Map<string, KubeObject[]>,
-  acceptedClasses: Set<string>,
+  acceptedClasses: Map<string, ResolvedGatewayClass>,
   certificates: CertificateState | undefined,
 ): ResolvedGateway {
   const ns = objectNamespace(gw);
@@ -142,7 +143,8 @@ function resolveGateway(
   );
 
   markOverlappingTLS(resolved, opts);
-  const problem = gatewayProblem(gw, acceptedClasses);
+  const infrastructure = gatewayProblem(view, opts, gw, acceptedClasses);
+  const problem = infrastructure.problem;
   let own = resolved.slice(0, ownSpecs.length);
   const accepted = !problem && gatewayAccepted(own);
   if (!accepted) own = own.map((l) => gatewayNotAccepted(l, opts, gw.metadata.generation));
@@ -181,10 +183,31 @@ function resolveGateway(
     fleet: fleetName(ns, gw.metadata.name),
     accepted,
     ...(problem ? { problem } : {}),
-    addresses: gatewayAddresses(gw, view, opts),
+    ...managedFields(view, gw, infrastructure, opts),
     listeners,
     listenerSets,
   };
+}
+
+/** Returns the managed part of a resolved Gateway, or its addresses as an unmanaged one. */
+function managedFields(
+  view: StoreView,
+  gw: KubeObject,
+  infrastructure: GatewayInfrastructureResult,
+  opts: BuildOptions,
+): Pick<ResolvedGateway, 'addresses' | 'managed' | 'notProgrammed'> {
+  const managed = infrastructure.managed;
+  if (!managed || infrastructure.problem) return { addresses: gatewayAddresses(gw, view, opts) };
+  const addresses = managedAddresses(view, gw, managed);
+  const notProgrammed =
+    infrastructure.addressProblem ??
+    (addresses.length === 0
+      ? {
+          reason: Reason.AddressNotAssigned,
+          message: `the Service of the Gateway's fleet has no ${managed.service.type === 'LoadBalancer' ? 'load-balancer ingress' : 'address'} yet`,
+        }
+      : undefined);
+  return { addresses, managed, ...(notProgrammed ? { notProgrammed } : {}) };
 }
 
 /** Returns a Gateway's status.addresses: those of its spec, else the Envoy fleet's. */
@@ -246,7 +269,7 @@ export function resolveGateways(
   classes: readonly ResolvedGatewayClass[] = resolveGatewayClasses(view, opts),
 ): ResolvedGateway[] {
   const setsByParent = listenerSetsByParent(view);
-  const acceptedClasses = acceptedGatewayClasses(classes);
+  const acceptedClasses = new Map(classes.filter((c) => c.accepted).map((c) => [c.object.metadata.name, c]));
   return ownedGateways(view, classes).map((gw) =>
     resolveGateway(view, opts, gw, setsByParent, acceptedClasses, memo),
   );

@@ -11,6 +11,8 @@ import type { FleetModel, SecretModel } from '../model/fleet';
 import type { Condition, ObjectStatus } from '../status/types';
 import type { GatewayStatusAddress } from './api';
 import type { EndpointPolicy } from './endpoint-guard';
+import type { FleetParameters } from './fleet-parameters';
+import type { ManagedFleetModel } from '../model/managed-fleet';
 
 /** Read-only view of the store the build runs against (ObjectStore satisfies it). */
 export interface StoreView {
@@ -42,6 +44,11 @@ export interface BuildOptions {
    * Without either, status.addresses stays empty (Convoy does not provision data planes).
    */
   gatewayAddresses?: { service?: { namespace: string; name: string }; static?: string[] };
+  /**
+   * Convoy provisions managed fleets (docs/architecture.md §13). Off: every parametersRef is
+   * refused with InvalidParameters, as when Convoy took no parameters.
+   */
+  managedFleets?: boolean;
 }
 
 /** Names the Gateway or ListenerSet a listener is declared in. */
@@ -118,8 +125,15 @@ export interface ResolvedGateway {
    * or it names infrastructure parameters); undefined when its listeners decide.
    */
   problem?: { reason: string; message: string };
-  /** Its status.addresses: those of its spec, else the Envoy fleet's (BuildOptions.gatewayAddresses). */
+  /**
+   * Its status.addresses: for a managed fleet, those its Service was given; otherwise those of its
+   * spec, else the Envoy fleet's (BuildOptions.gatewayAddresses).
+   */
   addresses: GatewayStatusAddress[];
+  /** Set when Convoy provisions the Gateway's Envoys (docs/architecture.md §13). */
+  managed?: ManagedFleetModel;
+  /** Why an accepted Gateway is not programmed (AddressNotAssigned, AddressNotUsable). */
+  notProgrammed?: { reason: string; message: string };
   /** The Gateway's own listeners, then attached ListenerSets' listeners, in precedence order. */
   listeners: ResolvedListener[];
   /** ListenerSets whose parentRef names this Gateway (accepted or not), in precedence order. */
@@ -130,8 +144,10 @@ export interface ResolvedGateway {
 export interface ResolvedGatewayClass {
   object: KubeObject;
   accepted: boolean;
-  /** Why it is not accepted (e.g. a parametersRef: Convoy takes no parameters). */
+  /** Why it is not accepted (an invalid or missing parametersRef: InvalidParameters). */
   problem?: { reason: string; message: string };
+  /** Its EnvoyFleet parameters, when it names valid ones (docs/architecture.md §13). */
+  parameters?: FleetParameters;
 }
 
 /** Holds what the whole build returns. */

@@ -1,5 +1,10 @@
 import type { KubeObject, ObjectMeta, WatchedKind } from '../store/objects';
-import { GATEWAY_GROUP } from '../store/objects';
+import {
+  FLEET_PARAMETERS_GROUP,
+  FLEET_PARAMETERS_KIND,
+  FLEET_PARAMETERS_VERSION,
+  GATEWAY_GROUP,
+} from '../store/objects';
 
 /** Describes how one watched kind is reached on the API server and trimmed before it enters the store. */
 export interface ResourceType {
@@ -80,6 +85,15 @@ export const RESOURCE_TYPES: readonly ResourceType[] = [
     optional: false,
   },
   { kind: 'Namespace', group: '', version: 'v1', plural: 'namespaces', namespaced: false, optional: false },
+  // Convoy's parameters CRD (docs/architecture.md §13); optional: unmanaged installs may omit it.
+  {
+    kind: FLEET_PARAMETERS_KIND,
+    group: FLEET_PARAMETERS_GROUP,
+    version: FLEET_PARAMETERS_VERSION,
+    plural: 'envoyfleets',
+    namespaced: true,
+    optional: true,
+  },
 ];
 
 /** Returns the resource of a watched kind, or undefined for a kind Convoy does not watch. */

@@ -14,6 +14,8 @@ import type { ValidityPeriod } from '../pki/validity';
  * function of this model and output is byte-identical for the same input.
  */
 
+import type { ManagedFleetModel } from './managed-fleet';
+
 export type ListenerProtocol = 'HTTP' | 'HTTPS' | 'TLS';
 
 export interface GatewayRef {
@@ -32,6 +34,8 @@ export interface FleetModel {
   clusters: ClusterModel[];
   /** Every certificate referenced by a filter chain in this fleet, sorted by name. */
   secrets: SecretModel[];
+  /** Set when Convoy provisions this fleet's Envoys (docs/architecture.md §13); unmanaged otherwise. */
+  managed?: ManagedFleetModel;
 }
 
 /**
@@ -42,6 +46,11 @@ export interface FleetModel {
 export interface PortModel {
   name: string;
   port: number;
+  /**
+   * The port Envoy binds for this listener port when it differs (a managed fleet runs Envoy as
+   * non-root: ports below 1024 are bound at an unprivileged port its Service targets).
+   */
+  bindPort?: number;
   /** Plain HTTP listener: one RouteConfiguration named like the listener. */
   http?: HttpPortModel;
   /** TLS-terminating or passthrough filter chains, selected by SNI. */

@@ -25,6 +25,11 @@ export const ConditionType = {
    * served; docs/gateway-api.md §8); written only when False.
    */
   CertificateValidity: 'convoy.dev/CertificateValidity',
+  /**
+   * Convoy's: the routability a managed Gateway obtained (docs/architecture.md §13); the reason is
+   * Public, Private, Cluster or Vendor (a vendor-prefixed value, named in the message).
+   */
+  Routability: 'convoy.dev/Routability',
 } as const;
 export type ConditionTypeName = (typeof ConditionType)[keyof typeof ConditionType];
 
@@ -45,6 +50,7 @@ export const Reason = {
   UnsupportedAddress: 'UnsupportedAddress',
   AddressNotAssigned: 'AddressNotAssigned',
   AddressNotUsable: 'AddressNotUsable',
+  UnsupportedRoutability: 'UnsupportedRoutability',
   NoResources: 'NoResources',
   NotAllowed: 'NotAllowed',
   ParentNotAccepted: 'ParentNotAccepted',
@@ -76,6 +82,11 @@ export const Reason = {
   // convoy.dev/CertificateValidity
   Expired: 'Expired',
   NotYetValid: 'NotYetValid',
+  // convoy.dev/Routability
+  Public: 'Public',
+  Private: 'Private',
+  Cluster: 'Cluster',
+  Vendor: 'Vendor',
 } as const;
 export type ReasonName = (typeof Reason)[keyof typeof Reason];
 

@@ -41,6 +41,7 @@ export const WATCHED_KINDS = [
   'Service',
   'EndpointSlice',
   'Namespace',
+  'EnvoyFleet',
 ] as const;
 export type WatchedKind = (typeof WATCHED_KINDS)[number];
 
@@ -48,6 +49,11 @@ export type WatchedKind = (typeof WATCHED_KINDS)[number];
 export const CLUSTER_SCOPED_KINDS: ReadonlySet<string> = new Set(['GatewayClass', 'Namespace']);
 
 export const GATEWAY_GROUP = 'gateway.networking.k8s.io';
+
+/** Convoy's parameters CRD for managed fleets (docs/architecture.md §13). */
+export const FLEET_PARAMETERS_GROUP = 'gateway.convoy.dev';
+export const FLEET_PARAMETERS_VERSION = 'v1alpha1';
+export const FLEET_PARAMETERS_KIND = 'EnvoyFleet';
 
 /** Returns an object's namespace: "" for cluster-scoped kinds, "default" when unset. */
 export function objectNamespace(obj: { kind: string; metadata: ObjectMeta }): string {

@@ -32,8 +32,20 @@ import {
 } from './core';
 import { GATEWAY_KIND_SCHEMAS } from './crds/kinds';
 import { isPlainObject, validateWithSchema } from './schema';
+import type { SchemaNode } from './schema';
+import { envoyFleetSpec } from './crds/envoyfleet';
+import { FLEET_PARAMETERS_GROUP, FLEET_PARAMETERS_KIND, FLEET_PARAMETERS_VERSION } from '../store/objects';
 
 export { GATEWAY_KIND_SCHEMAS } from './crds/kinds';
+
+/** Convoy's own CRDs (docs/architecture.md §13), validated like the Gateway API kinds. */
+const CONVOY_KIND_SCHEMAS: Record<string, { group: string; versions: string[]; spec: SchemaNode }> = {
+  [FLEET_PARAMETERS_KIND]: {
+    group: FLEET_PARAMETERS_GROUP,
+    versions: [FLEET_PARAMETERS_VERSION],
+    spec: envoyFleetSpec,
+  },
+};
 
 interface CoreKind {
   apiVersions: string[];
@@ -56,6 +68,8 @@ const CORE_KINDS: Record<string, CoreKind> = {
 export function servedApiVersions(kind: string): string[] {
   const g = GATEWAY_KIND_SCHEMAS[kind];
   if (g) return g.versions.map((v) => `${GATEWAY_GROUP}/${v}`);
+  const c = CONVOY_KIND_SCHEMAS[kind];
+  if (c) return c.versions.map((v) => `${c.group}/${v}`);
   return CORE_KINDS[kind]?.apiVersions ?? [];
 }
 
@@ -66,6 +80,7 @@ export function servedApiVersions(kind: string): string[] {
  */
 export function apiGroupOf(kind: string): string | undefined {
   if (GATEWAY_KIND_SCHEMAS[kind]) return GATEWAY_GROUP;
+  if (CONVOY_KIND_SCHEMAS[kind]) return CONVOY_KIND_SCHEMAS[kind].group;
   const v = CORE_KINDS[kind]?.apiVersions[0];
   if (v === undefined) return undefined;
   return v.includes('/') ? v.slice(0, v.indexOf('/')) : '';
@@ -91,7 +106,7 @@ function validate(o: unknown): string[] {
   const errors: string[] = [];
   const kind = o.kind;
   if (typeof kind !== 'string' || kind === '') return ["kind: Required value: Object 'Kind' is missing"];
-  const gatewayKind = GATEWAY_KIND_SCHEMAS[kind];
+  const gatewayKind = GATEWAY_KIND_SCHEMAS[kind] ?? CONVOY_KIND_SCHEMAS[kind];
   const coreKind = CORE_KINDS[kind];
   if (!gatewayKind && !coreKind)
     return [`kind: Unsupported value: ${JSON.stringify(kind)}: not a kind Convoy reads`];

@@ -236,4 +236,6 @@ describe('envoy --mode validate accepts every bootstrap variant', () => {
     validate({ ...base, xdsAddress: '[::1]:18000', adminAddress: '127.0.0.1:0' }));
   test('mTLS to a hostname', () => validate({ ...base, tls }));
   test('mTLS to an IP, sotw', () => validate({ ...base, xdsAddress: '127.0.0.1:18000', sotw: true, tls }));
+  test('with the readiness listener of managed fleets', () =>
+    validate({ ...base, tls, readinessAddress: '0.0.0.0:19001' }));
 });

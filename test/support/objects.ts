@@ -355,3 +355,19 @@ export function condSummary(
 ): string[] {
   return (conditions ?? []).map((c) => `${c.type}=${c.status}/${c.reason}`);
 }
+
+// ---------------------------------------------------------------------------------------------
+// Managed fleets
+
+/** An EnvoyFleet (Convoy's parameters CRD, docs/architecture.md §13). */
+export function envoyFleet(name: string, spec: Record<string, unknown>, o: Meta = {}): KubeObject {
+  return { apiVersion: 'gateway.convoy.dev/v1alpha1', kind: 'EnvoyFleet', metadata: meta(name, o), spec };
+}
+
+/** A reference to an EnvoyFleet, for GatewayClass.spec.parametersRef (with namespace) or a Gateway's. */
+export function fleetRef(
+  name: string,
+  namespace?: string,
+): { group: string; kind: string; name: string; namespace?: string } {
+  return { group: 'gateway.convoy.dev', kind: 'EnvoyFleet', name, ...(namespace ? { namespace } : {}) };
+}

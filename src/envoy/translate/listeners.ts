@@ -242,7 +242,7 @@ function buildListener(port: PortModel, bindAddress: string): Listener | undefin
 
   const listener: Listener = {
     name: port.name,
-    address: { socket_address: { address: bindAddress, port_value: port.port } },
+    address: { socket_address: { address: bindAddress, port_value: port.bindPort ?? port.port } },
     stat_prefix: port.name,
     per_connection_buffer_limit_bytes: { value: PER_CONNECTION_BUFFER_LIMIT_BYTES },
   };

@@ -1,0 +1,228 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { buildGateways } from '../../src/gateway/build';
+import type { KubeObject } from '../../src/store/objects';
+import type { BuildOptions } from '../../src/gateway/resolved';
+import { translateFleet } from '../../src/envoy/translate';
+import { unprivilegedBindPorts, fleetObjectName } from '../../src/model/managed-fleet';
+import {
+  OPTS,
+  condSummary,
+  envoyFleet,
+  fleetRef,
+  gateway,
+  gatewayClass,
+  httpListener,
+  listenerSet,
+  storeOf,
+} from '../support/objects';
+
+const MANAGED: BuildOptions = { ...OPTS, managedFleets: true };
+
+function managedClass(ref = fleetRef('edge', 'default')): KubeObject {
+  const gc = gatewayClass();
+  return { ...gc, spec: { ...(gc.spec as object), parametersRef: ref } };
+}
+
+function build(objects: KubeObject[], opts = MANAGED) {
+  const r = buildGateways(storeOf(...objects), opts);
+  const status = (kind: string, name: string) =>
+    r.statuses.find((s) => s.kind === kind && s.metadata.name === name)?.status as
+      { conditions: { type: string; status: string; reason: string }[]; addresses?: unknown[] } | undefined;
+  return { fleets: r.fleets, status };
+}
+
+describe('managed fleets in the gateway model', () => {
+  test('a class without parameters keeps its Gateways unmanaged, as before', () => {
+    const { fleets, status } = build([gatewayClass(), gateway('gw', [httpListener('http', 80)])]);
+    assert.equal(fleets[0].managed, undefined);
+    assert.equal(fleets[0].ports[0].bindPort, undefined, 'unmanaged Envoys bind the listener port');
+    assert.deepEqual(condSummary(status('Gateway', 'gw')?.conditions), [
+      'Accepted=True/Accepted',
+      'Programmed=True/Programmed',
+    ]);
+  });
+
+  test('parameters are refused while managed fleets are off', () => {
+    const { status } = build([managedClass(), envoyFleet('edge', {})], OPTS);
+    assert.deepEqual(condSummary(status('GatewayClass', 'convoy')?.conditions), [
+      'Accepted=False/InvalidParameters',
+    ]);
+  });
+
+  test('a missing, foreign or invalid parametersRef makes the class InvalidParameters', () => {
+    for (const [objects, what] of [
+      [[managedClass()], 'missing'],
+      [
+        [managedClass({ group: 'example.com', kind: 'Thing', name: 'edge', namespace: 'default' })],
+        'foreign',
+      ],
+      [[managedClass(fleetRef('edge')), envoyFleet('edge', {})], 'no namespace'],
+      [[managedClass(), envoyFleet('edge', { workload: { kind: 'StatefulSet' } })], 'invalid'],
+      [[managedClass(), envoyFleet('edge', { routabilities: ['Private'] })], 'Private without a provider'],
+    ] as [KubeObject[], string][]) {
+      const { status } = build(objects);
+      assert.deepEqual(
+        condSummary(status('GatewayClass', 'convoy')?.conditions),
+        ['Accepted=False/InvalidParameters'],
+        what,
+      );
+    }
+  });
+
+  test('class defaults with the Gateway override merged over them; infrastructure labels kept', () => {
+    const { fleets, status } = build([
+      managedClass(),
+      envoyFleet('edge', {
+        workload: { replicas: 3, logLevel: 'debug' },
+        service: { annotations: { a: '1' } },
+      }),
+      envoyFleet('mine', { workload: { kind: 'DaemonSet' }, routability: 'Cluster' }),
+      gateway('gw', [httpListener('http', 80)], {
+        spec: { infrastructure: { parametersRef: fleetRef('mine'), labels: { team: 'a' } } },
+      }),
+    ]);
+    const m = fleets[0].managed!;
+    assert.equal(m.workload.kind, 'DaemonSet');
+    assert.equal(m.workload.replicas, 3);
+    assert.equal(m.workload.logLevel, 'debug');
+    assert.equal(m.service.type, 'ClusterIP');
+    assert.equal(m.routability, 'Cluster');
+    assert.deepEqual(m.labels, { team: 'a' });
+    assert.equal(m.gatewayUid, 'uid--gw');
+    assert.deepEqual(condSummary(status('Gateway', 'gw')?.conditions), [
+      'Accepted=True/Accepted',
+      'Programmed=False/AddressNotAssigned',
+      'convoy.dev/Routability=True/Cluster',
+    ]);
+  });
+
+  test('an unsupported routability is refused, never widened', () => {
+    const { fleets, status } = build([
+      managedClass(),
+      envoyFleet('edge', { routabilities: ['Cluster'] }),
+      envoyFleet('pub', { routability: 'Public' }),
+      gateway('gw', [httpListener('http', 80)], {
+        spec: { infrastructure: { parametersRef: fleetRef('pub') } },
+      }),
+    ]);
+    assert.deepEqual(condSummary(status('Gateway', 'gw')?.conditions), [
+      'Accepted=False/UnsupportedRoutability',
+      'Programmed=False/UnsupportedRoutability',
+    ]);
+    assert.equal(fleets[0]?.managed, undefined, 'no fleet is provisioned');
+  });
+
+  test('Private takes the provider preset; parameters cannot override its annotations', () => {
+    const { fleets } = build([
+      managedClass(),
+      envoyFleet('edge', {
+        routability: 'Private',
+        privateLoadBalancer: { provider: 'GCP' },
+        service: { annotations: { 'networking.gke.io/load-balancer-type': 'External', x: 'y' } },
+      }),
+      gateway('gw', [httpListener('http', 80)]),
+    ]);
+    assert.deepEqual(fleets[0].managed!.service.annotations, {
+      'networking.gke.io/load-balancer-type': 'Internal',
+      x: 'y',
+    });
+  });
+
+  test('addresses come from the Service: load-balancer ingress, or the ClusterIP', () => {
+    const svc = (spec: object, ingress?: object[]): KubeObject => ({
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: 'convoy-gw', namespace: 'default' },
+      spec,
+      ...(ingress ? { loadBalancerIngress: ingress } : {}),
+    });
+    const objects = [managedClass(), envoyFleet('edge', {}), gateway('gw', [httpListener('http', 80)])];
+    const lb = build([...objects, svc({ type: 'LoadBalancer', clusterIP: '10.0.0.5' })]);
+    assert.deepEqual(lb.status('Gateway', 'gw')?.addresses, []);
+    const ready = build([...objects, svc({ type: 'LoadBalancer' }, [{ hostname: 'lb.example.com' }])]);
+    assert.deepEqual(ready.status('Gateway', 'gw')?.addresses, [
+      { type: 'Hostname', value: 'lb.example.com' },
+    ]);
+    const cluster = build([
+      managedClass(),
+      envoyFleet('edge', { routability: 'Cluster' }),
+      gateway('gw', [httpListener('http', 80)]),
+      svc({ type: 'ClusterIP', clusterIP: '10.0.0.5' }),
+    ]);
+    assert.deepEqual(cluster.status('Gateway', 'gw')?.addresses, [{ type: 'IPAddress', value: '10.0.0.5' }]);
+  });
+
+  test('spec.addresses: one IP becomes loadBalancerIP; two cannot be assigned; hostnames are unsupported', () => {
+    const withAddresses = (addresses: object[]) =>
+      build([
+        managedClass(),
+        envoyFleet('edge', {}),
+        gateway('gw', [httpListener('http', 80)], { spec: { addresses: addresses as never } }),
+      ]);
+    assert.equal(
+      withAddresses([{ value: '203.0.113.9' }]).fleets[0].managed!.service.loadBalancerIP,
+      '203.0.113.9',
+    );
+    const two = withAddresses([{ value: '203.0.113.9' }, { value: '203.0.113.10' }]);
+    assert.ok(
+      condSummary(two.status('Gateway', 'gw')?.conditions).includes('Programmed=False/AddressNotUsable'),
+    );
+    const host = withAddresses([{ type: 'Hostname', value: 'a.example.com' }]);
+    assert.ok(
+      condSummary(host.status('Gateway', 'gw')?.conditions).includes('Accepted=False/UnsupportedAddress'),
+    );
+  });
+
+  test('ListenerSet ports join the fleet; ports below 1024 bind unprivileged ports in Envoy', () => {
+    const { fleets } = build([
+      managedClass(),
+      envoyFleet('edge', {}),
+      gateway('gw', [httpListener('http', 80), httpListener('alt', 10080)], {
+        allowedListeners: { namespaces: { from: 'Same' } },
+      }),
+      listenerSet('ls', { name: 'gw' }, [httpListener('ls', 8081)]),
+    ]);
+    assert.deepEqual(
+      fleets[0].ports.map((p) => [p.port, p.bindPort ?? p.port]),
+      [
+        [80, 10081],
+        [8081, 8081],
+        [10080, 10080],
+      ],
+    );
+    const listeners = translateFleet(fleets[0]).listeners;
+    assert.deepEqual(
+      listeners.map((l) => [l.name, l.address?.socket_address?.port_value]),
+      [
+        ['http-80', 10081],
+        ['http-8081', 8081],
+        ['http-10080', 10080],
+      ],
+    );
+  });
+});
+
+describe('managed-fleet names and ports', () => {
+  test('unprivilegedBindPorts is deterministic and collision-free', () => {
+    assert.deepEqual(
+      [...unprivilegedBindPorts([443, 80, 10080])],
+      [
+        [80, 10081],
+        [443, 10443],
+        [10080, 10080],
+      ],
+    );
+    const many = unprivilegedBindPorts([1, 2, 3, 10001, 10002]);
+    assert.equal(new Set(many.values()).size, 5);
+  });
+
+  test('fleetObjectName is a DNS-1035 label of at most 63 characters', () => {
+    assert.equal(fleetObjectName('gw'), 'convoy-gw');
+    for (const name of ['a'.repeat(253), 'my.gateway.example', '1gw']) {
+      const n = fleetObjectName(name);
+      assert.ok(n.length <= 63 && /^[a-z]([-a-z0-9]*[a-z0-9])?$/.test(n), n);
+    }
+    assert.notEqual(fleetObjectName('a'.repeat(100)), fleetObjectName('a'.repeat(101)));
+  });
+});
