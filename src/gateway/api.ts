@@ -309,12 +309,20 @@ export interface HTTPRouteTimeouts {
   backendRequest?: string;
 }
 
+/** HTTPRouteRule.retry (GEP-1731; experimental channel). */
+export interface HTTPRouteRetry {
+  codes?: number[];
+  attempts?: number;
+  backoff?: string;
+}
+
 export interface HTTPRouteRule {
   name?: string;
   matches?: HTTPRouteMatch[];
   filters?: HTTPRouteFilter[];
   backendRefs?: HTTPBackendRef[];
   timeouts?: HTTPRouteTimeouts;
+  retry?: HTTPRouteRetry;
 }
 
 export interface HTTPRouteSpec extends CommonRouteSpec {

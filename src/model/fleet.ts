@@ -91,6 +91,21 @@ export interface RouteModel {
   timeoutMs?: number;
   /** Per-try timeout (timeouts.backendRequest) in milliseconds. */
   perTryTimeoutMs?: number;
+  /** Retries of failed backend requests (HTTPRoute rule `retry`); absent: never retried. */
+  retry?: RetryModel;
+}
+
+/**
+ * Describes when a backend request is retried: on connection errors and per-try timeouts always,
+ * and on the listed response codes; docs/gateway-api.md §19.
+ */
+export interface RetryModel {
+  /** Retries after the first attempt; absent: Envoy's default (1). */
+  attempts?: number;
+  /** Base wait between attempts in milliseconds (> 0); absent: Envoy's default (25 ms). */
+  backoffMs?: number;
+  /** Response codes (400-599) that are retried, sorted ascending, without duplicates. */
+  codes: number[];
 }
 
 export interface RouteMatchModel {

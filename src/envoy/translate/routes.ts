@@ -19,7 +19,8 @@ import type {
   VirtualHostModel,
   WeightedCluster,
 } from '../../model/fleet';
-import { Enum, durationMs, escapeRegex, memoByNode } from './common';
+import { Enum, escapeRegex, memoByNode } from './common';
+import { timeoutAndRetry } from './retry';
 
 /**
  * Translates model virtual hosts and routes to Envoy RouteConfigurations (RDS).
@@ -233,17 +234,7 @@ function translateForward(
   if (action.rewrite?.path)
     Object.assign(out, translatePathModifier(action.rewrite.path, route.match.path, false));
   if (action.rewrite?.hostname) out.host_rewrite_literal = action.rewrite.hostname;
-  if (route.timeoutMs !== undefined) {
-    // 0 disables the timeout; Envoy's own default (15s) applies when unset.
-    out.timeout = durationMs(route.timeoutMs);
-  } else if (route.perTryTimeoutMs) {
-    // Only a backend timeout: the overall timeout must not cut it short (Envoy's default is 15s).
-    out.timeout = durationMs(route.perTryTimeoutMs);
-  }
-  if (route.perTryTimeoutMs) {
-    // A retry policy without retry_on never retries; it only carries the per-attempt timeout.
-    out.retry_policy = { per_try_timeout: durationMs(route.perTryTimeoutMs) };
-  }
+  Object.assign(out, timeoutAndRetry(route));
   const mirrors = (action.mirrors ?? []).filter((m) => m.percent === undefined || m.percent > 0);
   if (mirrors.length) {
     out.request_mirror_policies = mirrors.map((m) =>

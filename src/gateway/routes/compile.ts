@@ -14,6 +14,7 @@ import type {
   HTTPPathModifier,
   HTTPRouteFilter,
   HTTPRouteSpec,
+  HTTPRouteRetry,
   HTTPRouteTimeouts,
 } from '../api';
 import { Reason } from '../../status/conditions';
@@ -21,6 +22,7 @@ import type { BackendUse, ClusterRef } from '../backends';
 import { resolveBackendRef } from '../backends';
 import type { BackendPolicy } from '../backends';
 import { parseDuration } from './duration';
+import { retryOf } from './retry';
 import type { CompiledMatch } from './matches';
 import { compileGRPCMatch, compileHTTPMatch } from './matches';
 import {
@@ -343,6 +345,7 @@ interface GenericRule {
   filters: HTTPRouteFilter[];
   backendRefs: HTTPBackendRef[];
   timeouts?: HTTPRouteTimeouts;
+  retry?: HTTPRouteRetry;
 }
 
 /**
@@ -379,6 +382,7 @@ function compileRoute(
       const parts = compileFilters(ctx, rule.filters, rule.matches, grpc);
       const { backends, invalidWeight } = compileBackends(ctx, rule.backendRefs);
       const timeouts = grpc ? {} : timeoutsOf(rule.timeouts);
+      const retry = grpc ? undefined : retryOf(rule.retry);
       const errorStatus = grpc ? 503 : 500;
       let action: RouteActionModel;
       if (parts.unresolvedExtension) action = { kind: 'direct', status: errorStatus };
@@ -401,6 +405,7 @@ function compileRoute(
         if (parts.responseHeaders) model.responseHeaders = parts.responseHeaders;
         if (timeouts.timeoutMs !== undefined) model.timeoutMs = timeouts.timeoutMs;
         if (timeouts.perTryTimeoutMs !== undefined) model.perTryTimeoutMs = timeouts.perTryTimeoutMs;
+        if (retry) model.retry = retry;
         entries.push({ model, precedence: { ...m.precedence, rule: i, match: j } });
       });
       clusters.push(...ctx.clusters);
@@ -446,6 +451,7 @@ export function compileHTTPRoute(
       filters: arr(r.filters),
       backendRefs: arr(r.backendRefs),
       timeouts: r.timeouts,
+      retry: r.retry,
     };
   });
   return compileRoute(view, obj, 'HTTPRoute', hostnamesOf(spec), rules, policy);

@@ -1,0 +1,67 @@
+import type { FleetModel, RouteModel } from '../../src/model/fleet';
+import { MAX_RETRY_ATTEMPTS } from '../../src/gateway/routes/retry';
+
+/**
+ * A hand-built FleetModel for the per-route features of docs/gateway-api.md §19 onwards (retries
+ * and their timeout budget), including the largest values the CRDs let through, so the golden
+ * file and `envoy --mode validate` cover them.
+ */
+
+/** The longest Gateway API duration: four groups of 99999 hours. */
+export const LONGEST_DURATION_MS = 4 * 99_999 * 3_600_000;
+
+const WEB = 'default/web/80';
+
+function forward(rule: number, prefix: string, extra: Partial<RouteModel>): RouteModel {
+  return {
+    name: `HTTPRoute/default/features/rule/${rule}/match/0`,
+    match: { path: { type: 'PathPrefix', value: prefix } },
+    action: { kind: 'forward', backends: [{ cluster: WEB, weight: 1 }] },
+    ...extra,
+  };
+}
+
+/** Routes with retry policies: plain, with every timeout combination, and at the CRD's extremes. */
+export function retryRoutes(): RouteModel[] {
+  return [
+    forward(0, '/retry-codes', { retry: { attempts: 3, codes: [500, 502] } }),
+    forward(1, '/retry-connection', { retry: { codes: [] } }),
+    forward(2, '/retry-backoff', { retry: { attempts: 2, backoffMs: 100, codes: [503] }, timeoutMs: 5_000 }),
+    forward(3, '/retry-per-try', { retry: { attempts: 2, codes: [504] }, perTryTimeoutMs: 250 }),
+    forward(4, '/retry-both', { retry: { codes: [500] }, timeoutMs: 3_000, perTryTimeoutMs: 1_000 }),
+    forward(5, '/retry-largest', {
+      retry: { attempts: MAX_RETRY_ATTEMPTS, backoffMs: LONGEST_DURATION_MS, codes: [400, 599] },
+      perTryTimeoutMs: LONGEST_DURATION_MS,
+    }),
+    forward(6, '/retry-largest-request', {
+      retry: { attempts: MAX_RETRY_ATTEMPTS, backoffMs: LONGEST_DURATION_MS, codes: [500] },
+      timeoutMs: LONGEST_DURATION_MS,
+      perTryTimeoutMs: LONGEST_DURATION_MS,
+    }),
+    forward(7, '/timeouts-largest', { timeoutMs: LONGEST_DURATION_MS, perTryTimeoutMs: LONGEST_DURATION_MS }),
+    forward(8, '/timeouts-per-try-largest', { perTryTimeoutMs: LONGEST_DURATION_MS }),
+  ];
+}
+
+/** Plain HTTP with one virtual host carrying every per-route feature. */
+export function routeFeaturesFleet(): FleetModel {
+  return {
+    fleet: 'infra/gw',
+    gateway: { namespace: 'infra', name: 'gw' },
+    ports: [
+      {
+        name: 'http-8080',
+        port: 8080,
+        http: {
+          routeConfigName: 'http-8080',
+          virtualHosts: [
+            { name: 'features.example.com', domains: ['features.example.com'], routes: retryRoutes() },
+          ],
+        },
+        filterChains: [],
+      },
+    ],
+    clusters: [{ name: WEB, protocol: 'http1', endpoints: [{ address: '10.0.0.1', port: 80, ready: true }] }],
+    secrets: [],
+  };
+}
