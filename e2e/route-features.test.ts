@@ -1,0 +1,148 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { request, waitFor, type EchoResponse, type HttpResult } from './harness';
+import { CONTROLLER, GATEWAY, World, condition, type Variant } from './support/world';
+
+/**
+ * Per-route HTTPRoute features through a real Envoy in file mode, for both ADS variants: retries
+ * (docs/gateway-api.md §19). Each feature is proven by traffic, and a change to one route's
+ * policy is shown to leave the Listener alone.
+ */
+
+const API = 'gateway.networking.k8s.io/v1';
+const HOST = 'features.example.com';
+
+function route(name: string, rules: object[]): object {
+  return {
+    apiVersion: API,
+    kind: 'HTTPRoute',
+    metadata: { name, namespace: 'default' },
+    spec: { parentRefs: [{ name: GATEWAY.name }], hostnames: [HOST], rules },
+  };
+}
+
+const prefix = (value: string) => [{ path: { type: 'PathPrefix', value } }];
+const flaky = [{ name: 'flaky', port: 80 }];
+
+/** The retry routes; `codesRetry` is the policy of /retry, which one test changes. */
+function retryRoutes(codesRetry: object): object[] {
+  return [
+    route('retries', [
+      { matches: prefix('/retry'), retry: codesRetry, backendRefs: flaky },
+      {
+        matches: prefix('/timeout-retry'),
+        timeouts: { backendRequest: '500ms' },
+        retry: { attempts: 2, backoff: '10ms' },
+        backendRefs: flaky,
+      },
+      { matches: prefix('/no-retry'), backendRefs: flaky },
+    ]),
+  ];
+}
+
+function echo(r: HttpResult): EchoResponse {
+  assert.equal(r.status, 200, `expected 200, got ${r.status}: ${r.body.slice(0, 200)}`);
+  return r.json<EchoResponse>();
+}
+
+let keySeq = 0;
+
+for (const variant of ['delta', 'sotw'] as Variant[]) {
+  describe(`HTTPRoute features through real Envoy (${variant} ADS)`, { concurrency: false }, () => {
+    let w: World;
+    const get = (path: string, headers: Record<string, string> = {}, method = 'GET') =>
+      request({ port: w.ports.http, host: HOST, path, headers, method });
+    /** A request whose first `failFirst` attempts at the backend fail as `failWith` says. */
+    const flakyGet = async (path: string, failFirst: number, failWith = '500') => {
+      const key = `${variant}-${++keySeq}`;
+      const r = await get(`${path}?key=${key}&failFirst=${failFirst}&failWith=${failWith}`);
+      return { r, attempts: w.backends.get('flaky')!.attempts(key) };
+    };
+
+    before(async () => {
+      w = await World.create(variant);
+      await w.addBackend('flaky');
+      w.write('00-gateway.yaml', [
+        {
+          apiVersion: API,
+          kind: 'GatewayClass',
+          metadata: { name: 'convoy' },
+          spec: { controllerName: CONTROLLER },
+        },
+        {
+          apiVersion: API,
+          kind: 'Gateway',
+          metadata: { name: GATEWAY.name, namespace: GATEWAY.namespace },
+          spec: {
+            gatewayClassName: 'convoy',
+            listeners: [{ name: 'http', protocol: 'HTTP', port: w.ports.http }],
+          },
+        },
+      ]);
+      w.write('01-services.yaml', w.serviceDocs('flaky'));
+      w.write('10-retries.yaml', retryRoutes({ codes: [500], attempts: 3 }));
+      await w.startConvoy();
+      await w.startEnvoy();
+      await waitFor(async () => (await get('/no-retry')).status === 200, {
+        what: 'first request through Envoy',
+        timeoutMs: 30_000,
+        context: () => `${w.envoy.logContext(20)}\n${w.convoy.logContext(20)}`,
+      });
+    });
+
+    after(async () => {
+      await w?.dispose();
+    });
+
+    test('retry: a listed code is retried up to `attempts` times, then the last failure is returned', async () => {
+      const ok = await flakyGet('/retry', 2);
+      assert.equal(echo(ok.r).attempt, 3, 'two failures, then the third attempt answers');
+      const exhausted = await flakyGet('/retry', 4);
+      assert.equal(exhausted.r.status, 500);
+      assert.equal(exhausted.attempts, 4, 'the first attempt and 3 retries');
+    });
+
+    test('retry: a code that is not listed is not retried; no retry policy, no retry', async () => {
+      const unlisted = await flakyGet('/retry', 1, '503');
+      assert.equal(unlisted.r.status, 503);
+      assert.equal(unlisted.attempts, 1);
+      const plain = await flakyGet('/no-retry', 1);
+      assert.equal(plain.r.status, 500);
+      assert.equal(plain.attempts, 1);
+    });
+
+    test('retry (HTTPRouteRetryConnectionError): a reset connection is retried', async () => {
+      const reset = await flakyGet('/retry', 1, 'reset');
+      assert.equal(echo(reset.r).attempt, 2);
+      const plain = await flakyGet('/no-retry', 1, 'reset');
+      assert.notEqual(plain.r.status, 200, 'without a retry policy the reset reaches the client');
+    });
+
+    test('retry (HTTPRouteRetryBackendTimeout): an attempt exceeding backendRequest is retried', async () => {
+      const slow = await flakyGet('/timeout-retry', 1, 'hang');
+      assert.equal(echo(slow.r).attempt, 2, 'the hanging attempt timed out and the retry answered');
+      const tooSlow = await flakyGet('/timeout-retry', 3, 'hang');
+      assert.equal(tooSlow.r.status, 504, 'every attempt timed out');
+      assert.equal(tooSlow.attempts, 3, 'the first attempt and 2 retries');
+    });
+
+    test('changing a route retry policy updates its RouteConfiguration, never the Listener', async () => {
+      const modified = await w.envoy.counter('listener_manager.listener_modified');
+      const added = await w.envoy.counter('listener_manager.listener_added');
+      w.write('10-retries.yaml', retryRoutes({ codes: [500, 503], attempts: 1 }));
+      await waitFor(async () => (await flakyGet('/retry', 1, '503')).r.status === 200, {
+        what: 'the new retry policy (503 retried) in effect',
+        timeoutMs: 30_000,
+      });
+      await w.waitEnvoySynced('Envoy in sync');
+      const once = await flakyGet('/retry', 2);
+      assert.equal(once.r.status, 500, 'attempts is now 1');
+      assert.equal(once.attempts, 2);
+      assert.equal(await w.envoy.counter('listener_manager.listener_modified'), modified);
+      assert.equal(await w.envoy.counter('listener_manager.listener_added'), added);
+      const s = await w.statusOf('HTTPRoute', 'retries');
+      const parents = s?.status.parents as { conditions: unknown }[];
+      assert.equal(condition(parents[0].conditions, 'Accepted')?.status, 'True');
+    });
+  });
+}
