@@ -5,7 +5,7 @@ import { CONTROLLER, GATEWAY, World, condition, type Variant } from './support/w
 
 /**
  * Per-route HTTPRoute features through a real Envoy in file mode, for both ADS variants: retries
- * (docs/gateway-api.md §19). Each feature is proven by traffic, and a change to one route's
+ * (docs/gateway-api.md §19), CORS (§20). Each feature is proven by traffic, and a change to one route's
  * policy is shown to leave the Listener alone.
  */
 
@@ -36,6 +36,34 @@ function retryRoutes(codesRetry: object): object[] {
         backendRefs: flaky,
       },
       { matches: prefix('/no-retry'), backendRefs: flaky },
+    ]),
+  ];
+}
+
+/** The CORS routes of the conformance test, with `maxAge` of /cors-1 as a parameter. */
+function corsRoutes(maxAge: number): object[] {
+  const cors = (policy: object, path: string) => ({
+    matches: prefix(path),
+    filters: [{ type: 'CORS', cors: policy }],
+    backendRefs: flaky,
+  });
+  return [
+    route('cors', [
+      cors(
+        {
+          allowOrigins: ['https://www.foo.com', 'https://*.bar.com'],
+          allowMethods: ['GET', 'OPTIONS'],
+          allowHeaders: ['x-header-1', 'x-header-2'],
+          exposeHeaders: ['x-header-3', 'x-header-4'],
+          allowCredentials: true,
+          maxAge,
+        },
+        '/cors-1',
+      ),
+      cors(
+        { allowOrigins: ['*'], allowMethods: ['*'], allowHeaders: ['*'], allowCredentials: true },
+        '/cors-any',
+      ),
     ]),
   ];
 }
@@ -81,6 +109,7 @@ for (const variant of ['delta', 'sotw'] as Variant[]) {
       ]);
       w.write('01-services.yaml', w.serviceDocs('flaky'));
       w.write('10-retries.yaml', retryRoutes({ codes: [500], attempts: 3 }));
+      w.write('11-cors.yaml', corsRoutes(3600));
       await w.startConvoy();
       await w.startEnvoy();
       await waitFor(async () => (await get('/no-retry')).status === 200, {
@@ -143,6 +172,75 @@ for (const variant of ['delta', 'sotw'] as Variant[]) {
       const s = await w.statusOf('HTTPRoute', 'retries');
       const parents = s?.status.parents as { conditions: unknown }[];
       assert.equal(condition(parents[0].conditions, 'Accepted')?.status, 'True');
+    });
+
+    const preflight = (path: string, origin: string, extra: Record<string, string> = {}) =>
+      get(path, { origin, 'access-control-request-method': 'GET', ...extra }, 'OPTIONS');
+
+    test('CORS: Envoy answers a preflight from an allowed origin itself, with the policy', async () => {
+      const before = w.backends.get('flaky')!.requests;
+      for (const origin of ['https://www.foo.com', 'https://www.bar.com', 'https://xpto.www.bar.com']) {
+        const r = await preflight('/cors-1', origin, {
+          'access-control-request-headers': 'x-header-1, x-header-2',
+        });
+        assert.equal(r.status, 200);
+        assert.equal(r.headers['access-control-allow-origin'], origin);
+        assert.equal(r.headers['access-control-allow-methods'], 'GET, OPTIONS');
+        assert.equal(r.headers['access-control-allow-headers'], 'x-header-1, x-header-2');
+        assert.equal(r.headers['access-control-expose-headers'], 'x-header-3, x-header-4');
+        assert.equal(r.headers['access-control-max-age'], '3600');
+        assert.equal(r.headers['access-control-allow-credentials'], 'true');
+      }
+      assert.equal(w.backends.get('flaky')!.requests, before, 'no preflight reached the backend');
+    });
+
+    test('CORS: other origins get no CORS headers; simple requests get them from an allowed origin', async () => {
+      for (const origin of ['https://foobar.com', 'http://www.foo.com', 'https://bar.com']) {
+        const r = await preflight('/cors-1', origin);
+        assert.equal(r.headers['access-control-allow-origin'], undefined, origin);
+      }
+      const simple = await get('/cors-1', { origin: 'https://www.foo.com' });
+      assert.equal(echo(simple).backend, 'flaky');
+      assert.equal(simple.headers['access-control-allow-origin'], 'https://www.foo.com');
+      assert.equal(simple.headers['access-control-expose-headers'], 'x-header-3, x-header-4');
+      const other = await get('/cors-1', { origin: 'https://foobar.com' });
+      assert.equal(other.status, 200);
+      assert.equal(other.headers['access-control-allow-origin'], undefined);
+      const none = await get('/no-retry', { origin: 'https://www.foo.com' });
+      assert.equal(
+        none.headers['access-control-allow-origin'],
+        undefined,
+        'a route without CORS adds nothing',
+      );
+    });
+
+    test("CORS: '*' with credentials echoes the origin, method and headers instead of '*'", async () => {
+      const r = await get(
+        '/cors-any',
+        {
+          origin: 'https://other.foo.com:12345',
+          'access-control-request-method': 'PUT',
+          'access-control-request-headers': 'x-header-1, x-header-2',
+        },
+        'OPTIONS',
+      );
+      assert.equal(r.status, 200);
+      assert.equal(r.headers['access-control-allow-origin'], 'https://other.foo.com:12345');
+      assert.equal(r.headers['access-control-allow-methods'], 'PUT');
+      assert.equal(r.headers['access-control-allow-headers'], 'x-header-1, x-header-2');
+      assert.equal(r.headers['access-control-allow-credentials'], 'true');
+    });
+
+    test('changing a CORS policy updates the RouteConfiguration, never the Listener', async () => {
+      const modified = await w.envoy.counter('listener_manager.listener_modified');
+      w.write('11-cors.yaml', corsRoutes(60));
+      await waitFor(
+        async () =>
+          (await preflight('/cors-1', 'https://www.foo.com')).headers['access-control-max-age'] === '60',
+        { what: 'the new maxAge in effect', timeoutMs: 30_000 },
+      );
+      await w.waitEnvoySynced('Envoy in sync');
+      assert.equal(await w.envoy.counter('listener_manager.listener_modified'), modified);
     });
   });
 }

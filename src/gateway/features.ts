@@ -2,7 +2,7 @@
  * What Convoy supports, named exactly as Gateway API v1.6.1 `pkg/features` spells it. This list
  * is published in GatewayClass.status.supportedFeatures, and the conformance suite infers which
  * tests to run from it: list only what is implemented end to end (route compiler in routes/,
- * Envoy translation in src/envoy). Not claimed: WebSocket backends, CORS, named route rules,
+ * Envoy translation in src/envoy). Not claimed: WebSocket backends, named route rules,
  * static addresses, frontend/backend client certificates, TLSRoute mixed modes, TCP/UDP.
  */
 
@@ -37,6 +37,7 @@ export const SUPPORTED_FEATURES: readonly string[] = [
   'HTTPRouteRetry',
   'HTTPRouteRetryBackendTimeout',
   'HTTPRouteRetryConnectionError',
+  'HTTPRouteCORS',
   // GRPCRoute
   'GRPCRoute',
   // TLSRoute: passthrough (core) and terminate (extended); not mixed modes on one port.

@@ -93,6 +93,20 @@ export interface RouteModel {
   perTryTimeoutMs?: number;
   /** Retries of failed backend requests (HTTPRoute rule `retry`); absent: never retried. */
   retry?: RetryModel;
+  /** The CORS filter of the rule; docs/gateway-api.md §20. */
+  cors?: CorsModel;
+}
+
+/** Describes a rule's CORS policy, already checked (origin regexes within Envoy's limits). */
+export interface CorsModel {
+  /** Origins allowed: exact (compared ignoring case) or regular expressions; empty allows none. */
+  origins: StringMatchModel[];
+  allowMethods: string[];
+  allowHeaders: string[];
+  exposeHeaders: string[];
+  allowCredentials: boolean;
+  /** Access-Control-Max-Age in seconds; absent: the header is not sent. */
+  maxAgeSeconds?: number;
 }
 
 /**

@@ -43,6 +43,39 @@ export function retryRoutes(): RouteModel[] {
   ];
 }
 
+/** Routes with CORS policies as src/gateway/routes/cors.ts compiles them. */
+export function corsRoutes(): RouteModel[] {
+  return [
+    forward(20, '/cors-1', {
+      cors: {
+        origins: [
+          { name: 'origin', type: 'Exact', value: 'https://www.foo.com' },
+          { name: 'origin', type: 'Exact', value: 'https://www.foo.com:443' },
+          { name: 'origin', type: 'RegularExpression', value: 'https://[-.a-z0-9]+\\.bar\\.com(:443)?' },
+        ],
+        allowMethods: ['GET', 'OPTIONS'],
+        allowHeaders: ['x-header-1', 'x-header-2'],
+        exposeHeaders: ['x-header-3', 'x-header-4'],
+        allowCredentials: true,
+        maxAgeSeconds: 3600,
+      },
+    }),
+    forward(21, '/cors-any', {
+      cors: {
+        origins: [{ name: 'origin', type: 'RegularExpression', value: '.*' }],
+        allowMethods: ['*'],
+        allowHeaders: ['*'],
+        exposeHeaders: [],
+        allowCredentials: false,
+        maxAgeSeconds: 5,
+      },
+    }),
+    forward(22, '/cors-none', {
+      cors: { origins: [], allowMethods: [], allowHeaders: [], exposeHeaders: [], allowCredentials: false },
+    }),
+  ];
+}
+
 /** Plain HTTP with one virtual host carrying every per-route feature. */
 export function routeFeaturesFleet(): FleetModel {
   return {
@@ -55,7 +88,11 @@ export function routeFeaturesFleet(): FleetModel {
         http: {
           routeConfigName: 'http-8080',
           virtualHosts: [
-            { name: 'features.example.com', domains: ['features.example.com'], routes: retryRoutes() },
+            {
+              name: 'features.example.com',
+              domains: ['features.example.com'],
+              routes: [...retryRoutes(), ...corsRoutes()],
+            },
           ],
         },
         filterChains: [],

@@ -21,6 +21,7 @@ import type {
 } from '../../model/fleet';
 import { Enum, escapeRegex, memoByNode } from './common';
 import { timeoutAndRetry } from './retry';
+import { corsPerFilterConfig } from './cors';
 
 /**
  * Translates model virtual hosts and routes to Envoy RouteConfigurations (RDS).
@@ -316,6 +317,7 @@ export const translateRoute = memoByNode((route: RouteModel): Route => {
   if (req.remove) out.request_headers_to_remove = req.remove;
   if (res.add) out.response_headers_to_add = res.add;
   if (res.remove) out.response_headers_to_remove = res.remove;
+  if (route.cors) out.typed_per_filter_config = corsPerFilterConfig(route.cors);
   return out;
 });
 

@@ -5,7 +5,13 @@
  */
 import type { StoreView } from '../resolved';
 import type { KubeObject } from '../../store/objects';
-import type { HeaderModifierModel, RouteActionModel, RouteModel, WeightedCluster } from '../../model/fleet';
+import type {
+  CorsModel,
+  HeaderModifierModel,
+  RouteActionModel,
+  RouteModel,
+  WeightedCluster,
+} from '../../model/fleet';
 import type {
   BackendObjectReference,
   GRPCRouteSpec,
@@ -23,6 +29,7 @@ import { resolveBackendRef } from '../backends';
 import type { BackendPolicy } from '../backends';
 import { parseDuration } from './duration';
 import { retryOf } from './retry';
+import { compileCors } from './cors';
 import type { CompiledMatch } from './matches';
 import { compileGRPCMatch, compileHTTPMatch } from './matches';
 import {
@@ -174,6 +181,7 @@ interface RuleParts {
   redirect?: Extract<RouteActionModel, { kind: 'redirect' }>;
   rewrite?: { hostname?: string; path?: { type: 'ReplaceFullPath' | 'ReplacePrefixMatch'; value: string } };
   mirrors: { cluster: string; percent?: number }[];
+  cors?: CorsModel;
   /** An ExtensionRef we cannot resolve: requests must get an error, never skip the filter. */
   unresolvedExtension: boolean;
 }
@@ -183,6 +191,7 @@ const SINGLE_USE_FILTERS = new Set([
   'ResponseHeaderModifier',
   'RequestRedirect',
   'URLRewrite',
+  'CORS',
 ]);
 
 /** Compiles a rule's filters into header modifiers, redirect, rewrite and mirrors. */
@@ -257,6 +266,10 @@ function compileFilters(
         }
         break;
       }
+      case 'CORS':
+        if (grpc) fail('CORS is not a GRPCRoute filter');
+        parts.cors = compileCors(f.cors);
+        break;
       case 'ExtensionRef': {
         const ref = f.extensionRef;
         ctx.refProblems.push({
@@ -406,6 +419,7 @@ function compileRoute(
         if (timeouts.timeoutMs !== undefined) model.timeoutMs = timeouts.timeoutMs;
         if (timeouts.perTryTimeoutMs !== undefined) model.perTryTimeoutMs = timeouts.perTryTimeoutMs;
         if (retry) model.retry = retry;
+        if (parts.cors) model.cors = parts.cors;
         entries.push({ model, precedence: { ...m.precedence, rule: i, match: j } });
       });
       clusters.push(...ctx.clusters);
