@@ -5,7 +5,7 @@ import { CONTROLLER, GATEWAY, World, condition, type Variant } from './support/w
 
 /**
  * Per-route HTTPRoute features through a real Envoy in file mode, for both ADS variants: retries
- * (docs/gateway-api.md §19), CORS (§20). Each feature is proven by traffic, and a change to one route's
+ * (docs/gateway-api.md §19), CORS (§20), named rules (§21). Each feature is proven by traffic, and a change to one route's
  * policy is shown to leave the Listener alone.
  */
 
@@ -110,6 +110,13 @@ for (const variant of ['delta', 'sotw'] as Variant[]) {
       w.write('01-services.yaml', w.serviceDocs('flaky'));
       w.write('10-retries.yaml', retryRoutes({ codes: [500], attempts: 3 }));
       w.write('11-cors.yaml', corsRoutes(3600));
+      w.write('12-named.yaml', [
+        route('named', [
+          { name: 'checkout', matches: [...prefix('/named'), ...prefix('/also-named')], backendRefs: flaky },
+          { matches: prefix('/unnamed'), backendRefs: flaky },
+          { name: 'checkout', matches: prefix('/duplicate'), backendRefs: flaky },
+        ]),
+      ]);
       await w.startConvoy();
       await w.startEnvoy();
       await waitFor(async () => (await get('/no-retry')).status === 200, {
@@ -241,6 +248,26 @@ for (const variant of ['delta', 'sotw'] as Variant[]) {
       );
       await w.waitEnvoySynced('Envoy in sync');
       assert.equal(await w.envoy.counter('listener_manager.listener_modified'), modified);
+    });
+
+    test('named rules: traffic, per-rule Envoy stats under the name, a duplicate name dropped in status', async () => {
+      const stat = `vhost.${HOST}.route.HTTPRoute/default/named/checkout.upstream_rq_completed`;
+      const before = await w.envoy.counter(stat);
+      for (const path of ['/named', '/also-named', '/named/x'])
+        assert.equal(echo(await get(path)).backend, 'flaky');
+      assert.equal(echo(await get('/unnamed')).backend, 'flaky');
+      let seen = before;
+      await waitFor(async () => (seen = await w.envoy.counter(stat)) === before + 3, {
+        what: `${stat} counting both matches of the named rule`,
+        timeoutMs: 20_000,
+        context: () => `counter went from ${before} to ${seen}`,
+      });
+      assert.equal((await get('/duplicate')).status, 404, 'the rule reusing a name is not served');
+      const s = await w.statusOf('HTTPRoute', 'named');
+      const parents = s?.status.parents as { conditions: unknown }[];
+      const partly = condition(parents[0].conditions, 'PartiallyInvalid');
+      assert.equal(partly?.status, 'True');
+      assert.match(partly?.message ?? '', /rule 2 "checkout": the name is already used by rule 0/);
     });
   });
 }

@@ -2,7 +2,7 @@
  * What Convoy supports, named exactly as Gateway API v1.6.1 `pkg/features` spells it. This list
  * is published in GatewayClass.status.supportedFeatures, and the conformance suite infers which
  * tests to run from it: list only what is implemented end to end (route compiler in routes/,
- * Envoy translation in src/envoy). Not claimed: WebSocket backends, named route rules,
+ * Envoy translation in src/envoy). Not claimed: WebSocket backends,
  * static addresses, frontend/backend client certificates, TLSRoute mixed modes, TCP/UDP.
  */
 
@@ -38,8 +38,10 @@ export const SUPPORTED_FEATURES: readonly string[] = [
   'HTTPRouteRetryBackendTimeout',
   'HTTPRouteRetryConnectionError',
   'HTTPRouteCORS',
+  'HTTPRouteNamedRouteRule',
   // GRPCRoute
   'GRPCRoute',
+  'GRPCRouteNamedRouteRule',
   // TLSRoute: passthrough (core) and terminate (extended); not mixed modes on one port.
   'TLSRoute',
   'TLSRouteModeTerminate',

@@ -95,6 +95,11 @@ export interface RouteModel {
   retry?: RetryModel;
   /** The CORS filter of the rule; docs/gateway-api.md §20. */
   cors?: CorsModel;
+  /**
+   * For a rule with a `name` (GEP-995): `HTTPRoute/ns/name/<rule name>` (names.ts), the prefix of
+   * its per-route Envoy stats (docs/gateway-api.md §21).
+   */
+  statPrefix?: string;
 }
 
 /** Describes a rule's CORS policy, already checked (origin regexes within Envoy's limits). */

@@ -76,6 +76,14 @@ export function corsRoutes(): RouteModel[] {
   ];
 }
 
+/** Two matches of one named rule (GEP-995): both count in the same per-route stats. */
+export function namedRuleRoutes(): RouteModel[] {
+  return [0, 1].map((match) => ({
+    ...forward(30, `/named-${match}`, { statPrefix: 'HTTPRoute/default/features/checkout' }),
+    name: `HTTPRoute/default/features/rule/30/match/${match}`,
+  }));
+}
+
 /** Plain HTTP with one virtual host carrying every per-route feature. */
 export function routeFeaturesFleet(): FleetModel {
   return {
@@ -91,7 +99,7 @@ export function routeFeaturesFleet(): FleetModel {
             {
               name: 'features.example.com',
               domains: ['features.example.com'],
-              routes: [...retryRoutes(), ...corsRoutes()],
+              routes: [...retryRoutes(), ...corsRoutes(), ...namedRuleRoutes()],
             },
           ],
         },

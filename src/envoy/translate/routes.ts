@@ -293,6 +293,8 @@ export function translateHeaderModifier(mod: HeaderModifierModel | undefined): {
 /** Translates one model route to one Envoy Route; pure in the route node, so memoized by it. */
 export const translateRoute = memoByNode((route: RouteModel): Route => {
   const out: Route = { name: route.name, match: translateRouteMatch(route.match) };
+  // Per-route stats, rooted at vhost.<virtual host>.route.<stat_prefix>; only for named rules.
+  if (route.statPrefix) out.stat_prefix = route.statPrefix;
   const action = route.action;
   switch (action.kind) {
     case 'forward': {

@@ -30,6 +30,7 @@ import type { BackendPolicy } from '../backends';
 import { parseDuration } from './duration';
 import { retryOf } from './retry';
 import { compileCors } from './cors';
+import { duplicateNames, ruleLabel, ruleNamesOf } from './rule-names';
 import type { CompiledMatch } from './matches';
 import { compileGRPCMatch, compileHTTPMatch } from './matches';
 import {
@@ -44,7 +45,7 @@ import {
 import { routeIdentity } from './identity';
 import type { CompiledRoute, RefProblem, RouteEntry, RouteKind, RuleProblem } from './types';
 import { compareStrings } from '../../util/compare';
-import { routeMatchName } from '../../model/names';
+import { namedRuleName, routeMatchName } from '../../model/names';
 
 const REDIRECT_CODES: ReadonlySet<number> = new Set([301, 302, 303, 307, 308]);
 const MAX_WEIGHT = 1_000_000;
@@ -372,6 +373,7 @@ function compileRoute(
   hostnames: string[],
   rules: (() => GenericRule)[],
   policy: BackendPolicy,
+  names: (string | undefined)[],
 ): CompiledRoute {
   const id = routeIdentity(kind, obj);
   const grpc = kind === 'GRPCRoute';
@@ -379,7 +381,15 @@ function compileRoute(
   const refProblems: RefProblem[] = [];
   const ruleProblems: RuleProblem[] = [];
   const entries: RouteEntry[] = [];
+  const duplicates = duplicateNames(names);
   rules.forEach((readRule, i) => {
+    const label = ruleLabel(i, names[i]);
+    const earlier = duplicates[i];
+    if (earlier !== undefined) {
+      const message = `${label}: the name is already used by rule ${earlier}; rule names must be unique`;
+      ruleProblems.push({ rule: i, reason: Reason.UnsupportedValue, message });
+      return;
+    }
     // References are collected per rule and kept only when the rule is kept.
     const ctx: RuleContext = {
       view,
@@ -420,13 +430,15 @@ function compileRoute(
         if (timeouts.perTryTimeoutMs !== undefined) model.perTryTimeoutMs = timeouts.perTryTimeoutMs;
         if (retry) model.retry = retry;
         if (parts.cors) model.cors = parts.cors;
+        const ruleName = names[i];
+        if (ruleName !== undefined) model.statPrefix = namedRuleName(kind, id.namespace, id.name, ruleName);
         entries.push({ model, precedence: { ...m.precedence, rule: i, match: j } });
       });
       clusters.push(...ctx.clusters);
       refProblems.push(...ctx.refProblems);
     } catch (e) {
       if (!(e instanceof RuleError)) throw e;
-      ruleProblems.push({ rule: i, reason: e.reason, message: `rule ${i}: ${e.message}` });
+      ruleProblems.push({ rule: i, reason: e.reason, message: `${label}: ${e.message}` });
       // A dropped rule's references still count for ResolvedRefs: the user should see them.
       refProblems.push(...ctx.refProblems);
     }
@@ -468,7 +480,7 @@ export function compileHTTPRoute(
       retry: r.retry,
     };
   });
-  return compileRoute(view, obj, 'HTTPRoute', hostnamesOf(spec), rules, policy);
+  return compileRoute(view, obj, 'HTTPRoute', hostnamesOf(spec), rules, policy, ruleNamesOf(rawRules));
 }
 
 /** Compiles a GRPCRoute: every rule to route entries, with the problems that decide its status. */
@@ -487,5 +499,5 @@ export function compileGRPCRoute(
       backendRefs: arr(r.backendRefs) as HTTPBackendRef[],
     };
   });
-  return compileRoute(view, obj, 'GRPCRoute', hostnamesOf(spec), rules, policy);
+  return compileRoute(view, obj, 'GRPCRoute', hostnamesOf(spec), rules, policy, ruleNamesOf(spec.rules));
 }
