@@ -5,7 +5,7 @@ import { CONTROLLER, GATEWAY, World, condition, type Variant } from './support/w
 
 /**
  * Per-route HTTPRoute features through a real Envoy in file mode, for both ADS variants: retries
- * (docs/gateway-api.md §19), CORS (§20), named rules (§21). Each feature is proven by traffic, and a change to one route's
+ * (docs/gateway-api.md §19), CORS (§20), named rules (§21), backendRef filters (§22). Each feature is proven by traffic, and a change to one route's
  * policy is shown to leave the Listener alone.
  */
 
@@ -90,6 +90,7 @@ for (const variant of ['delta', 'sotw'] as Variant[]) {
     before(async () => {
       w = await World.create(variant);
       await w.addBackend('flaky');
+      await w.addBackend('other');
       w.write('00-gateway.yaml', [
         {
           apiVersion: API,
@@ -107,9 +108,29 @@ for (const variant of ['delta', 'sotw'] as Variant[]) {
           },
         },
       ]);
-      w.write('01-services.yaml', w.serviceDocs('flaky'));
+      w.write('01-services.yaml', [...w.serviceDocs('flaky'), ...w.serviceDocs('other')]);
       w.write('10-retries.yaml', retryRoutes({ codes: [500], attempts: 3 }));
       w.write('11-cors.yaml', corsRoutes(3600));
+      const setBackend = (value: string) => [
+        { type: 'RequestHeaderModifier', requestHeaderModifier: { set: [{ name: 'Backend', value }] } },
+      ];
+      w.write('13-backend-filters.yaml', [
+        route('backend-filters', [
+          {
+            matches: prefix('/backend-filters'),
+            filters: [
+              {
+                type: 'RequestHeaderModifier',
+                requestHeaderModifier: { set: [{ name: 'x-rule', value: 'rule-applied' }] },
+              },
+            ],
+            backendRefs: [
+              { name: 'flaky', port: 80, weight: 10, filters: setBackend('flaky') },
+              { name: 'other', port: 80, weight: 10, filters: setBackend('other') },
+            ],
+          },
+        ]),
+      ]);
       w.write('12-named.yaml', [
         route('named', [
           { name: 'checkout', matches: [...prefix('/named'), ...prefix('/also-named')], backendRefs: flaky },
@@ -268,6 +289,17 @@ for (const variant of ['delta', 'sotw'] as Variant[]) {
       const partly = condition(parents[0].conditions, 'PartiallyInvalid');
       assert.equal(partly?.status, 'True');
       assert.match(partly?.message ?? '', /rule 2 "checkout": the name is already used by rule 0/);
+    });
+
+    test('backendRef filters: each backend gets its own request headers, the rule filter applies to all', async () => {
+      const seen = new Set<string>();
+      for (let i = 0; i < 30; i++) {
+        const e = echo(await get('/backend-filters'));
+        assert.equal(e.headers.backend, e.backend, 'the Backend header names the backend that answered');
+        assert.equal(e.headers['x-rule'], 'rule-applied');
+        seen.add(e.backend);
+      }
+      assert.deepEqual([...seen].sort(), ['flaky', 'other'], 'weights 10:10 reach both backends');
     });
   });
 }

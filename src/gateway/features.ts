@@ -39,6 +39,7 @@ export const SUPPORTED_FEATURES: readonly string[] = [
   'HTTPRouteRetryConnectionError',
   'HTTPRouteCORS',
   'HTTPRouteNamedRouteRule',
+  'HTTPRouteBackendRequestHeaderModification',
   // GRPCRoute
   'GRPCRoute',
   'GRPCRouteNamedRouteRule',

@@ -172,6 +172,9 @@ export interface WeightedCluster {
   /** Cluster name `ns/service/port`. */
   cluster: string;
   weight: number;
+  /** HTTPRoute backendRef filters (docs/gateway-api.md §22): applied only when this backend is picked. */
+  requestHeaders?: HeaderModifierModel;
+  responseHeaders?: HeaderModifierModel;
 }
 
 export interface HeaderModifierModel {

@@ -84,6 +84,36 @@ export function namedRuleRoutes(): RouteModel[] {
   }));
 }
 
+/** backendRef filters: one filtered backend alone, and one cluster twice with different headers. */
+export function backendFilterRoutes(): RouteModel[] {
+  const set = (value: string) => ({ set: [{ name: 'Backend', value }] });
+  return [
+    forward(40, '/backend-filter-one', {
+      action: {
+        kind: 'forward',
+        backends: [
+          { cluster: WEB, weight: 1, requestHeaders: set('one'), responseHeaders: { remove: ['server'] } },
+        ],
+      },
+    }),
+    forward(41, '/backend-filter-split', {
+      action: {
+        kind: 'forward',
+        backends: [
+          { cluster: WEB, weight: 1, requestHeaders: set('a') },
+          {
+            cluster: WEB,
+            weight: 1,
+            requestHeaders: { add: [{ name: 'x-b', value: 'b' }], remove: ['x-c'] },
+          },
+        ],
+        invalidWeight: 1,
+      },
+      requestHeaders: set('rule'),
+    }),
+  ];
+}
+
 /** Plain HTTP with one virtual host carrying every per-route feature. */
 export function routeFeaturesFleet(): FleetModel {
   return {
@@ -99,7 +129,7 @@ export function routeFeaturesFleet(): FleetModel {
             {
               name: 'features.example.com',
               domains: ['features.example.com'],
-              routes: [...retryRoutes(), ...corsRoutes(), ...namedRuleRoutes()],
+              routes: [...retryRoutes(), ...corsRoutes(), ...namedRuleRoutes(), ...backendFilterRoutes()],
             },
           ],
         },

@@ -297,15 +297,41 @@ function compileFilters(
 // ------------------------------------------------------------------------------------------------
 // Backends
 
+/** The header modifiers of one backendRef's filters. */
+type BackendFilters = Pick<WeightedCluster, 'requestHeaders' | 'responseHeaders'>;
+
 /**
- * Compiles a rule's backendRefs into weighted clusters (sorted by name, weights of one cluster
- * summed), with the total weight and the weight of the refs that did not resolve.
+ * Compiles the filters of one backendRef: RequestHeaderModifier and ResponseHeaderModifier, each
+ * at most once (docs/gateway-api.md §22). Drops the rule on any other filter type.
+ */
+function compileBackendFilters(filters: HTTPRouteFilter[]): BackendFilters {
+  const out: BackendFilters = {};
+  const seen = new Set<string>();
+  for (const f of filters) {
+    const type = f?.type;
+    if (seen.has(type)) fail(`backendRef filter ${type} may appear only once`, Reason.IncompatibleFilters);
+    seen.add(type);
+    if (type === 'RequestHeaderModifier') {
+      const m = compileHeaderFilter(f.requestHeaderModifier, `backendRef ${type}`);
+      if (m) out.requestHeaders = m;
+    } else if (type === 'ResponseHeaderModifier') {
+      const m = compileHeaderFilter(f.responseHeaderModifier, `backendRef ${type}`);
+      if (m) out.responseHeaders = m;
+    } else fail(`filter ${String(type)} on a backendRef is not supported`);
+  }
+  return out;
+}
+
+/**
+ * Compiles a rule's backendRefs into weighted clusters (sorted by cluster name, then by filters;
+ * the weights of refs to one cluster with the same filters summed), with the total weight and the
+ * weight of the refs that did not resolve.
  */
 function compileBackends(
   ctx: RuleContext,
   refs: HTTPBackendRef[],
 ): { backends: WeightedCluster[]; invalidWeight: number; totalWeight: number } {
-  const byCluster = new Map<string, number>();
+  const byTarget = new Map<string, WeightedCluster>();
   let invalidWeight = 0;
   let totalWeight = 0;
   for (const ref of refs) {
@@ -313,19 +339,21 @@ function compileBackends(
     const weight = ref.weight ?? 1;
     if (!Number.isInteger(weight) || weight < 0 || weight > MAX_WEIGHT)
       fail(`invalid backend weight ${String(weight)}`);
-    if (arr(ref.filters).length > 0) fail('filters on backendRefs are not supported');
+    const headers = compileBackendFilters(arr(ref.filters));
     const cluster = resolveInto(ctx, ref);
     totalWeight += weight;
     if (!cluster) {
       invalidWeight += weight;
       continue;
     }
-    if (weight > 0) byCluster.set(cluster.name, (byCluster.get(cluster.name) ?? 0) + weight);
+    if (weight === 0) continue;
+    const key = `${cluster.name}\n${JSON.stringify(headers)}`;
+    const entry = byTarget.get(key);
+    if (entry) entry.weight += weight;
+    else byTarget.set(key, { cluster: cluster.name, weight, ...headers });
   }
-  const backends = [...byCluster.entries()]
-    .map(([cluster, weight]) => ({ cluster, weight }))
-    .sort((a, b) => compareStrings(a.cluster, b.cluster));
-  return { backends, invalidWeight, totalWeight };
+  const keys = [...byTarget.keys()].sort(compareStrings);
+  return { backends: keys.map((k) => byTarget.get(k)!), invalidWeight, totalWeight };
 }
 
 /**
