@@ -2,10 +2,11 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { request, waitFor, type EchoResponse, type HttpResult } from './harness';
 import { CONTROLLER, GATEWAY, World, condition, type Variant } from './support/world';
+import { startWebSocketEchoBackend, websocketAccept, websocketRoundTrip } from './support/websocket';
 
 /**
  * Per-route HTTPRoute features through a real Envoy in file mode, for both ADS variants: retries
- * (docs/gateway-api.md §19), CORS (§20), named rules (§21), backendRef filters (§22). Each feature is proven by traffic, and a change to one route's
+ * (docs/gateway-api.md §19), CORS (§20), named rules (§21), backendRef filters (§22), WebSocket backends (§23). Each feature is proven by traffic, and a change to one route's
  * policy is shown to leave the Listener alone.
  */
 
@@ -91,6 +92,7 @@ for (const variant of ['delta', 'sotw'] as Variant[]) {
       w = await World.create(variant);
       await w.addBackend('flaky');
       await w.addBackend('other');
+      w.backends.set('ws', await startWebSocketEchoBackend('ws'));
       w.write('00-gateway.yaml', [
         {
           apiVersion: API,
@@ -108,7 +110,14 @@ for (const variant of ['delta', 'sotw'] as Variant[]) {
           },
         },
       ]);
-      w.write('01-services.yaml', [...w.serviceDocs('flaky'), ...w.serviceDocs('other')]);
+      w.write('01-services.yaml', [
+        ...w.serviceDocs('flaky'),
+        ...w.serviceDocs('other'),
+        ...w.serviceDocs('ws', { appProtocol: 'kubernetes.io/ws' }),
+      ]);
+      w.write('14-websocket.yaml', [
+        route('websocket', [{ matches: prefix('/ws'), backendRefs: [{ name: 'ws', port: 80 }] }]),
+      ]);
       w.write('10-retries.yaml', retryRoutes({ codes: [500], attempts: 3 }));
       w.write('11-cors.yaml', corsRoutes(3600));
       const setBackend = (value: string) => [
@@ -300,6 +309,21 @@ for (const variant of ['delta', 'sotw'] as Variant[]) {
         seen.add(e.backend);
       }
       assert.deepEqual([...seen].sort(), ['flaky', 'other'], 'weights 10:10 reach both backends');
+    });
+
+    test('WebSocket: an upgrade to a kubernetes.io/ws backend goes through and carries bytes both ways', async () => {
+      const payload = Buffer.from([0x81, 0x05, 0x68, 0x65, 0x6c, 0x6c, 0x6f, 0x00, 0xff, 0x7f]);
+      const r = await websocketRoundTrip(w.ports.http, HOST, '/ws', payload);
+      assert.equal(r.statusLine, 'HTTP/1.1 101 Switching Protocols', r.head);
+      assert.match(r.head.toLowerCase(), /\r\nupgrade: websocket/);
+      assert.match(r.head, /x-backend: ws/i);
+      const accept = r.head
+        .split('\r\n')
+        .find((l) => l.toLowerCase().startsWith('sec-websocket-accept:'))
+        ?.slice('sec-websocket-accept:'.length)
+        .trim();
+      assert.equal(accept, websocketAccept(r.key), 'the backend answered this very upgrade');
+      assert.deepEqual(r.echoed, payload, 'the tunnel carried the bytes to the backend and back');
     });
   });
 }

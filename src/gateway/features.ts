@@ -2,8 +2,7 @@
  * What Convoy supports, named exactly as Gateway API v1.6.1 `pkg/features` spells it. This list
  * is published in GatewayClass.status.supportedFeatures, and the conformance suite infers which
  * tests to run from it: list only what is implemented end to end (route compiler in routes/,
- * Envoy translation in src/envoy). Not claimed: WebSocket backends,
- * static addresses, frontend/backend client certificates, TLSRoute mixed modes, TCP/UDP.
+ * Envoy translation in src/envoy). Not claimed: static addresses, frontend/backend client certificates, TLSRoute mixed modes, TCP/UDP.
  */
 
 export const SUPPORTED_FEATURES: readonly string[] = [
@@ -40,6 +39,7 @@ export const SUPPORTED_FEATURES: readonly string[] = [
   'HTTPRouteCORS',
   'HTTPRouteNamedRouteRule',
   'HTTPRouteBackendRequestHeaderModification',
+  'HTTPRouteBackendProtocolWebSocket',
   // GRPCRoute
   'GRPCRoute',
   'GRPCRouteNamedRouteRule',

@@ -84,6 +84,9 @@ export function httpConnectionManager(statPrefix: string, routeConfigName: strin
     stat_prefix: statPrefix,
     rds: { config_source: adsConfigSource(), route_config_name: routeConfigName },
     http_filters: [CORS_FILTER, ROUTER_FILTER],
+    // WebSocket upgrades are allowed on every route (docs/gateway-api.md §23): a backend with
+    // appProtocol kubernetes.io/ws needs them, and a per-route switch would not make routes safer.
+    upgrade_configs: [{ upgrade_type: 'websocket' }],
     access_log: [STDOUT_ACCESS_LOG],
     use_remote_address: { value: true },
     normalize_path: { value: true },
