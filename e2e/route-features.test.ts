@@ -6,7 +6,8 @@ import { startWebSocketEchoBackend, websocketAccept, websocketRoundTrip } from '
 
 /**
  * Per-route HTTPRoute features through a real Envoy in file mode, for both ADS variants: retries
- * (docs/gateway-api.md §19), CORS (§20), named rules (§21), backendRef filters (§22), WebSocket backends (§23). Each feature is proven by traffic, and a change to one route's
+ * (docs/gateway-api.md §19), CORS (§20), named rules (§21), backendRef filters (§22), WebSocket backends (§23),
+ * destination port matching (§10). Each feature is proven by traffic, and a change to one route's
  * policy is shown to leave the Listener alone.
  */
 
@@ -114,6 +115,20 @@ for (const variant of ['delta', 'sotw'] as Variant[]) {
         ...w.serviceDocs('flaky'),
         ...w.serviceDocs('other'),
         ...w.serviceDocs('ws', { appProtocol: 'kubernetes.io/ws' }),
+      ]);
+      const portRoute = (name: string, port: number, path: string) => ({
+        apiVersion: API,
+        kind: 'HTTPRoute',
+        metadata: { name, namespace: 'default' },
+        spec: {
+          parentRefs: [{ name: GATEWAY.name, port }],
+          hostnames: [HOST],
+          rules: [{ matches: prefix(path), backendRefs: flaky }],
+        },
+      });
+      w.write('15-ports.yaml', [
+        portRoute('right-port', w.ports.http, '/right-port'),
+        portRoute('wrong-port', w.ports.https, '/wrong-port'),
       ]);
       w.write('14-websocket.yaml', [
         route('websocket', [{ matches: prefix('/ws'), backendRefs: [{ name: 'ws', port: 80 }] }]),
@@ -324,6 +339,21 @@ for (const variant of ['delta', 'sotw'] as Variant[]) {
         .trim();
       assert.equal(accept, websocketAccept(r.key), 'the backend answered this very upgrade');
       assert.deepEqual(r.echoed, payload, 'the tunnel carried the bytes to the backend and back');
+    });
+
+    test('destination port matching: a parentRef port selects the listener on it, or none', async () => {
+      assert.equal(echo(await get('/right-port')).backend, 'flaky');
+      assert.equal(
+        (await get('/wrong-port')).status,
+        404,
+        'a route for a port without listener is not served',
+      );
+      const s = await w.statusOf('HTTPRoute', 'wrong-port');
+      const parents = s?.status.parents as { conditions: unknown }[];
+      assert.equal(parents.length, 1);
+      const accepted = condition(parents[0].conditions, 'Accepted');
+      assert.equal(`${accepted?.status}/${accepted?.reason}`, 'False/NoMatchingParent');
+      assert.equal(condition(parents[0].conditions, 'ResolvedRefs')?.status, 'True');
     });
   });
 }
