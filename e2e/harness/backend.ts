@@ -9,6 +9,11 @@ import type * as tls from 'node:tls';
  *   ?sleep=MS    answer after MS milliseconds, or earlier on release() (in-flight requests
  *                across config changes without depending on how fast the change applies)
  *   ?status=N    answer with status N
+ *   ?key=K&failFirst=N[&failWith=W]
+ *                the first N requests carrying key K fail, the later ones succeed (and say which
+ *                attempt they were, `attempt`): W is a status code (default 500), `reset` (the
+ *                connection is destroyed without an answer) or `hang` (no answer until the client
+ *                gives up or release())
  */
 
 export interface EchoResponse {
@@ -22,6 +27,8 @@ export interface EchoResponse {
   sni?: string;
   /** TLS backends only. */
   tls?: boolean;
+  /** With ?key=K: how many requests with that key this backend had received, this one included. */
+  attempt?: number;
 }
 
 export interface Backend {
@@ -34,6 +41,8 @@ export interface Backend {
   readonly active: number;
   /** Answers every sleeping request now. */
   release(): void;
+  /** How many requests carried `?key=<key>`. */
+  attempts(key: string): number;
   close(): Promise<void>;
 }
 
@@ -41,6 +50,8 @@ interface Counter {
   n: number;
   active: number;
   sleepers: Set<() => void>;
+  /** Requests seen per ?key= value. */
+  keys: Map<string, number>;
 }
 
 function handler(name: string, counter: Counter, tlsInfo: boolean) {
@@ -73,8 +84,23 @@ function handler(name: string, counter: Counter, tlsInfo: boolean) {
         const sni = (socket as tls.TLSSocket & { servername?: string | false }).servername;
         if (typeof sni === 'string') body.sni = sni;
       }
-      const status = Number(query.status ?? 200);
-      const sleepMs = Math.min(Number(query.sleep ?? 0) || 0, 60_000);
+      let status = Number(query.status ?? 200);
+      let sleepMs = Math.min(Number(query.sleep ?? 0) || 0, 60_000);
+      if (query.key !== undefined) {
+        const attempt = (counter.keys.get(query.key) ?? 0) + 1;
+        counter.keys.set(query.key, attempt);
+        body.attempt = attempt;
+        if (attempt <= Number(query.failFirst ?? 0)) {
+          const how = query.failWith ?? '500';
+          if (how === 'reset') {
+            finish();
+            req.socket.destroy();
+            return;
+          }
+          if (how === 'hang') sleepMs = 60_000;
+          else status = Number(how);
+        }
+      }
       const send = () => {
         counter.n += 1;
         finish();
@@ -139,7 +165,7 @@ async function serveEcho(
   create: (h: ReturnType<typeof handler>) => http.Server | https.Server,
   tlsInfo = false,
 ): Promise<Backend> {
-  const counter: Counter = { n: 0, active: 0, sleepers: new Set() };
+  const counter: Counter = { n: 0, active: 0, sleepers: new Set(), keys: new Map() };
   const server = create(handler(name, counter, tlsInfo));
   const port = await listen(server, host);
   return {
@@ -154,6 +180,9 @@ async function serveEcho(
     },
     release() {
       for (const wake of [...counter.sleepers]) wake();
+    },
+    attempts(key: string) {
+      return counter.keys.get(key) ?? 0;
     },
     close: closer(server),
   };

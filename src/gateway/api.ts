@@ -288,6 +288,16 @@ export interface LocalObjectReference {
   name: string;
 }
 
+/** HTTPRoute filter `cors` (GEP-1767). */
+export interface HTTPCORSFilter {
+  allowOrigins?: string[];
+  allowCredentials?: boolean;
+  allowMethods?: string[];
+  allowHeaders?: string[];
+  exposeHeaders?: string[];
+  maxAge?: number;
+}
+
 export interface HTTPRouteFilter {
   type: string;
   requestHeaderModifier?: HTTPHeaderFilter;
@@ -296,7 +306,7 @@ export interface HTTPRouteFilter {
   urlRewrite?: HTTPURLRewriteFilter;
   requestMirror?: HTTPRequestMirrorFilter;
   extensionRef?: LocalObjectReference;
-  cors?: Record<string, unknown>;
+  cors?: HTTPCORSFilter;
   externalAuth?: Record<string, unknown>;
 }
 
@@ -309,12 +319,20 @@ export interface HTTPRouteTimeouts {
   backendRequest?: string;
 }
 
+/** HTTPRouteRule.retry (GEP-1731; experimental channel). */
+export interface HTTPRouteRetry {
+  codes?: number[];
+  attempts?: number;
+  backoff?: string;
+}
+
 export interface HTTPRouteRule {
   name?: string;
   matches?: HTTPRouteMatch[];
   filters?: HTTPRouteFilter[];
   backendRefs?: HTTPBackendRef[];
   timeouts?: HTTPRouteTimeouts;
+  retry?: HTTPRouteRetry;
 }
 
 export interface HTTPRouteSpec extends CommonRouteSpec {

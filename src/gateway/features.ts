@@ -2,8 +2,8 @@
  * What Convoy supports, named exactly as Gateway API v1.6.1 `pkg/features` spells it. This list
  * is published in GatewayClass.status.supportedFeatures, and the conformance suite infers which
  * tests to run from it: list only what is implemented end to end (route compiler in routes/,
- * Envoy translation in src/envoy). Not claimed: WebSocket backends, CORS, retries, named route
- * rules, static addresses, frontend/backend client certificates, TLSRoute mixed modes, TCP/UDP.
+ * Envoy translation in src/envoy). Not claimed: static addresses, frontend/backend client
+ * certificates, TLSRoute mixed modes, TCP/UDP.
  */
 
 export const SUPPORTED_FEATURES: readonly string[] = [
@@ -32,9 +32,19 @@ export const SUPPORTED_FEATURES: readonly string[] = [
   'HTTPRouteRequestTimeout',
   'HTTPRouteBackendTimeout',
   'HTTPRouteParentRefPort',
+  'HTTPRouteDestinationPortMatching',
   'HTTPRouteBackendProtocolH2C',
+  // Retries (GEP-1731; `retry` is an experimental-channel field), docs/gateway-api.md §19.
+  'HTTPRouteRetry',
+  'HTTPRouteRetryBackendTimeout',
+  'HTTPRouteRetryConnectionError',
+  'HTTPRouteCORS',
+  'HTTPRouteNamedRouteRule',
+  'HTTPRouteBackendRequestHeaderModification',
+  'HTTPRouteBackendProtocolWebSocket',
   // GRPCRoute
   'GRPCRoute',
+  'GRPCRouteNamedRouteRule',
   // TLSRoute: passthrough (core) and terminate (extended); not mixed modes on one port.
   'TLSRoute',
   'TLSRouteModeTerminate',

@@ -102,6 +102,40 @@ export interface RouteModel {
   timeoutMs?: number;
   /** Per-try timeout (timeouts.backendRequest) in milliseconds. */
   perTryTimeoutMs?: number;
+  /** Retries of failed backend requests (HTTPRoute rule `retry`); absent: never retried. */
+  retry?: RetryModel;
+  /** The CORS filter of the rule; docs/gateway-api.md §20. */
+  cors?: CorsModel;
+  /**
+   * For a rule with a `name` (GEP-995): `HTTPRoute/ns/name/<rule name>` (names.ts), the prefix of
+   * its per-route Envoy stats (docs/gateway-api.md §21).
+   */
+  statPrefix?: string;
+}
+
+/** Describes a rule's CORS policy, already checked (origin regexes within Envoy's limits). */
+export interface CorsModel {
+  /** Origins allowed: exact (compared ignoring case) or regular expressions; empty allows none. */
+  origins: StringMatchModel[];
+  allowMethods: string[];
+  allowHeaders: string[];
+  exposeHeaders: string[];
+  allowCredentials: boolean;
+  /** Access-Control-Max-Age in seconds; absent: the header is not sent. */
+  maxAgeSeconds?: number;
+}
+
+/**
+ * Describes when a backend request is retried: on connection errors and per-try timeouts always,
+ * and on the listed response codes; docs/gateway-api.md §19.
+ */
+export interface RetryModel {
+  /** Retries after the first attempt; absent: Envoy's default (1). */
+  attempts?: number;
+  /** Base wait between attempts in milliseconds (> 0); absent: Envoy's default (25 ms). */
+  backoffMs?: number;
+  /** Response codes (400-599) that are retried, sorted ascending, without duplicates. */
+  codes: number[];
 }
 
 export interface RouteMatchModel {
@@ -149,6 +183,9 @@ export interface WeightedCluster {
   /** Cluster name `ns/service/port`. */
   cluster: string;
   weight: number;
+  /** HTTPRoute backendRef filters (docs/gateway-api.md §22): applied only when this backend is picked. */
+  requestHeaders?: HeaderModifierModel;
+  responseHeaders?: HeaderModifierModel;
 }
 
 export interface HeaderModifierModel {

@@ -77,6 +77,14 @@ export function routeMatchName(
   return `${objectKey(kind, namespace, name)}/rule/${rule}/match/${match}`;
 }
 
+/**
+ * Returns the name of a named rule of a route, `HTTPRoute/ns/name/<rule name>` (GEP-995): the
+ * stat prefix of its Envoy routes, so a rule's stats keep their name when rules are reordered.
+ */
+export function namedRuleName(kind: string, namespace: string, name: string, ruleName: string): string {
+  return `${objectKey(kind, namespace, name)}/${ruleName}`;
+}
+
 /** Returns the route of a name made by routeMatchName; undefined for anything else. */
 export function parseRouteMatchName(
   name: string,

@@ -29,6 +29,11 @@ export interface Rule {
 interface Base {
   default?: unknown;
   rules?: Rule[];
+  /**
+   * A field only the experimental-channel CRD has (e.g. HTTPRoute `rules[].retry`): Convoy reads
+   * it in both modes; a cluster with the standard CRDs prunes it before Convoy sees it.
+   */
+  channel?: 'experimental';
 }
 export interface StringNode extends Base {
   type: 'string';

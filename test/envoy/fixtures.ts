@@ -5,6 +5,7 @@ import type {
   SecretModel,
   VirtualHostModel,
 } from '../../src/model/fleet';
+import { routeFeaturesFleet } from './fixtures-route-features';
 import { EXAMPLE_CERT, EXAMPLE_KEY, TENANT_CERT, TENANT_KEY } from '../support/certs';
 
 /**
@@ -435,6 +436,7 @@ export function mixedFleet(): FleetModel {
 
 export const GOLDEN_FLEETS: Record<string, () => FleetModel> = {
   http: httpFleet,
+  'route-features': routeFeaturesFleet,
   https: httpsFleet,
   'tls-passthrough': tlsPassthroughFleet,
   mixed: mixedFleet,

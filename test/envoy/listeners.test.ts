@@ -60,7 +60,8 @@ describe('listener', () => {
     assert.equal(hcm.merge_slashes, true);
     assert.deepEqual(
       (hcm.http_filters as Obj[]).map((f) => (f.typed_config as Obj)['@type']),
-      [ExtensionTypeUrl.Router],
+      [ExtensionTypeUrl.Cors, ExtensionTypeUrl.Router],
+      'the CORS filter is always present, so route CORS policies never change the Listener',
     );
   });
 
@@ -256,8 +257,9 @@ describe('compactness', () => {
     t.diagnostic(line);
     console.log(line);
     // Names alone (chain, SNI, secret, RDS) are ~150 bytes; a regression that repeats defaults or
-    // inlines config per chain would blow well past these bounds.
-    assert.ok(httpsPer < 700, line);
+    // inlines config per chain would blow well past these bounds. An HTTPS chain's HCM carries
+    // the CORS filter (~90 bytes) ahead of the router.
+    assert.ok(httpsPer < 800, line);
     assert.ok(passthroughPer < 250, line);
   });
 });

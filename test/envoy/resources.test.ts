@@ -11,7 +11,7 @@ import { httpFleet, httpsFleet } from './fixtures';
 
 describe('clusters', () => {
   const model: ClusterModel = { name: 'ns/svc/80', protocol: 'http1', endpoints: [] };
-  test('EDS over ADS, service name = cluster name, 5s connect timeout, panic threshold 0', () => {
+  test('EDS over ADS, service name = cluster name, 5s connect timeout, panic threshold 0, 1024 retries', () => {
     assert.deepEqual(translateCluster(model), {
       name: 'ns/svc/80',
       type: Enum.DiscoveryType.EDS,
@@ -21,6 +21,7 @@ describe('clusters', () => {
       },
       connect_timeout: { seconds: 5 },
       common_lb_config: { healthy_panic_threshold: { value: 0 } },
+      circuit_breakers: { thresholds: [{ max_retries: { value: 1024 } }] },
     });
   });
   test('http2 only for http2 clusters', () => {

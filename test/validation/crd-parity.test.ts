@@ -92,8 +92,12 @@ function compare(crd: CrdSchema, mine: SchemaNode, path: string, diffs: string[]
     scalar('required');
     const crdProps = crd.properties ?? {};
     for (const k of new Set([...Object.keys(crdProps), ...Object.keys(mine.properties)])) {
-      if (!crdProps[k]) diffs.push(`${path}.${k}: only in mine`);
-      else if (!mine.properties[k]) diffs.push(`${path}.${k}: missing in mine`);
+      if (!crdProps[k]) {
+        if (mine.properties[k]?.channel !== 'experimental') diffs.push(`${path}.${k}: only in mine`);
+        else experimentalFields.push({ path: `${path}.${k}`, node: mine.properties[k] });
+      } else if (mine.properties[k]?.channel === 'experimental') {
+        diffs.push(`${path}.${k}: marked experimental but in the standard CRD`);
+      } else if (!mine.properties[k]) diffs.push(`${path}.${k}: missing in mine`);
       else compare(crdProps[k], mine.properties[k], `${path}.${k}`, diffs);
     }
   } else if (mine.type === 'map') {
@@ -105,6 +109,33 @@ function compare(crd: CrdSchema, mine: SchemaNode, path: string, diffs: string[]
 }
 
 const crdDir = findCrdDir();
+
+/** Experimental-channel fields the comparison with the standard CRDs met (checked separately). */
+const experimentalFields: { path: string; node: SchemaNode }[] = [];
+
+/** Finds the v1.6.1 experimental CRDs in the Go module cache; undefined when absent. */
+function findExperimentalCrdDir(): string | undefined {
+  try {
+    const modcache = execFileSync('go', ['env', 'GOMODCACHE'], { encoding: 'utf8', timeout: 10_000 }).trim();
+    const dir = join(modcache, `sigs.k8s.io/gateway-api@${GATEWAY_API_VERSION}/config/crd/experimental`);
+    return existsSync(join(dir, 'gateway.networking.k8s.io_httproutes.yaml')) ? dir : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Returns the CRD node at a path as compare() writes it (`Kind(v).spec.a[].b`). */
+function crdNodeAt(root: CrdSchema, path: string): CrdSchema | undefined {
+  let node: CrdSchema | undefined = root;
+  for (const seg of path.split('.').slice(1)) {
+    const name = seg.replace(/(\[\]|\{\})+$/, '');
+    node = node?.properties?.[name];
+    for (const suffix of seg.slice(name.length).match(/\[\]|\{\}/g) ?? []) {
+      node = suffix === '[]' ? node?.items : (node?.additionalProperties as CrdSchema | undefined);
+    }
+  }
+  return node;
+}
 
 test(
   'hand-written schemas match the v1.6.1 standard CRDs',
@@ -132,6 +163,30 @@ test(
         );
         compare(root.properties!.spec, s.spec, `${kind}(${v.name}).spec`, diffs);
       }
+    }
+    assert.deepEqual(diffs, [], `\n${diffs.join('\n')}`);
+  },
+);
+
+const experimentalDir = findExperimentalCrdDir();
+
+test(
+  'fields marked experimental match the v1.6.1 experimental CRDs',
+  { skip: crdDir && experimentalDir ? false : 'experimental CRDs not available' },
+  () => {
+    assert.ok(experimentalFields.length > 0, 'the standard comparison ran and met the experimental fields');
+    const diffs: string[] = [];
+    for (const { path, node } of experimentalFields) {
+      const kind = path.slice(0, path.indexOf('('));
+      const version = path.slice(path.indexOf('(') + 1, path.indexOf(')'));
+      const file = GATEWAY_KIND_SCHEMAS[kind as keyof typeof GATEWAY_KIND_SCHEMAS].crdFile;
+      const crd = parseAllDocuments(readFileSync(join(experimentalDir!, file), 'utf8'))[0].toJS() as {
+        spec: { versions: { name: string; schema: { openAPIV3Schema: CrdSchema } }[] };
+      };
+      const root = crd.spec.versions.find((v) => v.name === version)!.schema.openAPIV3Schema;
+      const at = crdNodeAt(root, path);
+      if (!at) diffs.push(`${path}: not in the experimental CRD`);
+      else compare(at, node, path, diffs);
     }
     assert.deepEqual(diffs, [], `\n${diffs.join('\n')}`);
   },

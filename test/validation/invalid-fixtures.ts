@@ -1014,8 +1014,23 @@ const httpRouteFixtures: InvalidFixture[] = [
     expectFieldPath: 'spec.rules[0].name',
   },
   {
-    description: 'experimental retry field on a rule',
-    object: edit(httpRoute(), { 'spec.rules[0].retry': { attempts: 3 } }),
+    description: 'retry (experimental channel): attempts below 1',
+    object: edit(httpRoute(), { 'spec.rules[0].retry': { attempts: 0 } }),
+    expectFieldPath: 'spec.rules[0].retry.attempts',
+  },
+  {
+    description: 'retry (experimental channel): a code outside 400-599',
+    object: edit(httpRoute(), { 'spec.rules[0].retry': { codes: [500, 600] } }),
+    expectFieldPath: 'spec.rules[0].retry.codes[1]',
+  },
+  {
+    description: 'retry (experimental channel): a backoff that is not a Gateway API duration',
+    object: edit(httpRoute(), { 'spec.rules[0].retry': { backoff: '1.5s' } }),
+    expectFieldPath: 'spec.rules[0].retry.backoff',
+  },
+  {
+    description: 'retry (experimental channel): an unknown field inside it',
+    object: edit(httpRoute(), { 'spec.rules[0].retry': { attempts: 2, budget: 3 } }),
     expectFieldPath: 'spec.rules[0].retry',
     expectMessage: 'unknown field',
   },

@@ -8,6 +8,13 @@ import { parseClusterName } from '../../model/names';
 export const CONNECT_TIMEOUT = { seconds: 5 } as const;
 
 /**
+ * Concurrent retries a cluster allows, as many as its default concurrent requests (1024). Envoy's
+ * default of 3 would answer a fourth simultaneous retry with the failed attempt's response, so a
+ * route's retry policy (docs/gateway-api.md §19) would hold only while traffic is light.
+ */
+export const MAX_CONCURRENT_RETRIES = 1024;
+
+/**
  * Translates a ClusterModel to an Envoy Cluster (CDS): an EDS cluster fed over ADS, named like the
  * model (`ns/service/port`, also the EDS service name).
  *
@@ -15,6 +22,7 @@ export const CONNECT_TIMEOUT = { seconds: 5 } as const;
  * - lb_policy is left at its default, ROUND_ROBIN.
  * - The panic threshold is 0: Envoy otherwise sends traffic to every endpoint, ready or not, once
  *   fewer than half are healthy, which would route to Pods Kubernetes reports as not ready.
+ * - Concurrent retries are limited like concurrent requests (MAX_CONCURRENT_RETRIES).
  * - `http2` (h2c, gRPC) upstreams get HTTP/2 through the v3 HttpProtocolOptions extension;
  *   `http1` and `tcp` need nothing (HTTP/1.1 is the default for HTTP routes, tcp_proxy is raw TCP).
  */
@@ -28,6 +36,7 @@ export const translateCluster = memoByNode((model: ClusterModel): Cluster => {
         connect_timeout: { ...CONNECT_TIMEOUT },
         common_lb_config: { healthy_panic_threshold: { value: 0 } },
       };
+  cluster.circuit_breakers = { thresholds: [{ max_retries: { value: MAX_CONCURRENT_RETRIES } }] };
   if (model.protocol === 'http2') {
     cluster.typed_extension_protocol_options = {
       [ExtensionNames.HttpProtocolOptions]: typed<HttpProtocolOptions>(ExtensionTypeUrl.HttpProtocolOptions, {

@@ -18,6 +18,8 @@ const TYPE_PREFIX = 'type.googleapis.com/';
 export const ExtensionTypeUrl = {
   HttpConnectionManager: `${TYPE_PREFIX}envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager`,
   Router: `${TYPE_PREFIX}envoy.extensions.filters.http.router.v3.Router`,
+  Cors: `${TYPE_PREFIX}envoy.extensions.filters.http.cors.v3.Cors`,
+  CorsPolicy: `${TYPE_PREFIX}envoy.extensions.filters.http.cors.v3.CorsPolicy`,
   TcpProxy: `${TYPE_PREFIX}envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy`,
   TlsInspector: `${TYPE_PREFIX}envoy.extensions.filters.listener.tls_inspector.v3.TlsInspector`,
   DownstreamTlsContext: `${TYPE_PREFIX}envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext`,
@@ -36,6 +38,7 @@ export const ExtensionNames = {
   TcpProxy: 'envoy.filters.network.tcp_proxy',
   NetworkDirectResponse: 'envoy.filters.network.direct_response',
   Router: 'envoy.filters.http.router',
+  Cors: 'envoy.filters.http.cors',
   TlsInspector: 'envoy.filters.listener.tls_inspector',
   TlsTransportSocket: 'envoy.transport_sockets.tls',
   StdoutAccessLog: 'envoy.access_loggers.stdout',

@@ -7,6 +7,7 @@ import type { AccessLog } from '../../generated/envoy/config/accesslog/v3/Access
 import type { HttpConnectionManager } from '../../generated/envoy/extensions/filters/network/http_connection_manager/v3/HttpConnectionManager';
 import type { HttpFilter } from '../../generated/envoy/extensions/filters/network/http_connection_manager/v3/HttpFilter';
 import type { Router } from '../../generated/envoy/extensions/filters/http/router/v3/Router';
+import type { Cors } from '../../generated/envoy/extensions/filters/http/cors/v3/Cors';
 import type { TcpProxy } from '../../generated/envoy/extensions/filters/network/tcp_proxy/v3/TcpProxy';
 import type { TlsInspector } from '../../generated/envoy/extensions/filters/listener/tls_inspector/v3/TlsInspector';
 import type { DownstreamTlsContext } from '../../generated/envoy/extensions/transport_sockets/tls/v3/DownstreamTlsContext';
@@ -48,6 +49,16 @@ export const PER_CONNECTION_BUFFER_LIMIT_BYTES = 32768;
 
 const ALPN_HTTPS = ['h2', 'http/1.1'];
 
+/**
+ * Shared, never mutated: the CORS filter every HCM carries, whether or not a route has a CORS
+ * policy. It does nothing for routes without one (their policy is per route, typed_per_filter_config
+ * in the RouteConfiguration), so adding or changing a route's CORS filter never changes a Listener
+ * (docs/gateway-api.md §20).
+ */
+const CORS_FILTER: HttpFilter = {
+  name: ExtensionNames.Cors,
+  typed_config: typed<Cors>(ExtensionTypeUrl.Cors, {}),
+};
 /** Shared, never mutated: the router filter and the stdout access log every HCM carries. */
 const ROUTER_FILTER: HttpFilter = {
   name: ExtensionNames.Router,
@@ -72,7 +83,10 @@ export function httpConnectionManager(statPrefix: string, routeConfigName: strin
   const hcm: HttpConnectionManager = {
     stat_prefix: statPrefix,
     rds: { config_source: adsConfigSource(), route_config_name: routeConfigName },
-    http_filters: [ROUTER_FILTER],
+    http_filters: [CORS_FILTER, ROUTER_FILTER],
+    // WebSocket upgrades are allowed on every route (docs/gateway-api.md §23): a backend with
+    // appProtocol kubernetes.io/ws needs them, and a per-route switch would not make routes safer.
+    upgrade_configs: [{ upgrade_type: 'websocket' }],
     access_log: [STDOUT_ACCESS_LOG],
     use_remote_address: { value: true },
     normalize_path: { value: true },

@@ -3,6 +3,7 @@ import type { VirtualHost } from '../../generated/envoy/config/route/v3/VirtualH
 import type { Route } from '../../generated/envoy/config/route/v3/Route';
 import type { RouteMatch } from '../../generated/envoy/config/route/v3/RouteMatch';
 import type { RouteAction } from '../../generated/envoy/config/route/v3/RouteAction';
+import type { _envoy_config_route_v3_WeightedCluster_ClusterWeight as ClusterWeight } from '../../generated/envoy/config/route/v3/WeightedCluster';
 import type { RedirectAction } from '../../generated/envoy/config/route/v3/RedirectAction';
 import type { HeaderMatcher } from '../../generated/envoy/config/route/v3/HeaderMatcher';
 import type { QueryParameterMatcher } from '../../generated/envoy/config/route/v3/QueryParameterMatcher';
@@ -19,7 +20,9 @@ import type {
   VirtualHostModel,
   WeightedCluster,
 } from '../../model/fleet';
-import { Enum, durationMs, escapeRegex, memoByNode } from './common';
+import { Enum, escapeRegex, memoByNode } from './common';
+import { timeoutAndRetry } from './retry';
+import { corsPerFilterConfig } from './cors';
 
 /**
  * Translates model virtual hosts and routes to Envoy RouteConfigurations (RDS).
@@ -177,14 +180,31 @@ export function translateBackends(
 ): Pick<RouteAction, 'cluster' | 'weighted_clusters' | 'cluster_not_found_response_code'> | undefined {
   const active = activeBackends(backends);
   if (active.length === 0) return undefined;
-  if (active.length === 1 && !(invalidWeight > 0)) return { cluster: active[0].cluster };
-  const clusters = active.map((b) => ({ name: b.cluster, weight: { value: b.weight } }));
+  // Header modifiers of a backendRef live on its weighted_clusters entry, even when it is alone.
+  const filtered = active.some((b) => b.requestHeaders || b.responseHeaders);
+  if (active.length === 1 && !(invalidWeight > 0) && !filtered) return { cluster: active[0].cluster };
+  const clusters = active.map(weightedCluster);
   if (!(invalidWeight > 0)) return { weighted_clusters: { clusters } };
   clusters.push({ name: INVALID_BACKEND_CLUSTER, weight: { value: invalidWeight } });
   return {
     weighted_clusters: { clusters },
     cluster_not_found_response_code: Enum.ClusterNotFoundResponseCode.INTERNAL_SERVER_ERROR,
   };
+}
+
+/**
+ * Translates one backend to a weighted_clusters entry, with its backendRef's header modifiers
+ * (docs/gateway-api.md §22). Envoy applies them before the route's own header modifiers.
+ */
+function weightedCluster(b: WeightedCluster): ClusterWeight {
+  const out: ClusterWeight = { name: b.cluster, weight: { value: b.weight } };
+  const req = translateHeaderModifier(b.requestHeaders);
+  const res = translateHeaderModifier(b.responseHeaders);
+  if (req.add) out.request_headers_to_add = req.add;
+  if (req.remove) out.request_headers_to_remove = req.remove;
+  if (res.add) out.response_headers_to_add = res.add;
+  if (res.remove) out.response_headers_to_remove = res.remove;
+  return out;
 }
 
 /** Translates a Gateway API redirect status to an Envoy RedirectResponseCode; undefined for 301 (default). */
@@ -233,17 +253,7 @@ function translateForward(
   if (action.rewrite?.path)
     Object.assign(out, translatePathModifier(action.rewrite.path, route.match.path, false));
   if (action.rewrite?.hostname) out.host_rewrite_literal = action.rewrite.hostname;
-  if (route.timeoutMs !== undefined) {
-    // 0 disables the timeout; Envoy's own default (15s) applies when unset.
-    out.timeout = durationMs(route.timeoutMs);
-  } else if (route.perTryTimeoutMs) {
-    // Only a backend timeout: the overall timeout must not cut it short (Envoy's default is 15s).
-    out.timeout = durationMs(route.perTryTimeoutMs);
-  }
-  if (route.perTryTimeoutMs) {
-    // A retry policy without retry_on never retries; it only carries the per-attempt timeout.
-    out.retry_policy = { per_try_timeout: durationMs(route.perTryTimeoutMs) };
-  }
+  Object.assign(out, timeoutAndRetry(route));
   const mirrors = (action.mirrors ?? []).filter((m) => m.percent === undefined || m.percent > 0);
   if (mirrors.length) {
     out.request_mirror_policies = mirrors.map((m) =>
@@ -301,6 +311,8 @@ export function translateHeaderModifier(mod: HeaderModifierModel | undefined): {
 /** Translates one model route to one Envoy Route; pure in the route node, so memoized by it. */
 export const translateRoute = memoByNode((route: RouteModel): Route => {
   const out: Route = { name: route.name, match: translateRouteMatch(route.match) };
+  // Per-route stats, rooted at vhost.<virtual host>.route.<stat_prefix>; only for named rules.
+  if (route.statPrefix) out.stat_prefix = route.statPrefix;
   const action = route.action;
   switch (action.kind) {
     case 'forward': {
@@ -325,6 +337,7 @@ export const translateRoute = memoByNode((route: RouteModel): Route => {
   if (req.remove) out.request_headers_to_remove = req.remove;
   if (res.add) out.response_headers_to_add = res.add;
   if (res.remove) out.response_headers_to_remove = res.remove;
+  if (route.cors) out.typed_per_filter_config = corsPerFilterConfig(route.cors);
   return out;
 });
 

@@ -5,7 +5,13 @@
  */
 import type { StoreView } from '../resolved';
 import type { KubeObject } from '../../store/objects';
-import type { HeaderModifierModel, RouteActionModel, RouteModel, WeightedCluster } from '../../model/fleet';
+import type {
+  CorsModel,
+  HeaderModifierModel,
+  RouteActionModel,
+  RouteModel,
+  WeightedCluster,
+} from '../../model/fleet';
 import type {
   BackendObjectReference,
   GRPCRouteSpec,
@@ -14,6 +20,7 @@ import type {
   HTTPPathModifier,
   HTTPRouteFilter,
   HTTPRouteSpec,
+  HTTPRouteRetry,
   HTTPRouteTimeouts,
 } from '../api';
 import { Reason } from '../../status/conditions';
@@ -21,6 +28,9 @@ import type { BackendUse, ClusterRef } from '../backends';
 import { resolveBackendRef } from '../backends';
 import type { BackendPolicy } from '../backends';
 import { parseDuration } from './duration';
+import { retryOf } from './retry';
+import { compileCors } from './cors';
+import { duplicateNames, ruleLabel, ruleNamesOf } from './rule-names';
 import type { CompiledMatch } from './matches';
 import { compileGRPCMatch, compileHTTPMatch } from './matches';
 import {
@@ -35,7 +45,7 @@ import {
 import { routeIdentity } from './identity';
 import type { CompiledRoute, RefProblem, RouteEntry, RouteKind, RuleProblem } from './types';
 import { compareStrings } from '../../util/compare';
-import { routeMatchName } from '../../model/names';
+import { namedRuleName, routeMatchName } from '../../model/names';
 
 const REDIRECT_CODES: ReadonlySet<number> = new Set([301, 302, 303, 307, 308]);
 const MAX_WEIGHT = 1_000_000;
@@ -172,6 +182,7 @@ interface RuleParts {
   redirect?: Extract<RouteActionModel, { kind: 'redirect' }>;
   rewrite?: { hostname?: string; path?: { type: 'ReplaceFullPath' | 'ReplacePrefixMatch'; value: string } };
   mirrors: { cluster: string; percent?: number }[];
+  cors?: CorsModel;
   /** An ExtensionRef we cannot resolve: requests must get an error, never skip the filter. */
   unresolvedExtension: boolean;
 }
@@ -181,6 +192,7 @@ const SINGLE_USE_FILTERS = new Set([
   'ResponseHeaderModifier',
   'RequestRedirect',
   'URLRewrite',
+  'CORS',
 ]);
 
 /** Compiles a rule's filters into header modifiers, redirect, rewrite and mirrors. */
@@ -255,6 +267,10 @@ function compileFilters(
         }
         break;
       }
+      case 'CORS':
+        if (grpc) fail('CORS is not a GRPCRoute filter');
+        parts.cors = compileCors(f.cors);
+        break;
       case 'ExtensionRef': {
         const ref = f.extensionRef;
         ctx.refProblems.push({
@@ -281,15 +297,41 @@ function compileFilters(
 // ------------------------------------------------------------------------------------------------
 // Backends
 
+/** The header modifiers of one backendRef's filters. */
+type BackendFilters = Pick<WeightedCluster, 'requestHeaders' | 'responseHeaders'>;
+
 /**
- * Compiles a rule's backendRefs into weighted clusters (sorted by name, weights of one cluster
- * summed), with the total weight and the weight of the refs that did not resolve.
+ * Compiles the filters of one backendRef: RequestHeaderModifier and ResponseHeaderModifier, each
+ * at most once (docs/gateway-api.md §22). Drops the rule on any other filter type.
+ */
+function compileBackendFilters(filters: HTTPRouteFilter[]): BackendFilters {
+  const out: BackendFilters = {};
+  const seen = new Set<string>();
+  for (const f of filters) {
+    const type = f?.type;
+    if (seen.has(type)) fail(`backendRef filter ${type} may appear only once`, Reason.IncompatibleFilters);
+    seen.add(type);
+    if (type === 'RequestHeaderModifier') {
+      const m = compileHeaderFilter(f.requestHeaderModifier, `backendRef ${type}`);
+      if (m) out.requestHeaders = m;
+    } else if (type === 'ResponseHeaderModifier') {
+      const m = compileHeaderFilter(f.responseHeaderModifier, `backendRef ${type}`);
+      if (m) out.responseHeaders = m;
+    } else fail(`filter ${String(type)} on a backendRef is not supported`);
+  }
+  return out;
+}
+
+/**
+ * Compiles a rule's backendRefs into weighted clusters (sorted by cluster name, then by filters;
+ * the weights of refs to one cluster with the same filters summed), with the total weight and the
+ * weight of the refs that did not resolve.
  */
 function compileBackends(
   ctx: RuleContext,
   refs: HTTPBackendRef[],
 ): { backends: WeightedCluster[]; invalidWeight: number; totalWeight: number } {
-  const byCluster = new Map<string, number>();
+  const byTarget = new Map<string, WeightedCluster>();
   let invalidWeight = 0;
   let totalWeight = 0;
   for (const ref of refs) {
@@ -297,19 +339,21 @@ function compileBackends(
     const weight = ref.weight ?? 1;
     if (!Number.isInteger(weight) || weight < 0 || weight > MAX_WEIGHT)
       fail(`invalid backend weight ${String(weight)}`);
-    if (arr(ref.filters).length > 0) fail('filters on backendRefs are not supported');
+    const headers = compileBackendFilters(arr(ref.filters));
     const cluster = resolveInto(ctx, ref);
     totalWeight += weight;
     if (!cluster) {
       invalidWeight += weight;
       continue;
     }
-    if (weight > 0) byCluster.set(cluster.name, (byCluster.get(cluster.name) ?? 0) + weight);
+    if (weight === 0) continue;
+    const key = `${cluster.name}\n${JSON.stringify(headers)}`;
+    const entry = byTarget.get(key);
+    if (entry) entry.weight += weight;
+    else byTarget.set(key, { cluster: cluster.name, weight, ...headers });
   }
-  const backends = [...byCluster.entries()]
-    .map(([cluster, weight]) => ({ cluster, weight }))
-    .sort((a, b) => compareStrings(a.cluster, b.cluster));
-  return { backends, invalidWeight, totalWeight };
+  const keys = [...byTarget.keys()].sort(compareStrings);
+  return { backends: keys.map((k) => byTarget.get(k)!), invalidWeight, totalWeight };
 }
 
 /**
@@ -343,6 +387,7 @@ interface GenericRule {
   filters: HTTPRouteFilter[];
   backendRefs: HTTPBackendRef[];
   timeouts?: HTTPRouteTimeouts;
+  retry?: HTTPRouteRetry;
 }
 
 /**
@@ -356,6 +401,7 @@ function compileRoute(
   hostnames: string[],
   rules: (() => GenericRule)[],
   policy: BackendPolicy,
+  names: (string | undefined)[],
 ): CompiledRoute {
   const id = routeIdentity(kind, obj);
   const grpc = kind === 'GRPCRoute';
@@ -363,7 +409,15 @@ function compileRoute(
   const refProblems: RefProblem[] = [];
   const ruleProblems: RuleProblem[] = [];
   const entries: RouteEntry[] = [];
+  const duplicates = duplicateNames(names);
   rules.forEach((readRule, i) => {
+    const label = ruleLabel(i, names[i]);
+    const earlier = duplicates[i];
+    if (earlier !== undefined) {
+      const message = `${label}: the name is already used by rule ${earlier}; rule names must be unique`;
+      ruleProblems.push({ rule: i, reason: Reason.UnsupportedValue, message });
+      return;
+    }
     // References are collected per rule and kept only when the rule is kept.
     const ctx: RuleContext = {
       view,
@@ -379,6 +433,7 @@ function compileRoute(
       const parts = compileFilters(ctx, rule.filters, rule.matches, grpc);
       const { backends, invalidWeight } = compileBackends(ctx, rule.backendRefs);
       const timeouts = grpc ? {} : timeoutsOf(rule.timeouts);
+      const retry = grpc ? undefined : retryOf(rule.retry);
       const errorStatus = grpc ? 503 : 500;
       let action: RouteActionModel;
       if (parts.unresolvedExtension) action = { kind: 'direct', status: errorStatus };
@@ -401,13 +456,17 @@ function compileRoute(
         if (parts.responseHeaders) model.responseHeaders = parts.responseHeaders;
         if (timeouts.timeoutMs !== undefined) model.timeoutMs = timeouts.timeoutMs;
         if (timeouts.perTryTimeoutMs !== undefined) model.perTryTimeoutMs = timeouts.perTryTimeoutMs;
+        if (retry) model.retry = retry;
+        if (parts.cors) model.cors = parts.cors;
+        const ruleName = names[i];
+        if (ruleName !== undefined) model.statPrefix = namedRuleName(kind, id.namespace, id.name, ruleName);
         entries.push({ model, precedence: { ...m.precedence, rule: i, match: j } });
       });
       clusters.push(...ctx.clusters);
       refProblems.push(...ctx.refProblems);
     } catch (e) {
       if (!(e instanceof RuleError)) throw e;
-      ruleProblems.push({ rule: i, reason: e.reason, message: `rule ${i}: ${e.message}` });
+      ruleProblems.push({ rule: i, reason: e.reason, message: `${label}: ${e.message}` });
       // A dropped rule's references still count for ResolvedRefs: the user should see them.
       refProblems.push(...ctx.refProblems);
     }
@@ -446,9 +505,10 @@ export function compileHTTPRoute(
       filters: arr(r.filters),
       backendRefs: arr(r.backendRefs),
       timeouts: r.timeouts,
+      retry: r.retry,
     };
   });
-  return compileRoute(view, obj, 'HTTPRoute', hostnamesOf(spec), rules, policy);
+  return compileRoute(view, obj, 'HTTPRoute', hostnamesOf(spec), rules, policy, ruleNamesOf(rawRules));
 }
 
 /** Compiles a GRPCRoute: every rule to route entries, with the problems that decide its status. */
@@ -467,5 +527,5 @@ export function compileGRPCRoute(
       backendRefs: arr(r.backendRefs) as HTTPBackendRef[],
     };
   });
-  return compileRoute(view, obj, 'GRPCRoute', hostnamesOf(spec), rules, policy);
+  return compileRoute(view, obj, 'GRPCRoute', hostnamesOf(spec), rules, policy, ruleNamesOf(spec.rules));
 }

@@ -1,6 +1,7 @@
 /**
  * The HTTPRoute CRD's `spec` (v1.6.1 standard channel): path, header, query and method matches,
- * the HTTP filters (CORS, redirects, rewrites), timeouts and the rules tying them together.
+ * the HTTP filters (CORS, redirects, rewrites), timeouts and the rules tying them together; plus
+ * the experimental channel's `retry`, which Convoy implements.
  */
 import type { ObjectNode } from '../schema';
 import { arr, bool, int, obj, rule, str, withRules } from '../schema';
@@ -226,12 +227,23 @@ const onePrefixMatch = (r: HTTPRule) =>
   r.matches.length === 1 && r.matches[0].path !== undefined && r.matches[0].path.type === 'PathPrefix';
 const exactlyOne = <T>(xs: T[] | undefined, p: (x: T) => boolean) => (xs ?? []).filter(p).length === 1;
 
+/** HTTPRouteRule.retry (GEP-1731), as the v1.6.1 experimental-channel CRD has it. */
+const retry = (): ObjectNode => ({
+  ...obj({
+    attempts: int({ minimum: 1 }),
+    backoff: str({ pattern: DURATION }),
+    codes: arr(int({ minimum: 400, maximum: 599 }), { listType: 'set' }),
+  }),
+  channel: 'experimental',
+});
+
 const httpRule = obj(
   {
     backendRefs: arr(backendRef({ filters: httpFilters(), weight: weight() }), { maxItems: 16 }),
     filters: httpFilters(),
     matches: arr(httpMatch, { maxItems: 64, default: [{ path: { type: 'PathPrefix', value: '/' } }] }),
     name: sectionName(),
+    retry: retry(),
     timeouts: withRules(
       obj({ backendRequest: str({ pattern: DURATION }), request: str({ pattern: DURATION }) }),
       // !(has(self.request) && has(self.backendRequest) && duration(self.request) != duration('0s') && duration(self.backendRequest) > duration(self.request))
