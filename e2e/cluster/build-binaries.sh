@@ -96,13 +96,21 @@ GO
 }
 
 fetch_crds() {
-  if [[ -f "$OUT/crds/.complete-$GATEWAY_API_VERSION" ]]; then return; fi
+  if [[ -f "$OUT/crds/.complete-$GATEWAY_API_VERSION" && -f "$OUT/crds-experimental/.complete-$GATEWAY_API_VERSION" ]]; then
+    return
+  fi
   local dir
   dir="$(go mod download -json "sigs.k8s.io/gateway-api@$GATEWAY_API_VERSION" | python3 -c 'import json,sys; print(json.load(sys.stdin)["Dir"])')"
   rm -rf "$OUT/crds" && mkdir -p "$OUT/crds"
   cp "$dir"/config/crd/standard/*.yaml "$OUT/crds/"
   chmod -R u+w "$OUT/crds"
   touch "$OUT/crds/.complete-$GATEWAY_API_VERSION"
+  # The experimental channel, for the conformance run of experimental features (e.g. HTTPRoute
+  # retry): the same CRDs with their experimental fields, plus the x-k8s.io kinds.
+  rm -rf "$OUT/crds-experimental" && mkdir -p "$OUT/crds-experimental"
+  cp "$dir"/config/crd/experimental/gateway.networking.*.yaml "$OUT/crds-experimental/"
+  chmod -R u+w "$OUT/crds-experimental"
+  touch "$OUT/crds-experimental/.complete-$GATEWAY_API_VERSION"
 }
 
 case "${1:-all}" in

@@ -91,6 +91,11 @@ export interface LocalClusterOptions {
   rbac?: boolean;
   /** Keep the temp directory after teardown (also: CONVOY_KEEP_CLUSTER=1). */
   keep?: boolean;
+  /**
+   * Which Gateway API channel's CRDs to install (default standard): experimental fields such as
+   * HTTPRoute retry are pruned by the API server under the standard CRDs.
+   */
+  crdChannel?: 'standard' | 'experimental';
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -302,11 +307,15 @@ export class LocalCluster {
    * for client-side apply's annotation, then waits until every CRD is Established.
    */
   async installCrds(): Promise<void> {
+    const dir =
+      this.options.crdChannel === 'experimental'
+        ? path.join(path.dirname(this.bins.crdDir), 'crds-experimental')
+        : this.bins.crdDir;
     const files = fs
-      .readdirSync(this.bins.crdDir)
+      .readdirSync(dir)
       .filter((f) => f.endsWith('.yaml'))
-      .map((f) => path.join(this.bins.crdDir, f));
-    if (files.length === 0) throw new Error(`no CRDs in ${this.bins.crdDir}`);
+      .map((f) => path.join(dir, f));
+    if (files.length === 0) throw new Error(`no CRDs in ${dir} (run e2e/cluster/build-binaries.sh crds)`);
     await this.kubectlOk([
       'apply',
       '--server-side',

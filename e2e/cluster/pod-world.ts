@@ -42,6 +42,8 @@ export function localImageBinaries(): ImageBinaries {
 export interface PodWorldOptions {
   keep?: boolean;
   log?: (line: string) => void;
+  /** The Gateway API channel of the CRDs (LocalClusterOptions.crdChannel). */
+  crdChannel?: 'standard' | 'experimental';
 }
 
 export class PodWorld {
@@ -61,7 +63,7 @@ export class PodWorld {
     const timings: Record<string, number> = {};
     const bins = localImageBinaries();
     let t = Date.now();
-    const cluster = await LocalCluster.start({ keep: opts.keep });
+    const cluster = await LocalCluster.start({ keep: opts.keep, crdChannel: opts.crdChannel });
     timings['etcd + kube-apiserver + CRDs + RBAC'] = Date.now() - t;
     let kcm: KubeControllerManager | undefined;
     let runner: PodRunner | undefined;
