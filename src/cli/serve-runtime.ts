@@ -11,6 +11,7 @@ import { AdminTokenFile } from '../observability/admin-token';
 import type { Logger } from '../observability/logger';
 import type { ConvoyMetrics } from '../observability/metrics';
 import { FileProvider } from '../providers/files/provider';
+import { fleetPageEndpoints } from '../fleetpage/endpoints';
 import { setUpXdsSecurity } from './xds-security';
 import type { XdsSecurityFlags } from './xds-security';
 import type { FileProviderOptions } from '../providers/files/provider';
@@ -135,6 +136,9 @@ async function open(
   opened.add('xDS server', () => ads.stop(5000));
   const xdsPort = await listening('xDS server', options.xdsAddress, () => ads.listen(options.xdsAddress));
 
+  const fleetPage = fleetPageEndpoints({ store, statuses: statusView, xds: ads, metrics, logger });
+  opened.add('fleet page', () => fleetPage.stop());
+  sinks.push(fleetPage.statusSink);
   const admin = new AdminServer({
     address: options.adminAddress,
     logger,
@@ -145,7 +149,10 @@ async function open(
       '/status': () => statusView.list(),
       '/status/problems': () => providerProblems(),
       '/debug/xds': () => ads.debugState(),
+      ...fleetPage.routes,
     },
+    pages: fleetPage.pages,
+    eventStreams: fleetPage.eventStreams,
     textRenderers: {
       '/debug/xds': (state) => renderXdsDebugText(state as Parameters<typeof renderXdsDebugText>[0]),
     },
