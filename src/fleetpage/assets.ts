@@ -34,7 +34,7 @@ export function fleetAssetDir(): string | undefined {
  * The admin server's pages for the fleet page, read lazily (a missing installation answers with a
  * short page saying so instead of failing Convoy's start).
  */
-export function fleetPages(dir: string | undefined = fleetAssetDir()): Record<string, () => Page> {
+export function fleetPages(dir: string | undefined): Record<string, () => Page> {
   const cache = new Map<string, Page>();
   const pages: Record<string, () => Page> = {};
   for (const [urlPath, { file, contentType }] of Object.entries(FILES)) {

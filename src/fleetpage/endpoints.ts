@@ -12,7 +12,7 @@ import type { ObjectStatus, StatusSink } from '../status/types';
 import type { ObjectStore } from '../store/store';
 import type { FleetRejections } from '../xds/rejections';
 import type { XdsDebugState } from '../xds/debug-state';
-import { FLEET_PATHS, fleetPages } from './assets';
+import { FLEET_PATHS, fleetAssetDir, fleetPages } from './assets';
 import { FleetFeed } from './feed';
 import { buildFleetView } from './view';
 
@@ -56,7 +56,7 @@ export function fleetPageEndpoints(sources: FleetPageSources): FleetPageEndpoint
   );
   const unsubscribe = sources.xds.onRejectionsChange(() => feed.poke());
   return {
-    pages: fleetPages(),
+    pages: fleetPages(fleetAssetDir()),
     routes: { [FLEET_PATHS.view]: () => feed.view() },
     eventStreams: { [FLEET_PATHS.events]: (send) => feed.subscribe(send) },
     // Runs after the StatusView in the sinks' order, so the poke sees the new statuses.
