@@ -11,6 +11,7 @@ export const FLEET_PATHS = {
   page: '/fleet',
   script: '/fleet/page.js',
   style: '/fleet/page.css',
+  icon: '/fleet/icon.svg',
   view: '/fleet/view',
   events: '/fleet/events',
 } as const;
@@ -19,6 +20,7 @@ const FILES: Record<string, { file: string; contentType: string }> = {
   [FLEET_PATHS.page]: { file: 'index.html', contentType: 'text/html; charset=utf-8' },
   [FLEET_PATHS.script]: { file: 'page.js', contentType: 'text/javascript; charset=utf-8' },
   [FLEET_PATHS.style]: { file: 'page.css', contentType: 'text/css; charset=utf-8' },
+  [FLEET_PATHS.icon]: { file: 'icon.svg', contentType: 'image/svg+xml' },
 };
 
 /** Returns the web/fleet folder, searched upwards from this module's folder (source or dist). */
@@ -62,5 +64,7 @@ function readOrUndefined(file: string): string | undefined {
 function missing(contentType: string): Page {
   const text = 'The fleet page files (web/fleet) are not installed with this Convoy.';
   if (contentType.startsWith('text/html')) return { contentType, body: `<!doctype html><p>${text}</p>\n` };
+  if (contentType.startsWith('image/svg'))
+    return { contentType, body: '<svg xmlns="http://www.w3.org/2000/svg"/>\n' };
   return { contentType, body: `/* ${text} */\n` };
 }
