@@ -13,6 +13,7 @@ import type { ConvoyMetrics } from '../observability/metrics';
 import { FileProvider } from '../providers/files/provider';
 import { fleetPageEndpoints } from '../fleetpage/endpoints';
 import { setUpXdsSecurity } from './xds-security';
+import { accessLogForFleet, type AccessLogSettings } from './access-log-flags';
 import type { XdsSecurityFlags } from './xds-security';
 import type { FileProviderOptions } from '../providers/files/provider';
 import { tuneGarbageCollection } from '../runtime/gc-tuning';
@@ -44,6 +45,8 @@ export interface ServeOptions {
   adminTokenFile?: string;
   healthAddress?: string;
   envoyBindAddress: string;
+  /** Envoy access logs per fleet (access-log-flags.ts); JSON to stdout when absent. */
+  accessLog?: AccessLogSettings;
   gatewayAddresses?: BuildOptions['gatewayAddresses'];
   externalNameServices: boolean;
   /** Convoy adds its own bound ports to protectedPorts. */
@@ -213,7 +216,10 @@ async function open(
     externalNameServices: options.externalNameServices,
     endpoints: { ...options.endpoints, protectedPorts },
     gatewayAddresses: options.gatewayAddresses,
-    translate: { bindAddress: options.envoyBindAddress },
+    translate: {
+      bindAddress: options.envoyBindAddress,
+      ...(options.accessLog ? { accessLog: accessLogForFleet(options.accessLog) } : {}),
+    },
   });
   opened.add('controller', () => controller.stop());
   controller.start();

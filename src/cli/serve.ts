@@ -3,6 +3,7 @@ import { DEFAULT_LOG_BUFFER_BYTES, LogDestination } from '../observability/log-d
 import { createLogger } from '../observability/logger';
 import { ConvoyMetrics } from '../observability/metrics';
 import { isLoopbackHost } from '../util/address-class';
+import { parseAccessLogFlags, type AccessLogSettings } from './access-log-flags';
 import { UsageError, defineCommand, parseCommand } from './args';
 import type { ParsedOptions } from './args';
 import { startServing, waitForShutdownSignal } from './serve-runtime';
@@ -159,6 +160,13 @@ export const serveSpec = defineCommand({
       description: 'Address Envoy listeners bind to.',
       default: '0.0.0.0',
     },
+    'access-log': {
+      type: 'string',
+      valueName: '[NS/NAME=]FORMAT[:PATH]',
+      multiple: true,
+      description:
+        "Envoy access logs: FORMAT off, json (default) or text; PATH an absolute file on the Envoy's host instead of stdout; NS/NAME= for one Gateway's fleet only.",
+    },
     'gateway-address': {
       type: 'string',
       valueName: 'ADDR',
@@ -272,6 +280,7 @@ export function serveOptionsFromFlags(v: ServeFlags): ServeOptions {
     ...(v['admin-token-file'] ? { adminTokenFile: v['admin-token-file'] } : {}),
     ...(healthAddress ? { healthAddress } : {}),
     envoyBindAddress: v['envoy-bind-address'],
+    accessLog: checkedAccessLog(v['access-log']),
     gatewayAddresses: addressSource(v['gateway-address'], v['envoy-service']),
     externalNameServices: v['enable-external-name-services'],
     endpoints: {
@@ -283,6 +292,15 @@ export function serveOptionsFromFlags(v: ServeFlags): ServeOptions {
     ...(v['log-level'] ? { logLevel: v['log-level'] } : {}),
     logBufferBytes: checkedCount(v['log-buffer-bytes'], 'log-buffer-bytes', MIN_LOG_BUFFER_BYTES),
   };
+}
+
+/** Parses the --access-log values (access-log-flags.ts), turning a bad one into a UsageError. */
+function checkedAccessLog(values: readonly string[] | undefined): AccessLogSettings {
+  try {
+    return parseAccessLogFlags(values ?? []);
+  } catch (err) {
+    throw new UsageError((err as Error).message, 'serve');
+  }
 }
 
 /** Smallest log buffer: one long line (a full build's debug line) must fit. */

@@ -7,6 +7,7 @@ import { translateCluster } from './translate/clusters';
 import { translateEndpoints } from './translate/endpoints';
 import { translateSecret } from './translate/secrets';
 import { memoByNode } from './translate/common';
+import type { AccessLogOptions } from './translate/access-log';
 
 /**
  * Translates a FleetModel (the model of one Gateway's fleet) into the typed Envoy resources its
@@ -23,6 +24,12 @@ import { memoByNode } from './translate/common';
 export interface TranslateOptions {
   /** Listener bind address; defaults to `0.0.0.0`. */
   bindAddress?: string;
+  /**
+   * Access logs (translate/access-log.ts; JSON to stdout by default): one setting for every fleet,
+   * or a function giving each fleet (Gateway `namespace/name`) its own, e.g. from `convoy serve
+   * --access-log` or from a managed fleet's parameters; undefined from it means the default.
+   */
+  accessLog?: AccessLogOptions | ((fleet: string) => AccessLogOptions | undefined);
 }
 
 export const DEFAULT_BIND_ADDRESS = '0.0.0.0';
@@ -41,6 +48,8 @@ const chainRouteConfiguration = memoByNode((fc: FilterChainModel): RouteConfigur
  */
 export function translateFleet(model: FleetModel, options: TranslateOptions = {}): EnvoyResources {
   const bindAddress = options.bindAddress ?? DEFAULT_BIND_ADDRESS;
+  const accessLog =
+    typeof options.accessLog === 'function' ? options.accessLog(model.fleet) : options.accessLog;
   const out: EnvoyResources = { listeners: [], routes: [], clusters: [], endpoints: [], secrets: [] };
 
   const routeNames = new Set<string>();
@@ -52,7 +61,7 @@ export function translateFleet(model: FleetModel, options: TranslateOptions = {}
   };
 
   for (const port of model.ports) {
-    const listener = translateListener(port, { bindAddress });
+    const listener = translateListener(port, { bindAddress, accessLog });
     if (!listener) continue;
     out.listeners.push(listener);
     if (port.http) addRoutes(httpRouteConfiguration(port.http));
