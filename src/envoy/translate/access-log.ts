@@ -44,7 +44,7 @@ const HTTP_FIELDS: [string, string][] = [
   ['route', '%ROUTE_NAME%'],
   ['method', '%REQ(:METHOD)%'],
   ['authority', '%REQ(:AUTHORITY)%'],
-  ['path', '%PATH(WQ:ORIG)%'],
+  ['path', '%PATH(NQ)%'],
   ['status', '%RESPONSE_CODE%'],
   ...COMMON_FIELDS.slice(2),
   ['request_id', '%REQ(X-REQUEST-ID)%'],
