@@ -22,6 +22,7 @@ import { StatusView } from '../status/view';
 import { ObjectStore } from '../store/store';
 import { XdsCache } from '../xds/cache';
 import { AdsServer } from '../xds/server';
+import { typeStateCounts } from '../xds/debug-state';
 
 /**
  * The running `convoy serve`: opens its parts in an order where everything that can fail on bad
@@ -137,6 +138,7 @@ async function open(
     unknownFleetTimeoutMs: xdsSecurity.unknownFleetTimeoutMs,
   });
   opened.add('xDS server', () => ads.stop(5000));
+  metrics.xdsTypeStates = () => typeStateCounts(ads.debugState());
   const xdsPort = await listening('xDS server', options.xdsAddress, () => ads.listen(options.xdsAddress));
 
   const fleetPage = fleetPageEndpoints({ store, statuses: statusView, xds: ads, metrics, logger });

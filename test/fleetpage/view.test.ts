@@ -5,7 +5,12 @@ import { TypeUrl } from '../../src/envoy/resources';
 import { buildGateways } from '../../src/gateway/build';
 import type { KubeObject } from '../../src/store/objects';
 import { EXPIRING_SOON_MS, buildFleetView, type FleetViewInputs } from '../../src/fleetpage/view';
-import type { StreamDebug, TypeDebug, XdsDebugState } from '../../src/xds/debug-state';
+import {
+  typeStateCounts,
+  type StreamDebug,
+  type TypeDebug,
+  type XdsDebugState,
+} from '../../src/xds/debug-state';
 import {
   OPTS,
   backendRef,
@@ -247,5 +252,29 @@ describe('buildFleetView', () => {
   test('holds no certificate or key material', () => {
     const json = JSON.stringify(buildFleetView(inputs(world(), 0)));
     assert.doesNotMatch(json, /BEGIN|PRIVATE KEY|MII/);
+  });
+});
+
+describe('typeStateCounts (convoy_xds_type_states)', () => {
+  test('counts Envoy x type pairs per served fleet and state; unserved fleets count as unknown', () => {
+    const counts = typeStateCounts({
+      streams: [
+        stream(1, 'a', 'default/gw', {
+          [TypeUrl.Listener]: typeDebug('synced'),
+          [TypeUrl.Cluster]: typeDebug('stale'),
+        }),
+        stream(2, 'b', 'default/gw', { [TypeUrl.Listener]: typeDebug('synced') }),
+        stream(3, 'c', 'made/up', { [TypeUrl.Listener]: typeDebug('not_sent') }),
+      ],
+      fleets: [
+        { fleet: 'default/gw', streams: 2, types: { [TypeUrl.Listener]: { version: 'v', resources: 1 } } },
+        { fleet: 'made/up', streams: 1, types: {} },
+      ],
+    });
+    assert.deepEqual(counts.map((c) => `${c.fleet} ${c.state} ${c.count}`).sort(), [
+      'default/gw stale 1',
+      'default/gw synced 2',
+      'unknown not_sent 1',
+    ]);
   });
 });
