@@ -36,7 +36,7 @@ export function parseAccessLogFlags(values: readonly string[]): AccessLogSetting
       const path = rest.slice(colon + 1);
       if (format === 'off') throw new Error(`--access-log ${value}: off takes no file`);
       // Envoy opens it: an absolute path without control characters, nothing relative to its cwd.
-      if (!path.startsWith('/') || /[\x00-\x1f\x7f]/.test(path) || path.length > 4096) {
+      if (!path.startsWith('/') || /\p{Cc}/u.test(path) || path.length > 4096) {
         throw new Error(`--access-log ${value}: the file must be an absolute path`);
       }
       options.path = path;
