@@ -38,11 +38,10 @@ export class FleetFeed {
 
   /** Adds a client: it gets the current view at once, then every change. Returns its removal. */
   subscribe(send: (json: string) => void): () => void {
-    const json = this.render();
-    if (json !== undefined) {
-      this.last = json;
-      send(json);
-    }
+    // Clients already connected catch up first, so every client always holds the last view sent.
+    if (this.clients.size > 0) this.refresh();
+    else this.last = this.render();
+    if (this.last !== undefined) send(this.last);
     this.clients.add(send);
     if (!this.timer) {
       this.timer = setInterval(() => this.refresh(), this.intervalMs);

@@ -59,6 +59,27 @@ describe('FleetFeed', () => {
     assert.equal(computed, before, 'nothing is computed without clients');
   });
 
+  test('a client joining after a change does not keep that change from the clients already there', () => {
+    let nodes = ['a'];
+    const feed = new FleetFeed(() => viewWith(nodes), {
+      intervalMs: 3_600_000,
+      onError: (err) => assert.fail(String(err)),
+    });
+    const first: string[] = [];
+    const second: string[] = [];
+    const offFirst = feed.subscribe((json) => first.push(json));
+    nodes = ['a', 'b'];
+    const offSecond = feed.subscribe((json) => second.push(json));
+    feed.refresh();
+    const last = (list: string[]) => JSON.parse(list[list.length - 1]).otherEnvoys.length;
+    assert.equal(last(first), 2);
+    assert.equal(last(second), 2);
+    assert.equal(first.length, 2);
+    assert.equal(second.length, 1);
+    offFirst();
+    offSecond();
+  });
+
   test('poke() recomputes shortly after; a failing computation is reported, not thrown', async () => {
     let fail = false;
     let nodes = ['a'];
