@@ -14,6 +14,7 @@ import { FileProvider } from '../providers/files/provider';
 import { fleetPageEndpoints } from '../fleetpage/endpoints';
 import { setUpXdsSecurity } from './xds-security';
 import { accessLogForFleet, type AccessLogSettings } from './access-log-flags';
+import { tracingForFleet, type TracingSettings } from './tracing-flags';
 import type { XdsSecurityFlags } from './xds-security';
 import type { FileProviderOptions } from '../providers/files/provider';
 import { tuneGarbageCollection } from '../runtime/gc-tuning';
@@ -48,6 +49,8 @@ export interface ServeOptions {
   envoyBindAddress: string;
   /** Envoy access logs per fleet (access-log-flags.ts); JSON to stdout when absent. */
   accessLog?: AccessLogSettings;
+  /** OpenTelemetry tracing per fleet (tracing-flags.ts); off when absent. */
+  tracing?: TracingSettings;
   gatewayAddresses?: BuildOptions['gatewayAddresses'];
   externalNameServices: boolean;
   /** Convoy adds its own bound ports to protectedPorts. */
@@ -221,6 +224,7 @@ async function open(
     translate: {
       bindAddress: options.envoyBindAddress,
       ...(options.accessLog ? { accessLog: accessLogForFleet(options.accessLog) } : {}),
+      ...(options.tracing ? { tracing: tracingForFleet(options.tracing) } : {}),
     },
   });
   opened.add('controller', () => controller.stop());

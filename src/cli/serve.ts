@@ -4,6 +4,7 @@ import { createLogger } from '../observability/logger';
 import { ConvoyMetrics } from '../observability/metrics';
 import { isLoopbackHost } from '../util/address-class';
 import { parseAccessLogFlags, type AccessLogSettings } from './access-log-flags';
+import { parseTracingFlags, type TracingSettings } from './tracing-flags';
 import { UsageError, defineCommand, parseCommand } from './args';
 import type { ParsedOptions } from './args';
 import { startServing, waitForShutdownSignal } from './serve-runtime';
@@ -167,6 +168,13 @@ export const serveSpec = defineCommand({
       description:
         "Envoy access logs: FORMAT off, json (default) or text; PATH an absolute file on the Envoy's host instead of stdout; NS/NAME= for one Gateway's fleet only.",
     },
+    tracing: {
+      type: 'string',
+      valueName: '[NS/NAME=]off|HOST:PORT',
+      multiple: true,
+      description:
+        "OpenTelemetry tracing: the OTLP/gRPC collector HOST:PORT Envoys send spans to (off by default); NS/NAME= for one Gateway's fleet only.",
+    },
     'gateway-address': {
       type: 'string',
       valueName: 'ADDR',
@@ -281,6 +289,7 @@ export function serveOptionsFromFlags(v: ServeFlags): ServeOptions {
     ...(healthAddress ? { healthAddress } : {}),
     envoyBindAddress: v['envoy-bind-address'],
     accessLog: checkedAccessLog(v['access-log']),
+    ...(v.tracing?.length ? { tracing: checkedTracing(v.tracing) } : {}),
     gatewayAddresses: addressSource(v['gateway-address'], v['envoy-service']),
     externalNameServices: v['enable-external-name-services'],
     endpoints: {
@@ -298,6 +307,15 @@ export function serveOptionsFromFlags(v: ServeFlags): ServeOptions {
 function checkedAccessLog(values: readonly string[] | undefined): AccessLogSettings {
   try {
     return parseAccessLogFlags(values ?? []);
+  } catch (err) {
+    throw new UsageError((err as Error).message, 'serve');
+  }
+}
+
+/** Parses the --tracing values (tracing-flags.ts), turning a bad one into a UsageError. */
+function checkedTracing(values: readonly string[]): TracingSettings {
+  try {
+    return parseTracingFlags(values);
   } catch (err) {
     throw new UsageError((err as Error).message, 'serve');
   }

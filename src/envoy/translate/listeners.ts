@@ -43,7 +43,11 @@ export interface ListenerOptions {
   bindAddress: string;
   /** Access logs of HCMs and TCP proxies (access-log.ts); JSON to stdout by default. */
   accessLog?: AccessLogOptions;
+  /** The HCMs' tracing block (tracing.ts); none by default. */
+  tracing?: HcmTracing;
 }
+
+type HcmTracing = NonNullable<HttpConnectionManager['tracing']>;
 
 /** Per-connection read/write buffer limit, Envoy's documented recommendation for edge proxies. */
 export const PER_CONNECTION_BUFFER_LIMIT_BYTES = 32768;
@@ -70,6 +74,7 @@ export function httpConnectionManager(
   statPrefix: string,
   routeConfigName: string,
   accessLog: AccessLog[] = accessLogs(DEFAULT_ACCESS_LOG).http,
+  tracing?: HcmTracing,
 ): Filter {
   const hcm: HttpConnectionManager = {
     stat_prefix: statPrefix,
@@ -80,6 +85,7 @@ export function httpConnectionManager(
     normalize_path: { value: true },
     merge_slashes: true,
     path_with_escaped_slashes_action: Enum.PathWithEscapedSlashesAction.UNESCAPE_AND_REDIRECT,
+    ...(tracing ? { tracing } : {}),
   };
   return {
     name: ExtensionNames.HttpConnectionManager,
@@ -142,6 +148,7 @@ export function buildTlsFilterChain(
   statPrefix: string,
   serverNames: string[],
   accessLog: AccessLogOptions = DEFAULT_ACCESS_LOG,
+  tracing?: HcmTracing,
 ): FilterChain {
   const logs = accessLogs(accessLog);
   const chain: FilterChain = {
@@ -159,7 +166,7 @@ export function buildTlsFilterChain(
       return chain;
     }
     chain.transport_socket = downstreamTls(fc.secretNames, true);
-    chain.filters = [httpConnectionManager(statPrefix, fc.routeConfigName, logs.http)];
+    chain.filters = [httpConnectionManager(statPrefix, fc.routeConfigName, logs.http, tracing)];
     return chain;
   }
   // TLS: tcp_proxy over the decrypted (Terminate) or still-encrypted (Passthrough) stream.
@@ -175,8 +182,12 @@ export function buildTlsFilterChain(
 
 /** Memoized per chain node; the variant is the stat prefix, then the access log key. */
 const memoTlsFilterChain = memoByNode((fc: FilterChainModel, variant: string) => {
-  const [statPrefix, accessLog] = JSON.parse(variant) as [string, AccessLogOptions];
-  return buildTlsFilterChain(fc, statPrefix, fc.serverNames, accessLog);
+  const [statPrefix, accessLog, tracing] = JSON.parse(variant) as [
+    string,
+    AccessLogOptions,
+    HcmTracing | null,
+  ];
+  return buildTlsFilterChain(fc, statPrefix, fc.serverNames, accessLog, tracing ?? undefined);
 });
 
 /**
@@ -184,11 +195,16 @@ const memoTlsFilterChain = memoByNode((fc: FilterChainModel, variant: string) =>
  * It is named after the port's Envoy listener, which access logs give as `listener` (several
  * Gateway API listeners can share a plain HTTP port; the route names which one matched).
  */
-function httpFilterChain(port: PortModel, alongsideTls: boolean, accessLog: AccessLogOptions): FilterChain {
+function httpFilterChain(
+  port: PortModel,
+  alongsideTls: boolean,
+  accessLog: AccessLogOptions,
+  tracing: HcmTracing | undefined,
+): FilterChain {
   const http = port.http!;
   const chain: FilterChain = {
     name: port.name,
-    filters: [httpConnectionManager(port.name, http.routeConfigName, accessLogs(accessLog).http)],
+    filters: [httpConnectionManager(port.name, http.routeConfigName, accessLogs(accessLog).http, tracing)],
   };
   if (alongsideTls) chain.filter_chain_match = { transport_protocol: 'raw_buffer' };
   return chain;
@@ -235,12 +251,18 @@ export function assignServerNames(chains: FilterChainModel[]): (string[] | undef
  */
 export function translateListener(port: PortModel, options: ListenerOptions): Listener | undefined {
   const accessLog = options.accessLog ?? DEFAULT_ACCESS_LOG;
-  return memoListener(port, JSON.stringify([options.bindAddress, accessLog])) ?? undefined;
+  return (
+    memoListener(port, JSON.stringify([options.bindAddress, accessLog, options.tracing ?? null])) ?? undefined
+  );
 }
 
 const memoListener = memoByNode((port: PortModel, variant: string): Listener | null => {
-  const [bindAddress, accessLog] = JSON.parse(variant) as [string, AccessLogOptions];
-  return buildListener(port, bindAddress, accessLog) ?? null;
+  const [bindAddress, accessLog, tracing] = JSON.parse(variant) as [
+    string,
+    AccessLogOptions,
+    HcmTracing | null,
+  ];
+  return buildListener(port, bindAddress, accessLog, tracing ?? undefined) ?? null;
 });
 
 /** Builds the Listener of a port: its HTTP chain first, then its TLS chains; undefined when it has none. */
@@ -248,21 +270,22 @@ function buildListener(
   port: PortModel,
   bindAddress: string,
   accessLog: AccessLogOptions,
+  tracing: HcmTracing | undefined,
 ): Listener | undefined {
   const chains: FilterChain[] = [];
   const serverNames = assignServerNames(port.filterChains);
-  const chainVariant = JSON.stringify([port.name, accessLog]);
+  const chainVariant = JSON.stringify([port.name, accessLog, tracing ?? null]);
   port.filterChains.forEach((fc, i) => {
     const names = serverNames[i];
     if (!names) return;
     chains.push(
       names === fc.serverNames
         ? memoTlsFilterChain(fc, chainVariant)
-        : buildTlsFilterChain(fc, port.name, names, accessLog),
+        : buildTlsFilterChain(fc, port.name, names, accessLog, tracing),
     );
   });
   const hasTls = chains.length > 0;
-  if (port.http) chains.unshift(httpFilterChain(port, hasTls, accessLog));
+  if (port.http) chains.unshift(httpFilterChain(port, hasTls, accessLog, tracing));
   if (chains.length === 0) return undefined;
 
   const listener: Listener = {
