@@ -27,6 +27,8 @@ COPY --from=build /src/package.json /src/package-lock.json ./
 COPY --from=build /src/node_modules node_modules
 COPY --from=build /src/dist/src dist/src
 COPY --from=build /src/protos protos
+# The fleet page's files (docs/operations.md §19), served by the admin server.
+COPY web web
 RUN ln -s /app/dist/src/cli/main.js /usr/local/bin/convoy
 # The default xDS certificate folder (convoy serve --xds-certs-dir, convoy certgen), owned by the
 # runtime user so empty named volumes mounted on its sub-folders start writable by it

@@ -40,4 +40,18 @@ export default tseslint.config(
     },
     rules: { '@typescript-eslint/no-require-imports': 'off' },
   },
+  {
+    // The fleet page's browser script (docs/operations.md §19): plain JavaScript run by the browser.
+    files: ['web/**/*.js'],
+    languageOptions: {
+      sourceType: 'script',
+      globals: {
+        document: 'readonly',
+        window: 'readonly',
+        EventSource: 'readonly',
+        setInterval: 'readonly',
+        Date: 'readonly',
+      },
+    },
+  },
 );

@@ -31,6 +31,7 @@ const RANKS = {
   providers: 7,
   controller: 8,
   fleets: 8,
+  fleetpage: 8,
   cli: 9,
 };
 

@@ -37,7 +37,7 @@ let readableCopy: string | undefined;
 
 /**
  * Returns a compiled CLI that user `uid` can run: convoyMain() itself when the checkout is reachable
- * by other users, else a copy of the compiled sources, protos and node_modules in a world-readable temp
+ * by other users, else a copy of the compiled sources, protos, web files and node_modules in a world-readable temp
  * folder (made once per test process). A `mktemp -d` clone sits below a root-only folder, where
  * an unprivileged Convoy could not even load its own code.
  */
@@ -51,6 +51,7 @@ function convoyMainFor(uid: number | undefined): string {
     fs.cpSync(path.join(outDir, 'src'), path.join(root, 'dist', 'src'), { recursive: true });
     fs.cpSync(path.join(outDir, '..', 'node_modules'), path.join(root, 'node_modules'), { recursive: true });
     fs.cpSync(path.join(outDir, '..', 'protos'), path.join(root, 'protos'), { recursive: true });
+    fs.cpSync(path.join(outDir, '..', 'web'), path.join(root, 'web'), { recursive: true });
     fs.copyFileSync(path.join(outDir, '..', 'package.json'), path.join(root, 'package.json'));
     readableCopy = root;
     process.once('exit', () => fs.rmSync(root, { recursive: true, force: true }));

@@ -13,7 +13,10 @@ import type { ConvoyMetrics } from '../observability/metrics';
 import { FileProvider } from '../providers/files/provider';
 import { startLocalEnvoys } from './local-envoys';
 import type { LocalEnvoysOptions } from './local-envoys';
+import { fleetPageEndpoints } from '../fleetpage/endpoints';
 import { setUpXdsSecurity } from './xds-security';
+import { accessLogForFleet, type AccessLogSettings } from './access-log-flags';
+import { tracingForFleet, type TracingSettings } from './tracing-flags';
 import type { XdsSecurityFlags } from './xds-security';
 import type { FileProviderOptions } from '../providers/files/provider';
 import { tuneGarbageCollection } from '../runtime/gc-tuning';
@@ -26,6 +29,7 @@ import type { CertificateDirectory } from '../pki/certificate-directory';
 import type { FleetCertificateSource } from '../fleets/kubernetes/provisioner';
 import type { RenderSettings } from '../fleets/kubernetes/render';
 import { AdsServer } from '../xds/server';
+import { typeStateCounts } from '../xds/debug-state';
 
 /**
  * The running `convoy serve`: opens its parts in an order where everything that can fail on bad
@@ -49,6 +53,10 @@ export interface ServeOptions {
   adminTokenFile?: string;
   healthAddress?: string;
   envoyBindAddress: string;
+  /** Envoy access logs per fleet (access-log-flags.ts); JSON to stdout when absent. */
+  accessLog?: AccessLogSettings;
+  /** OpenTelemetry tracing per fleet (tracing-flags.ts); off when absent. */
+  tracing?: TracingSettings;
   gatewayAddresses?: BuildOptions['gatewayAddresses'];
   externalNameServices: boolean;
   /** Convoy adds its own bound ports to protectedPorts. */
@@ -156,8 +164,12 @@ async function open(
     unknownFleetTimeoutMs: xdsSecurity.unknownFleetTimeoutMs,
   });
   opened.add('xDS server', () => ads.stop(5000));
+  metrics.xdsTypeStates = () => typeStateCounts(ads.debugState());
   const xdsPort = await listening('xDS server', options.xdsAddress, () => ads.listen(options.xdsAddress));
 
+  const fleetPage = fleetPageEndpoints({ store, statuses: statusView, xds: ads, metrics, logger });
+  opened.add('fleet page', () => fleetPage.stop());
+  sinks.push(fleetPage.statusSink);
   const admin = new AdminServer({
     address: options.adminAddress,
     logger,
@@ -168,7 +180,10 @@ async function open(
       '/status': () => statusView.list(),
       '/status/problems': () => providerProblems(),
       '/debug/xds': () => ads.debugState(),
+      ...fleetPage.routes,
     },
+    pages: fleetPage.pages,
+    eventStreams: fleetPage.eventStreams,
     textRenderers: {
       '/debug/xds': (state) => renderXdsDebugText(state as Parameters<typeof renderXdsDebugText>[0]),
     },
@@ -234,7 +249,11 @@ async function open(
     externalNameServices: options.externalNameServices,
     endpoints: { ...options.endpoints, protectedPorts },
     gatewayAddresses: options.gatewayAddresses,
-    translate: { bindAddress: options.envoyBindAddress },
+    translate: {
+      bindAddress: options.envoyBindAddress,
+      ...(options.accessLog ? { accessLog: accessLogForFleet(options.accessLog) } : {}),
+      ...(options.tracing ? { tracing: tracingForFleet(options.tracing) } : {}),
+    },
     ...(fleets ? { managedFleets: true } : {}),
     ...(onFleets ? { onFleets } : {}),
   });

@@ -3,6 +3,8 @@ import { DEFAULT_LOG_BUFFER_BYTES, LogDestination } from '../observability/log-d
 import { createLogger } from '../observability/logger';
 import { ConvoyMetrics } from '../observability/metrics';
 import { isLoopbackHost } from '../util/address-class';
+import { parseAccessLogFlags, type AccessLogSettings } from './access-log-flags';
+import { parseTracingFlags, type TracingSettings } from './tracing-flags';
 import { UsageError, defineCommand, parseCommand } from './args';
 import type { ParsedOptions } from './args';
 import { LOCAL_ENVOY_OPTIONS, localEnvoysFromFlags } from './local-envoys';
@@ -163,6 +165,20 @@ export const serveSpec = defineCommand({
       valueName: 'ADDR',
       description: 'Address Envoy listeners bind to.',
       default: '0.0.0.0',
+    },
+    'access-log': {
+      type: 'string',
+      valueName: '[NS/NAME=]FORMAT[:PATH]',
+      multiple: true,
+      description:
+        "Envoy access logs: FORMAT off, json (default) or text; PATH an absolute file on the Envoy's host instead of stdout; NS/NAME= for one Gateway's fleet only.",
+    },
+    tracing: {
+      type: 'string',
+      valueName: '[NS/NAME=]off|HOST:PORT',
+      multiple: true,
+      description:
+        "OpenTelemetry tracing: the OTLP/gRPC collector HOST:PORT Envoys send spans to (off by default); NS/NAME= for one Gateway's fleet only.",
     },
     'gateway-address': {
       type: 'string',
@@ -334,6 +350,8 @@ export function serveOptionsFromFlags(v: ServeFlags): ServeOptions {
     ...(v['admin-token-file'] ? { adminTokenFile: v['admin-token-file'] } : {}),
     ...(healthAddress ? { healthAddress } : {}),
     envoyBindAddress: v['envoy-bind-address'],
+    accessLog: checkedAccessLog(v['access-log']),
+    ...(v.tracing?.length ? { tracing: checkedTracing(v.tracing) } : {}),
     // Managed Envoys listen on the bind address: Gateways report it unless told otherwise.
     gatewayAddresses:
       addressSource(v['gateway-address'], v['envoy-service']) ??
@@ -350,6 +368,24 @@ export function serveOptionsFromFlags(v: ServeFlags): ServeOptions {
     ...(v['log-level'] ? { logLevel: v['log-level'] } : {}),
     logBufferBytes: checkedCount(v['log-buffer-bytes'], 'log-buffer-bytes', MIN_LOG_BUFFER_BYTES),
   };
+}
+
+/** Parses the --access-log values (access-log-flags.ts), turning a bad one into a UsageError. */
+function checkedAccessLog(values: readonly string[] | undefined): AccessLogSettings {
+  try {
+    return parseAccessLogFlags(values ?? []);
+  } catch (err) {
+    throw new UsageError((err as Error).message, 'serve');
+  }
+}
+
+/** Parses the --tracing values (tracing-flags.ts), turning a bad one into a UsageError. */
+function checkedTracing(values: readonly string[]): TracingSettings {
+  try {
+    return parseTracingFlags(values);
+  } catch (err) {
+    throw new UsageError((err as Error).message, 'serve');
+  }
 }
 
 /** Smallest log buffer: one long line (a full build's debug line) must fit. */

@@ -7,6 +7,8 @@ import { translateCluster } from './translate/clusters';
 import { translateEndpoints } from './translate/endpoints';
 import { translateSecret } from './translate/secrets';
 import { memoByNode } from './translate/common';
+import type { AccessLogOptions } from './translate/access-log';
+import { tracing as tracingFor, type TracingOptions } from './translate/tracing';
 
 /**
  * Translates a FleetModel (the model of one Gateway's fleet) into the typed Envoy resources its
@@ -23,6 +25,17 @@ import { memoByNode } from './translate/common';
 export interface TranslateOptions {
   /** Listener bind address; defaults to `0.0.0.0`. */
   bindAddress?: string;
+  /**
+   * Access logs (translate/access-log.ts; JSON to stdout by default): one setting for every fleet,
+   * or a function giving each fleet (Gateway `namespace/name`) its own, e.g. from `convoy serve
+   * --access-log` or from a managed fleet's parameters; undefined from it means the default.
+   */
+  accessLog?: AccessLogOptions | ((fleet: string) => AccessLogOptions | undefined);
+  /**
+   * OpenTelemetry tracing (translate/tracing.ts; off by default), for every fleet or per fleet like
+   * `accessLog`. When set, the fleet gets one more cluster, `convoy-otel-collector`.
+   */
+  tracing?: TracingOptions | ((fleet: string) => TracingOptions | undefined);
 }
 
 export const DEFAULT_BIND_ADDRESS = '0.0.0.0';
@@ -41,6 +54,11 @@ const chainRouteConfiguration = memoByNode((fc: FilterChainModel): RouteConfigur
  */
 export function translateFleet(model: FleetModel, options: TranslateOptions = {}): EnvoyResources {
   const bindAddress = options.bindAddress ?? DEFAULT_BIND_ADDRESS;
+  const accessLog =
+    typeof options.accessLog === 'function' ? options.accessLog(model.fleet) : options.accessLog;
+  const tracingOptions =
+    typeof options.tracing === 'function' ? options.tracing(model.fleet) : options.tracing;
+  const traced = tracingOptions && tracingFor(tracingOptions, model.fleet);
   const out: EnvoyResources = { listeners: [], routes: [], clusters: [], endpoints: [], secrets: [] };
 
   const routeNames = new Set<string>();
@@ -52,7 +70,7 @@ export function translateFleet(model: FleetModel, options: TranslateOptions = {}
   };
 
   for (const port of model.ports) {
-    const listener = translateListener(port, { bindAddress });
+    const listener = translateListener(port, { bindAddress, accessLog, tracing: traced?.hcm });
     if (!listener) continue;
     out.listeners.push(listener);
     if (port.http) addRoutes(httpRouteConfiguration(port.http));
@@ -68,6 +86,8 @@ export function translateFleet(model: FleetModel, options: TranslateOptions = {}
     // DNS clusters carry their own load assignment; only EDS clusters get one over ADS.
     if (!cluster.externalName) out.endpoints.push(translateEndpoints(cluster));
   }
+  // After the model's clusters, which are sorted: a deterministic place.
+  if (traced) out.clusters.push(traced.cluster);
   for (const secret of model.secrets) out.secrets.push(translateSecret(secret));
   return out;
 }

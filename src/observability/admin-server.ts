@@ -1,10 +1,13 @@
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { collectDefaultMetrics } from 'prom-client';
+import { isLoopbackHost } from '../util/address-class';
 import { parseHostPort } from '../util/host-port';
 import type { Logger } from './logger';
 import type { ConvoyMetrics } from './metrics';
 import { bearerMatches } from './admin-token';
+import { EventStreams } from './event-stream';
+import type { EventSource } from './event-stream';
 
 /**
  * Convoy's own HTTP surface: health, readiness, Prometheus metrics and read-only JSON debug
@@ -15,6 +18,12 @@ import { bearerMatches } from './admin-token';
 
 /** Supplies the body of a JSON endpoint; undefined means "not available" (404). */
 export type Provider = () => unknown;
+
+/** A static page or asset (HTML, CSS, JavaScript) served as it is. */
+export interface Page {
+  contentType: string;
+  body: string;
+}
 
 export interface AdminServerOptions {
   /** `host:port`; port 0 picks a free port. Default 127.0.0.1:9090. */
@@ -37,6 +46,13 @@ export interface AdminServerOptions {
   token?: string | (() => Promise<string>);
   /** 'health': serve only /healthz and /readyz (a probe address beside a loopback admin). */
   endpoints?: 'all' | 'health';
+  /**
+   * Pages and their assets by path (the fleet page). They are served with a Content-Security-Policy
+   * that allows only scripts, styles and connections of this server, and never in a frame.
+   */
+  pages?: Record<string, () => Page | Promise<Page>>;
+  /** Server-sent event streams by path (event-stream.ts), e.g. the fleet page's live updates. */
+  eventStreams?: Record<string, EventSource>;
 }
 
 export const DEFAULT_ADMIN_SERVER_ADDRESS = '127.0.0.1:9090';
@@ -47,16 +63,27 @@ export class AdminServer {
   private readonly server: http.Server;
   private readonly routes: Record<string, Provider>;
   private readonly text: Record<string, (data: unknown) => string>;
+  private readonly pages: Record<string, () => Page | Promise<Page>>;
+  private readonly eventSources: Record<string, EventSource>;
+  private readonly streams = new EventStreams();
   private readonly address: { host: string; port: number };
   private boundPort: number | undefined;
 
   constructor(private readonly options: AdminServerOptions) {
     this.address = parseHostPort(options.address ?? DEFAULT_ADMIN_SERVER_ADDRESS, 'admin-address');
     this.routes = { ...(options.routes ?? {}) };
-    for (const path of Object.keys(this.routes)) {
-      if (!path.startsWith('/') || BUILTIN.includes(path))
+    this.pages = { ...(options.pages ?? {}) };
+    this.eventSources = { ...(options.eventStreams ?? {}) };
+    const paths = [
+      ...Object.keys(this.routes),
+      ...Object.keys(this.pages),
+      ...Object.keys(this.eventSources),
+    ];
+    for (const path of paths) {
+      if (!path.startsWith('/') || BUILTIN.includes(path) || path === '/')
         throw new Error(`admin route ${path}: invalid or reserved`);
     }
+    if (new Set(paths).size !== paths.length) throw new Error('admin routes: a path is given twice');
     this.text = { ...(options.textRenderers ?? {}) };
     // Process metrics (CPU, memory, event loop lag) unless the registry already has them.
     const registry = options.metrics.registry;
@@ -102,6 +129,7 @@ export class AdminServer {
   /** Stops accepting, closes idle keep-alive sockets and waits for in-flight requests. */
   stop(): Promise<void> {
     return new Promise((resolve) => {
+      this.streams.stop();
       if (!this.server.listening) return resolve();
       this.server.close(() => resolve());
       this.server.closeIdleConnections();
@@ -109,7 +137,12 @@ export class AdminServer {
   }
 
   private paths(): string[] {
-    return [...BUILTIN, ...Object.keys(this.routes)].sort();
+    return [
+      ...BUILTIN,
+      ...Object.keys(this.routes),
+      ...Object.keys(this.pages),
+      ...Object.keys(this.eventSources),
+    ].sort();
   }
 
   private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
@@ -140,6 +173,11 @@ export class AdminServer {
       return send(res, 404, 'text/plain', 'not found; this address serves only /healthz and /readyz\n');
     }
 
+    // DNS rebinding: a web page on another name must not read a loopback admin through a browser.
+    if (isLoopbackHost(this.address.host) && !loopbackHostHeader(req.headers.host)) {
+      return send(res, 421, 'text/plain', 'this admin address answers only to loopback host names\n');
+    }
+
     const token = this.options.token;
     if (token !== undefined) {
       const expected = typeof token === 'string' ? token : await token();
@@ -163,6 +201,22 @@ export class AdminServer {
       const registry = this.options.metrics.registry;
       return send(res, 200, registry.contentType, await registry.metrics());
     }
+    const page = this.pages[path];
+    if (page) {
+      const { contentType, body } = await page();
+      res.setHeader('Content-Security-Policy', PAGE_POLICY);
+      res.setHeader('X-Frame-Options', 'DENY');
+      res.setHeader('Referrer-Policy', 'no-referrer');
+      return send(res, 200, contentType, body);
+    }
+    const source = this.eventSources[path];
+    if (source) {
+      if (!this.streams.serve(req, res, source)) {
+        res.setHeader('Retry-After', '10');
+        return send(res, 503, 'text/plain', 'too many event-stream clients\n');
+      }
+      return;
+    }
     const provider = this.routes[path];
     if (!provider) return send(res, 404, 'text/plain', `not found; try one of: ${this.paths().join(' ')}\n`);
     const data = await provider();
@@ -172,6 +226,18 @@ export class AdminServer {
     const pretty = url.searchParams.has('pretty') || wantsText(url, req);
     return send(res, 200, 'application/json', JSON.stringify(data, null, pretty ? 2 : undefined) + '\n');
   }
+}
+
+/** Pages may load scripts, styles and data from this server only, and may not be framed. */
+const PAGE_POLICY =
+  "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; " +
+  "base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+
+/** True when a Host header names a loopback address (with any port), as a local browser sends. */
+function loopbackHostHeader(host: string | undefined): boolean {
+  if (host === undefined) return true;
+  const name = /^\[([^\]]*)\](?::\d+)?$/.exec(host)?.[1] ?? host.replace(/:\d+$/, '');
+  return isLoopbackHost(name);
 }
 
 function wantsText(url: URL, req: http.IncomingMessage): boolean {

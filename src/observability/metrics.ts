@@ -25,6 +25,22 @@ export class ConvoyMetrics {
     },
   });
   /**
+   * Set by `convoy serve` from the ADS server's bookkeeping: per fleet and state (synced, stale,
+   * not_sent, nacked), how many (connected Envoy, xDS type) pairs are in it. Read at scrape time.
+   */
+  xdsTypeStates: () => Iterable<{ fleet: string; state: string; count: number }> = () => [];
+  readonly xdsTypeStateGauge: Gauge<'fleet' | 'state'> = new Gauge({
+    name: 'convoy_xds_type_states',
+    help: 'Connected Envoys x xDS types per fleet in each sync state: synced, stale (sent, not yet acknowledged), not_sent, nacked.',
+    labelNames: ['fleet', 'state'] as const,
+    registers: [this.registry],
+    collect: () => {
+      this.xdsTypeStateGauge.reset();
+      for (const c of this.xdsTypeStates())
+        this.xdsTypeStateGauge.set({ fleet: c.fleet, state: c.state }, c.count);
+    },
+  });
+  /**
    * Set by the Controller: per listener serving certificates (`Kind/ns/name/listener`), the time
    * its earliest certificate expires (ms since the epoch). Read at scrape time, so the gauge is
    * current without a build and only listeners that exist have a series.

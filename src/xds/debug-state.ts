@@ -57,3 +57,25 @@ export interface XdsDebugState {
   cache: { fleets: number; entries: number; bytes: number };
   sendBudget: { limitBytes: number; inflightBytes: number; waitingStreams: number };
 }
+
+/**
+ * Counts (stream, type) pairs per fleet and sync state, for the convoy_xds_type_states gauge; a
+ * stream naming a fleet without a snapshot counts under "unknown" (invented names never become
+ * series, as for convoy_xds_streams).
+ */
+export function typeStateCounts(
+  state: Pick<XdsDebugState, 'streams' | 'fleets'>,
+): { fleet: string; state: string; count: number }[] {
+  const served = new Set(state.fleets.filter((f) => Object.keys(f.types).length > 0).map((f) => f.fleet));
+  const counts = new Map<string, { fleet: string; state: string; count: number }>();
+  for (const s of state.streams) {
+    const fleet = served.has(s.fleet) ? s.fleet : 'unknown';
+    for (const t of Object.values(s.types)) {
+      const key = `${fleet}\0${t.state}`;
+      const c = counts.get(key) ?? { fleet, state: t.state, count: 0 };
+      c.count++;
+      counts.set(key, c);
+    }
+  }
+  return [...counts.values()];
+}

@@ -43,6 +43,7 @@ describe('convoy serve flags', () => {
       },
       adminAddress: '127.0.0.1:9090',
       envoyBindAddress: '0.0.0.0',
+      accessLog: { default: { format: 'json' }, gateways: new Map() },
       gatewayAddresses: undefined,
       externalNameServices: false,
       endpoints: { allowLoopback: false, allowLinkLocal: false },
@@ -98,6 +99,10 @@ describe('convoy serve flags', () => {
       '3',
       '--from-dir-settle-ms',
       '0',
+      '--access-log',
+      'text:/var/log/envoy/access.log',
+      '--access-log',
+      'team-a/web=off',
     ]);
     assert.deepEqual(o, {
       source: {
@@ -120,6 +125,10 @@ describe('convoy serve flags', () => {
       adminTokenFile: 'token',
       healthAddress: '0.0.0.0:9092',
       envoyBindAddress: '::',
+      accessLog: {
+        default: { format: 'text', path: '/var/log/envoy/access.log' },
+        gateways: new Map([['team-a/web', { format: 'off' }]]),
+      },
       gatewayAddresses: {
         service: { namespace: 'infra', name: 'envoy' },
         static: ['192.0.2.1', 'gw.example.com'],

@@ -425,10 +425,10 @@ function fleetViolations(
         const port = portOfListener(name);
         if (!a || !b) {
           // A port starts or stops being served: only by a reached listener, with only chains
-          // the added object may change.
+          // the added object may change. The plain-HTTP chain is named after the Envoy listener.
           const parts = (a ? after : before).listenerParts.get(name)!;
           const foreign = [...parts.keys()]
-            .filter((k) => k.startsWith('chain:') && k !== 'chain:')
+            .filter((k) => k.startsWith('chain:') && k !== 'chain:' && k !== `chain:${name}`)
             .map((k) => k.slice('chain:'.length))
             .filter((chain) => port === undefined || !chainAllowed(reach, fleet, port, chain));
           if (!reach.listeners.some((l) => l.fleet === fleet && l.port === port))

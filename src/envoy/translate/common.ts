@@ -24,6 +24,7 @@ export const ExtensionTypeUrl = {
   TlsInspector: `${TYPE_PREFIX}envoy.extensions.filters.listener.tls_inspector.v3.TlsInspector`,
   DownstreamTlsContext: `${TYPE_PREFIX}envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext`,
   StdoutAccessLog: `${TYPE_PREFIX}envoy.extensions.access_loggers.stream.v3.StdoutAccessLog`,
+  FileAccessLog: `${TYPE_PREFIX}envoy.extensions.access_loggers.file.v3.FileAccessLog`,
   HttpProtocolOptions: `${TYPE_PREFIX}envoy.extensions.upstreams.http.v3.HttpProtocolOptions`,
   /**
    * envoy.extensions.filters.network.direct_response.v3.Config. Its proto is not in the manifest
@@ -42,6 +43,7 @@ export const ExtensionNames = {
   TlsInspector: 'envoy.filters.listener.tls_inspector',
   TlsTransportSocket: 'envoy.transport_sockets.tls',
   StdoutAccessLog: 'envoy.access_loggers.stdout',
+  FileAccessLog: 'envoy.access_loggers.file',
   HttpProtocolOptions: 'envoy.extensions.upstreams.http.v3.HttpProtocolOptions',
 } as const;
 

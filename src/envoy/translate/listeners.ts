@@ -11,10 +11,10 @@ import type { Cors } from '../../generated/envoy/extensions/filters/http/cors/v3
 import type { TcpProxy } from '../../generated/envoy/extensions/filters/network/tcp_proxy/v3/TcpProxy';
 import type { TlsInspector } from '../../generated/envoy/extensions/filters/listener/tls_inspector/v3/TlsInspector';
 import type { DownstreamTlsContext } from '../../generated/envoy/extensions/transport_sockets/tls/v3/DownstreamTlsContext';
-import type { StdoutAccessLog } from '../../generated/envoy/extensions/access_loggers/stream/v3/StdoutAccessLog';
 import type { FilterChainModel, PortModel, WeightedCluster } from '../../model/fleet';
 import { Enum, ExtensionNames, ExtensionTypeUrl, adsConfigSource, memoByNode, typed } from './common';
 import { activeBackends } from './routes';
+import { DEFAULT_ACCESS_LOG, accessLogs, type AccessLogOptions } from './access-log';
 
 /**
  * Translates PortModels to Envoy Listeners (LDS).
@@ -42,7 +42,13 @@ import { activeBackends } from './routes';
 export interface ListenerOptions {
   /** Address every listener binds; `0.0.0.0` in production, `127.0.0.1` in tests. */
   bindAddress: string;
+  /** Access logs of HCMs and TCP proxies (access-log.ts); JSON to stdout by default. */
+  accessLog?: AccessLogOptions;
+  /** The HCMs' tracing block (tracing.ts); none by default. */
+  tracing?: HcmTracing;
 }
+
+type HcmTracing = NonNullable<HttpConnectionManager['tracing']>;
 
 /** Per-connection read/write buffer limit, Envoy's documented recommendation for edge proxies. */
 export const PER_CONNECTION_BUFFER_LIMIT_BYTES = 32768;
@@ -59,14 +65,10 @@ const CORS_FILTER: HttpFilter = {
   name: ExtensionNames.Cors,
   typed_config: typed<Cors>(ExtensionTypeUrl.Cors, {}),
 };
-/** Shared, never mutated: the router filter and the stdout access log every HCM carries. */
+/** Shared, never mutated: the router filter every HCM carries. */
 const ROUTER_FILTER: HttpFilter = {
   name: ExtensionNames.Router,
   typed_config: typed<Router>(ExtensionTypeUrl.Router, {}),
-};
-const STDOUT_ACCESS_LOG: AccessLog = {
-  name: ExtensionNames.StdoutAccessLog,
-  typed_config: typed<StdoutAccessLog>(ExtensionTypeUrl.StdoutAccessLog, {}),
 };
 const TLS_INSPECTOR: ListenerFilter = {
   name: ExtensionNames.TlsInspector,
@@ -79,7 +81,12 @@ const TLS_INSPECTOR: ListenerFilter = {
  * codec_type is left at its default, AUTO. `stat_prefix` is the listener name: every HCM of one
  * port shares one set of `http.<listener>.*` stats instead of one set per hostname.
  */
-export function httpConnectionManager(statPrefix: string, routeConfigName: string): Filter {
+export function httpConnectionManager(
+  statPrefix: string,
+  routeConfigName: string,
+  accessLog: AccessLog[] = accessLogs(DEFAULT_ACCESS_LOG).http,
+  tracing?: HcmTracing,
+): Filter {
   const hcm: HttpConnectionManager = {
     stat_prefix: statPrefix,
     rds: { config_source: adsConfigSource(), route_config_name: routeConfigName },
@@ -87,11 +94,12 @@ export function httpConnectionManager(statPrefix: string, routeConfigName: strin
     // WebSocket upgrades are allowed on every route (docs/gateway-api.md §23): a backend with
     // appProtocol kubernetes.io/ws needs them, and a per-route switch would not make routes safer.
     upgrade_configs: [{ upgrade_type: 'websocket' }],
-    access_log: [STDOUT_ACCESS_LOG],
+    ...(accessLog.length ? { access_log: accessLog } : {}),
     use_remote_address: { value: true },
     normalize_path: { value: true },
     merge_slashes: true,
     path_with_escaped_slashes_action: Enum.PathWithEscapedSlashesAction.UNESCAPE_AND_REDIRECT,
+    ...(tracing ? { tracing } : {}),
   };
   return {
     name: ExtensionNames.HttpConnectionManager,
@@ -100,7 +108,11 @@ export function httpConnectionManager(statPrefix: string, routeConfigName: strin
 }
 
 /** Builds a tcp_proxy to one cluster, or to weighted clusters; undefined when no backend has weight > 0. */
-export function tcpProxy(statPrefix: string, backends: WeightedCluster[]): Filter | undefined {
+export function tcpProxy(
+  statPrefix: string,
+  backends: WeightedCluster[],
+  accessLog: AccessLog[] = accessLogs(DEFAULT_ACCESS_LOG).tcp,
+): Filter | undefined {
   const active = activeBackends(backends);
   if (active.length === 0) return undefined;
   const proxy: TcpProxy =
@@ -110,6 +122,7 @@ export function tcpProxy(statPrefix: string, backends: WeightedCluster[]): Filte
           stat_prefix: statPrefix,
           weighted_clusters: { clusters: active.map((b) => ({ name: b.cluster, weight: b.weight })) },
         };
+  if (accessLog.length) proxy.access_log = accessLog;
   return { name: ExtensionNames.TcpProxy, typed_config: typed<TcpProxy>(ExtensionTypeUrl.TcpProxy, proxy) };
 }
 
@@ -148,7 +161,10 @@ export function buildTlsFilterChain(
   fc: FilterChainModel,
   statPrefix: string,
   serverNames: string[],
+  accessLog: AccessLogOptions = DEFAULT_ACCESS_LOG,
+  tracing?: HcmTracing,
 ): FilterChain {
+  const logs = accessLogs(accessLog);
   const chain: FilterChain = {
     name: fc.name,
     filter_chain_match: serverNames.length ? { server_names: serverNames } : { transport_protocol: 'tls' },
@@ -164,11 +180,11 @@ export function buildTlsFilterChain(
       return chain;
     }
     chain.transport_socket = downstreamTls(fc.secretNames, true);
-    chain.filters = [httpConnectionManager(statPrefix, fc.routeConfigName)];
+    chain.filters = [httpConnectionManager(statPrefix, fc.routeConfigName, logs.http, tracing)];
     return chain;
   }
   // TLS: tcp_proxy over the decrypted (Terminate) or still-encrypted (Passthrough) stream.
-  const proxy = tcpProxy(fc.name, fc.tcpBackends ?? []);
+  const proxy = tcpProxy(fc.name, fc.tcpBackends ?? [], logs.tcp);
   if (!proxy) {
     chain.filters = [rejectFilter()];
     return chain;
@@ -178,14 +194,32 @@ export function buildTlsFilterChain(
   return chain;
 }
 
-const memoTlsFilterChain = memoByNode((fc: FilterChainModel, statPrefix: string) =>
-  buildTlsFilterChain(fc, statPrefix, fc.serverNames),
-);
+/** Memoized per chain node; the variant is the stat prefix, then the access log key. */
+const memoTlsFilterChain = memoByNode((fc: FilterChainModel, variant: string) => {
+  const [statPrefix, accessLog, tracing] = JSON.parse(variant) as [
+    string,
+    AccessLogOptions,
+    HcmTracing | null,
+  ];
+  return buildTlsFilterChain(fc, statPrefix, fc.serverNames, accessLog, tracing ?? undefined);
+});
 
-/** Builds the plain-HTTP chain; on a port that also has TLS chains it takes the non-TLS connections. */
-function httpFilterChain(port: PortModel, alongsideTls: boolean): FilterChain {
+/**
+ * Builds the plain-HTTP chain; on a port that also has TLS chains it takes the non-TLS connections.
+ * It is named after the port's Envoy listener, which access logs give as `listener` (several
+ * Gateway API listeners can share a plain HTTP port; the route names which one matched).
+ */
+function httpFilterChain(
+  port: PortModel,
+  alongsideTls: boolean,
+  accessLog: AccessLogOptions,
+  tracing: HcmTracing | undefined,
+): FilterChain {
   const http = port.http!;
-  const chain: FilterChain = { filters: [httpConnectionManager(port.name, http.routeConfigName)] };
+  const chain: FilterChain = {
+    name: port.name,
+    filters: [httpConnectionManager(port.name, http.routeConfigName, accessLogs(accessLog).http, tracing)],
+  };
   if (alongsideTls) chain.filter_chain_match = { transport_protocol: 'raw_buffer' };
   return chain;
 }
@@ -230,28 +264,42 @@ export function assignServerNames(chains: FilterChainModel[]): (string[] | undef
  * same Listener object, so the xDS cache skips re-encoding it.
  */
 export function translateListener(port: PortModel, options: ListenerOptions): Listener | undefined {
-  return memoListener(port, options.bindAddress) ?? undefined;
+  const accessLog = options.accessLog ?? DEFAULT_ACCESS_LOG;
+  return (
+    memoListener(port, JSON.stringify([options.bindAddress, accessLog, options.tracing ?? null])) ?? undefined
+  );
 }
 
-const memoListener = memoByNode(
-  (port: PortModel, bindAddress: string): Listener | null => buildListener(port, bindAddress) ?? null,
-);
+const memoListener = memoByNode((port: PortModel, variant: string): Listener | null => {
+  const [bindAddress, accessLog, tracing] = JSON.parse(variant) as [
+    string,
+    AccessLogOptions,
+    HcmTracing | null,
+  ];
+  return buildListener(port, bindAddress, accessLog, tracing ?? undefined) ?? null;
+});
 
 /** Builds the Listener of a port: its HTTP chain first, then its TLS chains; undefined when it has none. */
-function buildListener(port: PortModel, bindAddress: string): Listener | undefined {
+function buildListener(
+  port: PortModel,
+  bindAddress: string,
+  accessLog: AccessLogOptions,
+  tracing: HcmTracing | undefined,
+): Listener | undefined {
   const chains: FilterChain[] = [];
   const serverNames = assignServerNames(port.filterChains);
+  const chainVariant = JSON.stringify([port.name, accessLog, tracing ?? null]);
   port.filterChains.forEach((fc, i) => {
     const names = serverNames[i];
     if (!names) return;
     chains.push(
       names === fc.serverNames
-        ? memoTlsFilterChain(fc, port.name)
-        : buildTlsFilterChain(fc, port.name, names),
+        ? memoTlsFilterChain(fc, chainVariant)
+        : buildTlsFilterChain(fc, port.name, names, accessLog, tracing),
     );
   });
   const hasTls = chains.length > 0;
-  if (port.http) chains.unshift(httpFilterChain(port, hasTls));
+  if (port.http) chains.unshift(httpFilterChain(port, hasTls, accessLog, tracing));
   if (chains.length === 0) return undefined;
 
   const listener: Listener = {
