@@ -8,12 +8,8 @@ import { mergeStatus, sameBuiltStatus } from '../status/merge';
 import { buildGateways } from '../gateway/build';
 import { BuildMemo } from '../gateway/build-memo';
 import type { LastGoodCertificates } from '../gateway/last-good-certificates';
-import {
-  CertificateValidityReader,
-  applyValidityProblems,
-  nextBoundary,
-  validityProblems,
-} from './certificate-validity';
+import { ValidityOverlay } from './validity-overlay';
+import { RejectionOverlay } from './rejection-overlay';
 import { addListenerSet } from '../gateway/incremental/listenerset';
 import { updateRoutes, type RouteEdit } from '../gateway/incremental/routes';
 import type { BuildState } from '../gateway/incremental/state';
@@ -28,11 +24,7 @@ import { refusedSliceEndpoints, type EndpointPolicy } from '../gateway/endpoint-
 import { ReferenceIndex, changeImpact, endpointSliceService, envoyServiceKeys } from './relevance';
 import { clusterService } from '../model/names';
 import { statusKey } from '../status/types';
-import { applyRejections } from '../status/rejections';
 import type { FleetRejections, RejectionFeed } from '../xds/rejections';
-import type { ResolvedGateway } from '../gateway/resolved';
-import { listenersByPort, mapRejections } from './rejections';
-import type { FleetResource } from './rejections';
 
 export interface ControllerOptions {
   store: ObjectStore;
@@ -85,9 +77,6 @@ export interface ControllerOptions {
   managedFleets?: boolean;
 }
 
-/** The longest a validity re-check waits (setTimeout's limit is about 24 days). */
-const MAX_VALIDITY_WAIT_MS = 24 * 3600 * 1000;
-
 /**
  * Runs the pure middle: store → gateway model/fleet model + status → Envoy resources → xDS cache,
  * and hands statuses to the sinks. Builds are coalesced; nothing is built before every
@@ -114,35 +103,33 @@ export class Controller {
   private lastFleets = new Map<string, FleetModel>();
   private references: ReferenceIndex | undefined;
   private readonly log: Logger;
-  /** The fleets' current rejections, by fleet (only fleets with a rejected resource). */
-  private readonly rejectionViews = new Map<string, FleetRejections>();
-  /** objectKey → rejected resources to offer again when that object changes (mapRejections). */
-  private reofferOn = new Map<string, FleetResource[]>();
-  /** Resources to offer again once the current changes are built. */
-  private readonly pendingReoffers = new Map<string, FleetResource>();
+  /** What the fleets' Envoys reject now, laid over the statuses (rejection-overlay.ts). */
+  private readonly rejections: RejectionOverlay;
   /** The statuses of the last build as it produced them, before the rejections' overlay. */
   private builtStatuses: ObjectStatus[] | undefined;
-  /** Validity periods of the certificates the fleets serve (certificate-validity.ts). */
-  private readonly validity = new CertificateValidityReader();
-  /** Lays the statuses over again when a served certificate's validity changes. */
-  private validityTimer: NodeJS.Timeout | undefined;
+  /** Served certificates' validity warnings, laid over the statuses (validity-overlay.ts). */
+  private readonly validity: ValidityOverlay;
 
   constructor(private readonly opts: ControllerOptions) {
     this.log = opts.logger.child({ component: 'controller' });
     this.memo = opts.memo ?? new BuildMemo(opts.lastGoodCertificates?.clone());
     this.debouncer = new Debouncer(() => void this.build(), opts.debounceMs ?? 50, opts.maxDelayMs ?? 500);
+    this.rejections = new RejectionOverlay(opts.rejections, this.log);
+    this.validity = new ValidityOverlay(opts.validityClock ?? (() => new Date()), () =>
+      this.republishOverlays(),
+    );
   }
 
   start(): void {
     const { store, rejections, metrics } = this.opts;
-    metrics.certificateExpiries = () => this.certificateExpiries();
+    metrics.certificateExpiries = () => this.validity.expiries(this.lastFleets.values());
     if (rejections) {
-      for (const view of rejections.rejections()) this.rejectionViews.set(view.fleet, view);
+      for (const view of rejections.rejections()) this.rejections.set(view);
       this.unsubscribe.push(rejections.onRejectionsChange((view) => this.onRejections(view)));
     }
     this.unsubscribe.push(
       store.onChange((change) => {
-        if (this.noteReoffers(change.key) && store.isSynced()) this.debouncer.trigger();
+        if (this.rejections.noteReoffers(change.key) && store.isSynced()) this.debouncer.trigger();
         const impact = changeImpact(change, this.references);
         if (impact === 'none') return;
         if (impact === 'full') this.pending.full = true;
@@ -172,8 +159,7 @@ export class Controller {
 
   stop(): void {
     this.debouncer.cancel();
-    clearTimeout(this.validityTimer);
-    this.validityTimer = undefined;
+    this.validity.stop();
     this.opts.metrics.certificateExpiries = () => [];
     for (const u of this.unsubscribe) u();
     this.unsubscribe = [];
@@ -227,7 +213,7 @@ export class Controller {
         // Yield so a burst of store events queued meanwhile can land before the next pass.
         await new Promise((r) => setImmediate(r));
       } while (this.rebuildRequested || hasWork(this.pending));
-      this.flushReoffers();
+      this.rejections.flushReoffers();
       this.notifyFleets();
     } finally {
       this.building = false;
@@ -348,8 +334,7 @@ export class Controller {
    * over with the new rejections and published again, if that changes any of them.
    */
   private onRejections(view: FleetRejections): void {
-    if (view.resources.length > 0) this.rejectionViews.set(view.fleet, view);
-    else this.rejectionViews.delete(view.fleet);
+    this.rejections.set(view);
     this.republishOverlays();
   }
 
@@ -361,76 +346,6 @@ export class Controller {
     } catch (err) {
       this.log.error({ err }, 'status publishing failed');
     }
-  }
-
-  /** Per served listener, when its earliest certificate expires (the expiry gauge, read at scrape time). */
-  private *certificateExpiries(): Iterable<{ listener: string; notAfter: number }> {
-    for (const [listener, certs] of this.validity.served(this.lastFleets.values()))
-      yield { listener, notAfter: Math.min(...certs.map((c) => c.validity.notAfter)) };
-  }
-
-  /**
-   * Lays `convoy.dev/CertificateValidity` warnings over `statuses` for listeners serving a
-   * certificate outside its validity period now, and sets a timer to lay them over again when the
-   * next served certificate's period starts or ends.
-   */
-  private overlayValidity(statuses: ObjectStatus[]): ObjectStatus[] {
-    const served = this.validity.served(this.lastFleets.values());
-    const now = (this.opts.validityClock ?? (() => new Date()))().getTime();
-    clearTimeout(this.validityTimer);
-    this.validityTimer = undefined;
-    const next = nextBoundary(served, now);
-    if (next !== undefined) {
-      this.validityTimer = setTimeout(
-        () => this.republishOverlays(),
-        Math.min(next - now, MAX_VALIDITY_WAIT_MS),
-      );
-      this.validityTimer.unref();
-    }
-    return applyValidityProblems(statuses, validityProblems(served, now), this.nowText());
-  }
-
-  /** Queues the resources whose rejection `key`'s object owns; true when there are any. */
-  private noteReoffers(key: string): boolean {
-    const resources = this.reofferOn.get(key);
-    if (!resources) return false;
-    for (const r of resources) this.pendingReoffers.set(`${r.fleet}\n${r.typeUrl}\n${r.name}`, r);
-    return true;
-  }
-
-  /**
-   * Offers the queued resources to the Envoys that rejected them, after the build of the change
-   * that queued them: when that build changed a resource, its new version has already gone out
-   * and the reoffer (which only resends a rejected version that is still current) does nothing.
-   */
-  private flushReoffers(): void {
-    const { rejections } = this.opts;
-    if (!rejections || this.pendingReoffers.size === 0) return;
-    const byFleet = new Map<string, FleetResource[]>();
-    for (const r of this.pendingReoffers.values()) byFleet.set(r.fleet, [...(byFleet.get(r.fleet) ?? []), r]);
-    this.pendingReoffers.clear();
-    for (const [fleet, resources] of byFleet) {
-      try {
-        rejections.reoffer(fleet, resources);
-      } catch (err) {
-        this.log.error({ err, fleet }, 'offering rejected resources again failed');
-      }
-    }
-  }
-
-  /** The current rejections laid over `statuses`, and the objects whose change reoffers them. */
-  private overlayRejections(statuses: ObjectStatus[]): ObjectStatus[] {
-    if (this.rejectionViews.size === 0) {
-      this.reofferOn = new Map();
-      return statuses;
-    }
-    const gateways = new Map<string, ResolvedGateway>();
-    for (const g of this.state?.gateways ?? []) if (g.accepted) gateways.set(g.fleet, g);
-    const mapping = mapRejections(this.rejectionViews.values(), this.lastFleets, (fleet) =>
-      listenersByPort(gateways.get(fleet)?.listeners ?? []),
-    );
-    this.reofferOn = mapping.reofferOn;
-    return applyRejections(statuses, mapping.notes, this.nowText());
   }
 
   /**
@@ -628,7 +543,9 @@ export class Controller {
    */
   private publishStatuses(statuses: ObjectStatus[], onlyIfChanged = false): void {
     this.builtStatuses = statuses;
-    const overlaid = this.overlayValidity(this.overlayRejections(statuses));
+    const now = this.nowText();
+    const withRejections = this.rejections.apply(statuses, this.lastFleets, this.state?.gateways, now);
+    const overlaid = this.validity.apply(withRejections, this.lastFleets.values(), now);
     const next = new Map<string, ObjectStatus>();
     const built = new Map<string, ObjectStatus>();
     let changed = overlaid.length !== this.statusByKey.size;
