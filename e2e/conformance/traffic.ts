@@ -92,7 +92,9 @@ async function main(): Promise<void> {
   const t0 = Date.now();
   let runnerLog = '';
   const runnerLine = (l: string) => (runnerLog ? fs.appendFileSync(runnerLog, `${l}\n`) : log(l));
-  const world = await PodWorld.start({ keep: args.keep, log: runnerLine });
+  // Experimental-channel CRDs: Convoy claims features whose fields only that channel serves
+  // (HTTPRoute retry); under the standard CRDs the API server would prune them.
+  const world = await PodWorld.start({ keep: args.keep, log: runnerLine, crdChannel: 'experimental' });
   runnerLog = path.join(world.cluster.dir, 'pod-runner.log');
   log(
     `pod world up in ${Date.now() - t0} ms: ${JSON.stringify(world.timings)}; logs in ${world.cluster.dir}`,
