@@ -247,10 +247,12 @@ for (const variant of ['delta', 'sotw'] as Variant[]) {
     });
 
     test('CORS: other origins get no CORS headers; simple requests get them from an allowed origin', async () => {
+      const before = w.backends.get('flaky')!.requests;
       for (const origin of ['https://foobar.com', 'http://www.foo.com', 'https://bar.com']) {
         const r = await preflight('/cors-1', origin);
         assert.equal(r.headers['access-control-allow-origin'], undefined, origin);
       }
+      assert.equal(w.backends.get('flaky')!.requests, before, 'Envoy answers refused preflights itself');
       const simple = await get('/cors-1', { origin: 'https://www.foo.com' });
       assert.equal(echo(simple).backend, 'flaky');
       assert.equal(simple.headers['access-control-allow-origin'], 'https://www.foo.com');
