@@ -54,10 +54,13 @@ const chainRouteConfiguration = memoByNode((fc: FilterChainModel): RouteConfigur
  */
 export function translateFleet(model: FleetModel, options: TranslateOptions = {}): EnvoyResources {
   const bindAddress = options.bindAddress ?? DEFAULT_BIND_ADDRESS;
+  // A managed fleet's own parameters win over the options for every fleet (docs/operations.md §20).
   const accessLog =
-    typeof options.accessLog === 'function' ? options.accessLog(model.fleet) : options.accessLog;
+    model.managed?.accessLog ??
+    (typeof options.accessLog === 'function' ? options.accessLog(model.fleet) : options.accessLog);
   const tracingOptions =
-    typeof options.tracing === 'function' ? options.tracing(model.fleet) : options.tracing;
+    model.managed?.tracing ??
+    (typeof options.tracing === 'function' ? options.tracing(model.fleet) : options.tracing);
   const traced = tracingOptions && tracingFor(tracingOptions, model.fleet);
   const out: EnvoyResources = { listeners: [], routes: [], clusters: [], endpoints: [], secrets: [] };
 

@@ -35,6 +35,8 @@ export interface FleetParameters {
     annotations?: Record<string, string>;
     externalTrafficPolicy?: 'Cluster' | 'Local';
   };
+  accessLog?: { format?: 'off' | 'json' | 'text'; path?: string };
+  tracing?: { collector?: { host: string; port: number }; samplingPercent?: number };
   routability?: string;
   /** Class only: the routabilities the class provides, the first being its default. */
   routabilities?: string[];
@@ -151,6 +153,46 @@ function customRoutabilities(v: unknown): CustomRoutability[] | undefined {
   });
 }
 
+/** Reads spec.accessLog: a format and an absolute file path (Envoy opens it on its host). */
+function accessLog(v: unknown): FleetParameters['accessLog'] {
+  const r = record(v, 'spec.accessLog');
+  if (!r) return undefined;
+  const out: NonNullable<FleetParameters['accessLog']> = {};
+  // Kubernetes-style names (`off` would be a boolean to YAML 1.1 readers such as kubectl's).
+  const named = oneOf<'JSON' | 'Text' | 'None'>(r.format, ['JSON', 'Text', 'None'], 'spec.accessLog.format');
+  const format = named && ({ JSON: 'json', Text: 'text', None: 'off' } as const)[named];
+  if (format) out.format = format;
+  const path = text(r.path, 'spec.accessLog.path');
+  if (path !== undefined) {
+    if (!path.startsWith('/') || /\p{Cc}/u.test(path) || path.length > 4096)
+      throw new Invalid('spec.accessLog.path: expected an absolute file path');
+    if (format === 'off') throw new Invalid('spec.accessLog.path: format None takes no file');
+    out.path = path;
+  }
+  return out;
+}
+
+/** Reads spec.tracing: the OTLP/gRPC collector as HOST:PORT and the share of requests traced. */
+function tracing(v: unknown): FleetParameters['tracing'] {
+  const r = record(v, 'spec.tracing');
+  if (!r) return undefined;
+  const out: NonNullable<FleetParameters['tracing']> = {};
+  const collector = text(r.collector, 'spec.tracing.collector');
+  if (collector !== undefined) {
+    const m = /^([A-Za-z0-9]([-A-Za-z0-9.]*[A-Za-z0-9])?):([0-9]{1,5})$/.exec(collector);
+    const port = m ? Number(m[3]) : 0;
+    if (!m || port < 1 || port > 65535) throw new Invalid('spec.tracing.collector: expected HOST:PORT');
+    out.collector = { host: m[1]!, port };
+  }
+  if (r.samplingPercent !== undefined) {
+    const p = r.samplingPercent;
+    if (typeof p !== 'number' || !Number.isInteger(p) || p < 0 || p > 100)
+      throw new Invalid('spec.tracing.samplingPercent: expected a whole number from 0 to 100');
+    out.samplingPercent = p;
+  }
+  return out;
+}
+
 /** Parses an EnvoyFleet's spec into the fields it sets; a problem names the first bad field. */
 export function parseFleetParameters(obj: KubeObject): ParametersResult {
   try {
@@ -172,6 +214,10 @@ export function parseFleetParameters(obj: KubeObject): ParametersResult {
       if (typeof spec.managed !== 'boolean') throw new Invalid('spec.managed: expected a boolean');
       out.managed = spec.managed;
     }
+    const log = accessLog(spec.accessLog);
+    if (log) out.accessLog = log;
+    const traces = tracing(spec.tracing);
+    if (traces) out.tracing = traces;
     const routability = text(spec.routability, 'spec.routability');
     if (routability) out.routability = routability;
     if (spec.routabilities !== undefined) {

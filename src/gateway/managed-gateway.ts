@@ -40,6 +40,10 @@ export function mergeParameters(base: FleetParameters | undefined, over: FleetPa
     ...defined({ managed: over.managed, routability: over.routability }),
     workload: { ...base.workload, ...defined(over.workload) },
     service: { ...base.service, ...defined(over.service) },
+    ...(base.accessLog || over.accessLog
+      ? { accessLog: { ...base.accessLog, ...defined(over.accessLog ?? {}) } }
+      : {}),
+    ...(base.tracing || over.tracing ? { tracing: { ...base.tracing, ...defined(over.tracing ?? {}) } } : {}),
   };
 }
 
@@ -119,6 +123,26 @@ export function resolveGatewayInfrastructure(
         ? { externalTrafficPolicy: params.service.externalTrafficPolicy }
         : {}),
     },
+    ...(params.accessLog?.format
+      ? {
+          accessLog: {
+            format: params.accessLog.format,
+            ...(params.accessLog.path && params.accessLog.format !== 'off'
+              ? { path: params.accessLog.path }
+              : {}),
+          },
+        }
+      : {}),
+    ...(params.tracing?.collector
+      ? {
+          tracing: {
+            collector: params.tracing.collector,
+            ...(params.tracing.samplingPercent !== undefined
+              ? { samplingPercent: params.tracing.samplingPercent }
+              : {}),
+          },
+        }
+      : {}),
     routability: shape.name,
     labels: sortedMap(stringRecord(infra?.labels)),
     annotations: sortedMap(stringRecord(infra?.annotations)),

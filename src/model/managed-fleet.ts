@@ -43,6 +43,10 @@ export interface ManagedFleetModel {
     loadBalancerIP?: string;
     externalIPs?: string[];
   };
+  /** How its Envoys log requests; absent: Convoy's default for unmanaged fleets (--access-log). */
+  accessLog?: { format: 'off' | 'json' | 'text'; path?: string };
+  /** Where its Envoys send OpenTelemetry spans; absent: the --tracing default. */
+  tracing?: { collector: { host: string; port: number }; samplingPercent?: number };
   /** The routability obtained (never wider than asked). */
   routability: string;
   /** spec.infrastructure.labels and annotations, propagated to every generated object. */

@@ -203,6 +203,77 @@ describe('managed fleets in the gateway model', () => {
   });
 });
 
+describe('managed fleets: access logs and tracing from the parameters', () => {
+  /** The HCM of the fleet's first listener, decoded enough to read its access log and tracing. */
+  function hcmOf(fleet: ReturnType<typeof build>['fleets'][number], options = {}) {
+    const listener = translateFleet(fleet, options).listeners[0];
+    const hcm = listener.filter_chains![0].filters![0].typed_config as unknown as {
+      access_log?: {
+        typed_config?: {
+          path?: string;
+          log_format?: { json_format?: unknown; text_format_source?: unknown };
+        };
+      }[];
+      tracing?: unknown;
+    };
+    return hcm;
+  }
+
+  test("the Gateway's EnvoyFleet sets its access log over the class's and over --access-log", () => {
+    const { fleets } = build([
+      managedClass(),
+      envoyFleet('edge', { accessLog: { format: 'JSON', path: '/var/log/envoy/access.log' } }),
+      envoyFleet('quiet', { accessLog: { format: 'None' } }),
+      gateway('gw', [httpListener('http', 80)]),
+      gateway('hush', [httpListener('http', 80)], {
+        spec: { infrastructure: { parametersRef: fleetRef('quiet') } },
+      }),
+    ]);
+    const byName = new Map(fleets.map((f) => [f.fleet, f]));
+    assert.deepEqual(byName.get('default/gw')!.managed!.accessLog, {
+      format: 'json',
+      path: '/var/log/envoy/access.log',
+    });
+    // The format comes from the Gateway's own parameters; the class's path does not apply to None.
+    assert.deepEqual(byName.get('default/hush')!.managed!.accessLog, { format: 'off' });
+    const unmanagedDefault = { accessLog: { format: 'text' as const } };
+    const logged = hcmOf(byName.get('default/gw')!, unmanagedDefault).access_log!;
+    assert.equal(logged[0].typed_config!.path, '/var/log/envoy/access.log');
+    assert.ok(logged[0].typed_config!.log_format!.json_format, 'JSON, not the text of the option');
+    assert.equal(hcmOf(byName.get('default/hush')!, unmanagedDefault).access_log, undefined);
+  });
+
+  test('tracing from the parameters; bad values make the class InvalidParameters', () => {
+    const { fleets } = build([
+      managedClass(),
+      envoyFleet('edge', { tracing: { collector: 'otel.monitoring.svc:4317', samplingPercent: 10 } }),
+      gateway('gw', [httpListener('http', 80)]),
+    ]);
+    assert.deepEqual(fleets[0].managed!.tracing, {
+      collector: { host: 'otel.monitoring.svc', port: 4317 },
+      samplingPercent: 10,
+    });
+    assert.ok(hcmOf(fleets[0]).tracing, 'the HCM traces');
+    for (const spec of [
+      { tracing: { collector: 'otel:99999' } },
+      { tracing: { collector: 'no-port' } },
+      { accessLog: { format: 'None', path: '/x' } },
+      { accessLog: { path: 'relative.log' } },
+    ]) {
+      const { status } = build([
+        managedClass(),
+        envoyFleet('edge', spec),
+        gateway('gw', [httpListener('http', 80)]),
+      ]);
+      assert.deepEqual(
+        condSummary(status('GatewayClass', 'convoy')?.conditions).filter((c) => c.startsWith('Accepted')),
+        ['Accepted=False/InvalidParameters'],
+        JSON.stringify(spec),
+      );
+    }
+  });
+});
+
 describe('managed-fleet names and ports', () => {
   test('unprivilegedBindPorts is deterministic and collision-free', () => {
     assert.deepEqual(

@@ -10,6 +10,8 @@ import { arr, bool, int, map, obj, str } from '../schema';
 const QUANTITY =
   '^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$';
 const DURATION = '^([0-9]{1,5}(h|m|s|ms)){1,4}$';
+const ABSOLUTE_PATH = '^/[^\\x00-\\x1f\\x7f]*$';
+const HOST_PORT = '^[A-Za-z0-9]([-A-Za-z0-9.]*[A-Za-z0-9])?:[0-9]{1,5}$';
 const ROUTABILITY = '^(Public|Private|Cluster|[a-z0-9]([-a-z0-9.]*[a-z0-9])?/[A-Za-z0-9][-A-Za-z0-9_.]*)$';
 const SERVICE_TYPES = ['LoadBalancer', 'NodePort', 'ClusterIP'];
 const labelMap = () => map(str({ maxLength: 4096 }), { maxProperties: 64 });
@@ -40,6 +42,14 @@ export const envoyFleetSpec: ObjectNode = obj({
     type: str({ enum: SERVICE_TYPES }),
     annotations: labelMap(),
     externalTrafficPolicy: str({ enum: ['Cluster', 'Local'] }),
+  }),
+  accessLog: obj({
+    format: str({ enum: ['JSON', 'Text', 'None'] }),
+    path: str({ pattern: ABSOLUTE_PATH, maxLength: 4096 }),
+  }),
+  tracing: obj({
+    collector: str({ pattern: HOST_PORT, maxLength: 260 }),
+    samplingPercent: int({ format: 'int32', minimum: 0, maximum: 100 }),
   }),
   routability: str({ pattern: ROUTABILITY, maxLength: 253 }),
   routabilities: arr(str({ pattern: ROUTABILITY, maxLength: 253 }), { minItems: 1, maxItems: 16 }),
