@@ -52,10 +52,16 @@ interface Deployment {
   };
 }
 
-/** One GET on a fresh connection; resolves with the status and the echoed namespace, never rejects. */
-function probe(url: string): Promise<{ status: number; namespace?: string; error?: string }> {
+/**
+ * One GET, on a fresh connection or on `agent`'s kept-alive one; resolves with the status and the
+ * echoed namespace, never rejects.
+ */
+function probe(
+  url: string,
+  agent: http.Agent | false = false,
+): Promise<{ status: number; namespace?: string; error?: string }> {
   return new Promise((resolve) => {
-    const req = http.get(url, { agent: false, timeout: 10_000 }, (res) => {
+    const req = http.get(url, { agent, timeout: 10_000 }, (res) => {
       let body = '';
       res.setEncoding('utf8');
       res.on('data', (c: string) => (body += c));
@@ -75,7 +81,12 @@ function probe(url: string): Promise<{ status: number; namespace?: string; error
   });
 }
 
-/** Sends requests from `workers` loops, round robin over `urls`, until stopped; counts every outcome. */
+/**
+ * Sends requests from `workers` loops, round robin over `urls`, until stopped; counts every
+ * outcome. Even workers open a connection per request; odd ones keep one connection alive
+ * (reused until the server closes it), as most clients do, so an Envoy that exits without
+ * draining resets requests on connections it still holds.
+ */
 class LoadGenerator {
   sent = 0;
   readonly failures: string[] = [];
@@ -86,15 +97,17 @@ class LoadGenerator {
     for (let w = 0; w < workers; w++)
       this.loops.push(
         (async () => {
+          const agent = w % 2 === 1 ? new http.Agent({ keepAlive: true, maxSockets: 1 }) : false;
           for (let i = w; !this.stopped; i++) {
             const url = urls[i % urls.length];
-            const r = await probe(url);
+            const r = await probe(url, agent);
             this.sent++;
             if (r.status !== 200 || r.namespace !== NS)
               this.failures.push(
                 `${new Date().toISOString()} ${url}: ${r.error ?? `status ${r.status}, namespace ${r.namespace}`}`,
               );
           }
+          if (agent) agent.destroy();
         })(),
       );
   }
@@ -306,10 +319,22 @@ describe(
         await load.stop();
       }
       t.diagnostic(`rolling restart under load: ${load.sent} requests sent, ${load.failures.length} failed`);
+      // Each old pod went through the drain: its Envoy's preStop call to the shutdown manager answered.
+      const drained = [...before].filter((name) =>
+        logs.some((l) => l.endsWith(`/${name}: envoy preStop done`)),
+      );
+      t.diagnostic(
+        `pod runner log of the old pods: ${logs.filter((l) => [...before].some((n) => l.includes(n)) && /preStop|exited|terminating/.test(l)).join(' | ')}`,
+      );
       assert.deepEqual(
         load.failures.slice(0, 20),
         [],
         `${load.failures.length} of ${load.sent} requests failed`,
+      );
+      assert.deepEqual(
+        drained.sort(),
+        [...before].sort(),
+        'every old Envoy pod drained through its preStop hook',
       );
     });
   },
