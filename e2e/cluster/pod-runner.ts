@@ -9,7 +9,8 @@ import { MissingReferenceError, expandReferences, resolveEnv } from './pod-env';
 import type { EnvFromSource, EnvSources, EnvVar, PodLike } from './pod-env';
 import { BRIDGE_ADDRESS, PodNetworks } from './pod-network';
 import { podStatus } from './pod-status';
-import type { Probe } from './probes';
+import { runLifecycleHandler } from './probes';
+import type { LifecycleHandler, Probe } from './probes';
 import { materialiseVolumes, mountScript } from './pod-volumes';
 import type { Volume, VolumeMount } from './pod-volumes';
 
@@ -34,6 +35,7 @@ interface ContainerSpec {
   volumeMounts?: VolumeMount[];
   readinessProbe?: Probe;
   livenessProbe?: Probe;
+  lifecycle?: { preStop?: LifecycleHandler };
 }
 
 interface Pod extends PodLike {
@@ -438,12 +440,26 @@ export class PodRunner {
     })();
   }
 
-  /** Graceful deletion: stop every container within the grace period, then delete the pod object. */
+  /**
+   * Graceful deletion, as the kubelet does it: each container's preStop hook runs first, then the
+   * container gets SIGTERM and, when the grace period (hook included) is over, SIGKILL; then the
+   * pod object is deleted.
+   */
   private async terminate(p: RunningPod): Promise<void> {
     if (p.retry) clearTimeout(p.retry);
     const grace = p.pod.metadata.deletionGracePeriodSeconds ?? p.pod.spec.terminationGracePeriodSeconds ?? 30;
     this.log(`${p.key}: terminating (grace ${grace}s)`);
-    await Promise.all(p.containers.map((c) => c.stop(grace * 1000)));
+    const deadline = Date.now() + grace * 1000;
+    await Promise.all(
+      p.containers.map(async (c) => {
+        const preStop = p.pod.spec.containers.find((s) => s.name === c.cfg.name)?.lifecycle?.preStop;
+        if (preStop && c.started) {
+          const ok = await runLifecycleHandler(preStop, c.cfg.probeTarget, deadline - Date.now());
+          this.log(`${p.key}: ${c.cfg.name} preStop ${ok ? 'done' : 'failed'}`);
+        }
+        await c.stop(Math.max(0, deadline - Date.now()));
+      }),
+    );
     await this.networks.remove(p.pod.metadata.uid);
     await this.deletePod(p.pod);
     p.gone = true;

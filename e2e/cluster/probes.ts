@@ -59,6 +59,21 @@ export async function runProbe(probe: Probe, target: ProbeTarget): Promise<boole
   return true;
 }
 
+/** A container lifecycle handler (preStop): the probe actions, without thresholds. */
+export type LifecycleHandler = Pick<Probe, 'httpGet' | 'tcpSocket' | 'exec'>;
+
+/**
+ * Runs a preStop handler as the kubelet does before it sends SIGTERM, bounded by `timeoutMs`
+ * (the rest of the grace period); resolves true when the handler succeeded. Never rejects.
+ */
+export function runLifecycleHandler(
+  handler: LifecycleHandler,
+  target: ProbeTarget,
+  timeoutMs: number,
+): Promise<boolean> {
+  return runProbe({ ...handler, timeoutSeconds: Math.max(timeoutMs, 1) / 1000 }, target);
+}
+
 function httpProbe(
   get: NonNullable<Probe['httpGet']>,
   target: ProbeTarget,

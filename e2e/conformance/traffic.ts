@@ -6,7 +6,12 @@ import { BRIDGE_ADDRESS } from '../cluster/pod-network';
 import { enterPrivateWorld } from '../cluster/private-world';
 import { REPO_ROOT } from '../cluster/cluster';
 import { ConvoyProcess, waitFor } from '../harness';
-import { ENVOY_SERVICE_TEMPLATE, FleetStandIn } from './fleet-standin';
+import {
+  envoyFleetRef,
+  installManagedMode,
+  loadBalancedEnvoyFleet,
+  managedFleetArgs,
+} from '../cluster/managed-fleets';
 import { GoTestParser, foldRepeats } from './go-test-output';
 import type { GoTestResult } from './go-test-output';
 import { CONTROLLER_NAME, GATEWAY_CLASS } from './run';
@@ -15,16 +20,19 @@ import { CONTROLLER_NAME, GATEWAY_CLASS } from './run';
  * The Gateway API v1.6.1 conformance suite with traffic (`npm run conformance`): inside the
  * private network world (e2e/cluster/netns-run.sh), a pod world (real kube-apiserver,
  * kube-controller-manager, the pod runner running echo-basic and Envoy pods, the load-balancer
- * controller), `convoy serve` in Kubernetes mode with mTLS xDS on the bridge address, the fleet
- * stand-in giving each Gateway an Envoy Deployment and a LoadBalancer Service, and the suite's
- * own binary with --report-output. Writes the report and a results table under
+ * controller), `convoy serve` in Kubernetes mode with mTLS xDS on the bridge address and managed
+ * fleets (docs/architecture.md §13: the GatewayClass names an EnvoyFleet, so Convoy gives each
+ * Gateway its Envoy Deployment and LoadBalancer Service), and the suite's own binary with --report-output. Writes the report and a results table under
  * conformance/reports/v1.6.1/ for a full run; `--run-test NAME` runs one test and keeps the
  * committed report.
  *
  *   npm run conformance [-- --run-test NAME] [-- --keep]
  */
 
-const XDS_ADDRESS = `${BRIDGE_ADDRESS}:18000`;
+const XDS_PORT = 18000;
+const XDS_ADDRESS = `${BRIDGE_ADDRESS}:${XDS_PORT}`;
+/** The EnvoyFleet the conformance GatewayClass names: one Envoy per Gateway, short drains. */
+const CONFORMANCE_FLEET = 'conformance';
 const PROFILES = 'GATEWAY-HTTP,GATEWAY-TLS,GATEWAY-GRPC';
 export const REPORT_DIR = path.join(REPO_ROOT, 'conformance', 'reports', 'v1.6.1');
 
@@ -100,9 +108,20 @@ async function main(): Promise<void> {
     `pod world up in ${Date.now() - t0} ms: ${JSON.stringify(world.timings)}; logs in ${world.cluster.dir}`,
   );
   let convoy: ConvoyProcess | undefined;
-  let fleets: FleetStandIn | undefined;
   try {
+    await installManagedMode(world.cluster);
+    await world.cluster.kubectlOk(['apply', '-f', '-'], {
+      input: JSON.stringify(loadBalancedEnvoyFleet(CONFORMANCE_FLEET, { replicas: 1, drainTimeout: '1s' })),
+    });
     await world.cluster.kubectlOk(['apply', '-f', path.join(REPO_ROOT, 'deploy', '02-gatewayclass.yaml')]);
+    await world.cluster.kubectlOk([
+      'patch',
+      'gatewayclass',
+      GATEWAY_CLASS,
+      '--type=merge',
+      '-p',
+      JSON.stringify({ spec: { parametersRef: envoyFleetRef(CONFORMANCE_FLEET) } }),
+    ]);
     convoy = await ConvoyProcess.start({
       name: 'convoy',
       allowLoopbackEndpoints: false,
@@ -115,16 +134,14 @@ async function main(): Promise<void> {
         XDS_ADDRESS,
         '--xds-server-name',
         BRIDGE_ADDRESS,
-        '--envoy-service',
-        ENVOY_SERVICE_TEMPLATE,
+        ...managedFleetArgs(XDS_PORT),
         '--leader-election-namespace',
         'convoy-system',
       ],
       workDir: path.join(world.cluster.dir, 'convoy'),
       readyTimeoutMs: 60_000,
     });
-    const certsDir = convoy.certsDir!;
-    log(`convoy serve: xDS (mTLS) on ${XDS_ADDRESS}, log ${convoy.logFile}`);
+    log(`convoy serve --managed-fleets: xDS (mTLS) on ${XDS_ADDRESS}, log ${convoy.logFile}`);
     const features = await waitFor(
       async () => {
         const gc = await world.cluster.admin.request<{
@@ -139,14 +156,6 @@ async function main(): Promise<void> {
       { what: `GatewayClass ${GATEWAY_CLASS} Accepted`, timeoutMs: 60_000, intervalMs: 200 },
     );
     log(`GatewayClass claims ${features.length} features: ${features.join(',')}`);
-    fleets = await FleetStandIn.start({
-      admin: world.cluster.admin,
-      gatewayClass: GATEWAY_CLASS,
-      certsDir,
-      xdsAddress: XDS_ADDRESS,
-      log: runnerLine,
-    });
-
     const full = !args.runTest;
     const reportFile = full
       ? path.join(REPORT_DIR, 'convoy.yaml')
@@ -212,7 +221,6 @@ async function main(): Promise<void> {
     );
     process.exitCode = code === 0 ? 0 : 1;
   } finally {
-    await fleets?.stop().catch(() => undefined);
     await convoy?.stop().catch(() => undefined);
     await world.teardown();
   }

@@ -86,10 +86,14 @@ export async function envoyShutdownCommand(argv: string[]): Promise<void> {
     server.once('error', reject);
     server.listen(listen.port, listen.host, resolve);
   });
-  // Runs until the pod stops it (SIGTERM after Envoy exits); loaded without serve's gRPC.
+  // Runs until the pod stops it; loaded without serve's gRPC. The kubelet runs the Envoy
+  // container's preStop and signals this sidecar (which has no hook) at the same moment, so a
+  // SIGTERM starts the same drain and the sidecar stays up until it is over: exiting at once would
+  // cut the preStop call short and Envoy would get SIGTERM undrained (docs/architecture.md §13).
   await new Promise<void>((resolve) => {
     process.once('SIGTERM', resolve);
     process.once('SIGINT', resolve);
   });
+  await drain().catch(() => undefined);
   server.close();
 }
