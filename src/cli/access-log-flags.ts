@@ -7,6 +7,7 @@
  */
 import { DEFAULT_ACCESS_LOG, parseAccessLogFormat } from '../envoy/translate/access-log';
 import type { AccessLogOptions } from '../envoy/translate/access-log';
+import { isAbsoluteFilePath } from '../util/file-path';
 
 export interface AccessLogSettings {
   default: AccessLogOptions;
@@ -36,7 +37,7 @@ export function parseAccessLogFlags(values: readonly string[]): AccessLogSetting
       const path = rest.slice(colon + 1);
       if (format === 'off') throw new Error(`--access-log ${value}: off takes no file`);
       // Envoy opens it: an absolute path without control characters, nothing relative to its cwd.
-      if (!path.startsWith('/') || /\p{Cc}/u.test(path) || path.length > 4096) {
+      if (!isAbsoluteFilePath(path)) {
         throw new Error(`--access-log ${value}: the file must be an absolute path`);
       }
       options.path = path;

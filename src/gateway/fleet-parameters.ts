@@ -9,6 +9,8 @@ import type { StoreView } from './resolved';
 import type { EnvoyLogLevel, ServiceType, Toleration, WorkloadKind } from '../model/managed-fleet';
 import { FLEET_PARAMETERS_GROUP, FLEET_PARAMETERS_KIND } from '../model/managed-fleet';
 import { parseDuration } from '../util/duration';
+import { isAbsoluteFilePath } from '../util/file-path';
+import { parseHostPort, type HostPort } from '../util/host-port';
 
 /** One vendor-prefixed routability of a class: the Service it gets. */
 export interface CustomRoutability {
@@ -164,8 +166,7 @@ function accessLog(v: unknown): FleetParameters['accessLog'] {
   if (format) out.format = format;
   const path = text(r.path, 'spec.accessLog.path');
   if (path !== undefined) {
-    if (!path.startsWith('/') || /\p{Cc}/u.test(path) || path.length > 4096)
-      throw new Invalid('spec.accessLog.path: expected an absolute file path');
+    if (!isAbsoluteFilePath(path)) throw new Invalid('spec.accessLog.path: expected an absolute file path');
     if (format === 'off') throw new Invalid('spec.accessLog.path: format None takes no file');
     out.path = path;
   }
@@ -179,10 +180,14 @@ function tracing(v: unknown): FleetParameters['tracing'] {
   const out: NonNullable<FleetParameters['tracing']> = {};
   const collector = text(r.collector, 'spec.tracing.collector');
   if (collector !== undefined) {
-    const m = /^([A-Za-z0-9]([-A-Za-z0-9.]*[A-Za-z0-9])?):([0-9]{1,5})$/.exec(collector);
-    const port = m ? Number(m[3]) : 0;
-    if (!m || port < 1 || port > 65535) throw new Invalid('spec.tracing.collector: expected HOST:PORT');
-    out.collector = { host: m[1]!, port };
+    let hostPort: HostPort;
+    try {
+      hostPort = parseHostPort(collector, 'spec.tracing.collector');
+    } catch {
+      throw new Invalid('spec.tracing.collector: expected HOST:PORT');
+    }
+    if (hostPort.port < 1) throw new Invalid('spec.tracing.collector: expected HOST:PORT');
+    out.collector = hostPort;
   }
   if (r.samplingPercent !== undefined) {
     const p = r.samplingPercent;
