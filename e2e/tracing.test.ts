@@ -24,7 +24,10 @@ interface Call {
 async function startCollector(): Promise<{ port: number; calls: Call[]; close: () => Promise<void> }> {
   const calls: Call[] = [];
   const server = http2.createServer();
+  // Envoy resets its streams and sessions when it stops: that is not a test failure.
+  server.on('session', (session) => session.on('error', () => undefined));
   server.on('stream', (stream, headers) => {
+    stream.on('error', () => undefined);
     const chunks: Buffer[] = [];
     stream.on('data', (c: Buffer) => chunks.push(c));
     stream.on('end', () => {

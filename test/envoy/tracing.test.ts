@@ -2,6 +2,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { translateFleet } from '../../src/envoy/translate';
 import { OTEL_COLLECTOR_CLUSTER } from '../../src/envoy/translate/tracing';
+import { Enum } from '../../src/envoy/translate/common';
 import type { EnvoyResources } from '../../src/envoy/resources';
 import { parseTracingFlags, tracingForFleet } from '../../src/cli/tracing-flags';
 import { XdsCache } from '../../src/xds/cache';
@@ -52,7 +53,14 @@ describe('OpenTelemetry tracing', () => {
       assert.deepEqual(config.grpc_service, { envoy_grpc: { cluster_name: OTEL_COLLECTOR_CLUSTER } });
       assert.equal(config.service_name, httpsFleet().fleet);
     }
-    assert.equal(res.clusters.filter((c) => c.name === OTEL_COLLECTOR_CLUSTER).length, 1);
+    const collectors = res.clusters.filter((c) => c.name === OTEL_COLLECTOR_CLUSTER);
+    assert.equal(collectors.length, 1);
+    // An IP address needs no resolver; a name is resolved by Envoy.
+    assert.equal(collectors[0]!.type, Enum.DiscoveryType.STATIC);
+    const named = translateFleet(httpsFleet(), {
+      tracing: { collector: { host: 'otel.example.com', port: 4317 } },
+    }).clusters.find((c) => c.name === OTEL_COLLECTOR_CLUSTER);
+    assert.equal(named?.type, Enum.DiscoveryType.STRICT_DNS);
     const run = envoyValidate(staticBootstrap(withCollectorAssignment(res)), 'tracing');
     assert.equal(run.status, 0, run.output);
     // The xDS cache's consistency check takes the fleet as it is.

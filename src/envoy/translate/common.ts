@@ -67,7 +67,7 @@ export function typed<T extends object>(typeUrl: string, message: T): AnyExtensi
  */
 export const Enum = {
   ApiVersion: { V3: 2 },
-  DiscoveryType: { STRICT_DNS: 1, EDS: 3 },
+  DiscoveryType: { STATIC: 0, STRICT_DNS: 1, EDS: 3 },
   DnsLookupFamily: { V4_PREFERRED: 3 },
   HealthStatus: { HEALTHY: 1, UNHEALTHY: 2 },
   HeaderAppendAction: { OVERWRITE_IF_EXISTS_OR_ADD: 2 },

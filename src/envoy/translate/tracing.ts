@@ -1,7 +1,7 @@
 /**
  * OpenTelemetry tracing for a fleet's HTTP connection managers (docs/operations.md §20): spans go
- * over OTLP/gRPC to a collector at a fixed `host:port`, reached through one extra STRICT_DNS
- * cluster named `convoy-otel-collector` (no Service cluster can take that name: theirs are
+ * over OTLP/gRPC to a collector at a fixed `host:port`, reached through one extra cluster (STATIC
+ * for an IP address, STRICT_DNS for a name) named `convoy-otel-collector` (no Service cluster can take that name: theirs are
  * `namespace/service/port`). Off unless configured. Every object is built once per option value, so
  * translation stays byte-stable.
  */
@@ -9,6 +9,7 @@ import type { Cluster } from '../../generated/envoy/config/cluster/v3/Cluster';
 import type { OpenTelemetryConfig } from '../../generated/envoy/config/trace/v3/OpenTelemetryConfig';
 import type { HttpConnectionManager } from '../../generated/envoy/extensions/filters/network/http_connection_manager/v3/HttpConnectionManager';
 import type { HttpProtocolOptions } from '../../generated/envoy/extensions/upstreams/http/v3/HttpProtocolOptions';
+import * as net from 'node:net';
 import { Enum, ExtensionNames, ExtensionTypeUrl, typed } from './common';
 
 /** Where a fleet's Envoys send spans: an OTLP/gRPC collector, and the share of requests traced. */
@@ -37,10 +38,12 @@ function build(options: TracingOptions, serviceName: string): { hcm: HcmTracing;
     },
   };
   if (options.samplingPercent !== undefined) hcm.random_sampling = { value: options.samplingPercent };
+  // An IP address needs no resolver: STATIC keeps a host without DNS configuration able to export.
+  const isIp = net.isIP(options.collector.host) !== 0;
   const cluster: Cluster = {
     name: OTEL_COLLECTOR_CLUSTER,
-    type: Enum.DiscoveryType.STRICT_DNS,
-    dns_lookup_family: Enum.DnsLookupFamily.V4_PREFERRED,
+    type: isIp ? Enum.DiscoveryType.STATIC : Enum.DiscoveryType.STRICT_DNS,
+    ...(isIp ? {} : { dns_lookup_family: Enum.DnsLookupFamily.V4_PREFERRED }),
     connect_timeout: { seconds: 5 },
     load_assignment: {
       cluster_name: OTEL_COLLECTOR_CLUSTER,
