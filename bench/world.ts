@@ -48,7 +48,7 @@ export interface WorldOptions {
   httpPort?: number;
   /** Gateway.spec.allowedListeners.namespaces.from. */
   allowedListeners?: 'All' | 'Same';
-  /** Endpoint address of endpoint `e` of Service `s` (default 10.x.y.z; only data). */
+  /** Endpoint address of endpoint `e` of Service `s` (default: documentationAddress; only data). */
   endpointAddress?: (s: number, e: number) => string;
   /** Endpoint port (default 8080). */
   endpointPort?: number;
@@ -60,6 +60,21 @@ export const GATEWAY_CLASS = 'convoy-bench';
 export const CONTROLLER_NAME = 'convoy.dev/gateway-controller';
 export const FLEET = `${GATEWAY_NAMESPACE}/${GATEWAY_NAME}`;
 const BASE_TIME = Date.UTC(2026, 0, 1);
+
+/** The three IPv4 documentation ranges (192.0.2.0/24, 198.51.100.0/24, 203.0.113.0/24), /24 prefixes. */
+const DOCUMENTATION_PREFIXES = ['192.0.2', '198.51.100', '203.0.113'];
+const HOSTS_PER_PREFIX = 254;
+const DOCUMENTATION_HOSTS = DOCUMENTATION_PREFIXES.length * HOSTS_PER_PREFIX;
+
+/**
+ * Returns the n-th address of the documentation ranges, cycling after 762: a generated world
+ * never names a private or public address, so nothing can send it traffic by mistake. Addresses
+ * repeat across Services, never within one Service of at most 762 endpoints.
+ */
+export function documentationAddress(n: number): string {
+  const i = n % DOCUMENTATION_HOSTS;
+  return `${DOCUMENTATION_PREFIXES[Math.floor(i / HOSTS_PER_PREFIX)]}.${(i % HOSTS_PER_PREFIX) + 1}`;
+}
 
 export function hostnameOf(i: number): string {
   return `svc-${i}.bench.example.com`;
@@ -87,8 +102,7 @@ export class World {
     this.httpPort = opts.httpPort ?? 8080;
     this.allowed = opts.allowedListeners ?? 'All';
     this.endpointAddress =
-      opts.endpointAddress ??
-      ((s, e) => `10.${(s >> 8) & 255}.${s & 255}.${(e % 250) + 1 + Math.floor(e / 250)}`);
+      opts.endpointAddress ?? ((s, e) => documentationAddress(s * this.size.endpoints + e));
     this.endpointPort = opts.endpointPort ?? 8080;
     this.pki = pki ?? loadPki(this.size.listenerSets, hostnameOf);
     this.certs = this.pki.leaves.slice(0, this.size.listenerSets);
@@ -255,7 +269,7 @@ export class World {
       metadata: { name: this.serviceName(s), namespace: this.namespaceOf(s), uid: `svc-uid-${s}` },
       spec: {
         type: 'ClusterIP',
-        clusterIP: `172.20.${(s >> 8) & 255}.${s & 255}`,
+        clusterIP: documentationAddress(s),
         ports: [{ name: 'http', port: 80, protocol: 'TCP', targetPort: this.endpointPort }],
         selector: { app: this.serviceName(s) },
       },
@@ -266,9 +280,11 @@ export class World {
     const gen = this.sliceGeneration.get(s) ?? 0;
     const endpoints = [];
     for (let e = 0; e < this.size.endpoints; e++) {
-      // Generation g moves endpoint 0 to a fresh address (a pod replaced).
+      // Generation g moves endpoint 0 to a fresh address (a pod replaced), past the Service's others.
       const address =
-        e === 0 && gen > 0 ? `10.255.${(gen >> 8) & 255}.${gen & 255 || 1}` : this.endpointAddress(s, e);
+        e === 0 && gen > 0
+          ? documentationAddress(s * this.size.endpoints + this.size.endpoints + gen)
+          : this.endpointAddress(s, e);
       endpoints.push({
         addresses: [address],
         conditions: { ready: true, serving: true, terminating: false },
