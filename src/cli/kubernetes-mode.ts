@@ -47,6 +47,8 @@ export interface KubernetesModeOptions {
   leaseDurationMs?: number;
   renewDeadlineMs?: number;
   retryPeriodMs?: number;
+  /** A client-side limit on status writes per second (default none: docs/gateway-api.md §16). */
+  statusQps?: number;
   /** Provision managed fleets (docs/architecture.md §13); only the leader writes. */
   fleets?: { settings: RenderSettings; certificates: FleetCertificateSource };
 }
@@ -76,6 +78,7 @@ export async function startKubernetesMode(o: KubernetesModeOptions): Promise<Kub
     logger: o.logger,
     metrics: o.metrics,
     store: o.store,
+    ...(o.statusQps ? { qps: o.statusQps, burst: o.statusQps } : {}),
   });
   const provisioner = o.fleets
     ? new KubernetesFleetProvisioner({ client, logger: o.logger, ...o.fleets })

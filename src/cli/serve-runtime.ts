@@ -63,6 +63,8 @@ export interface ServeOptions {
   endpoints: EndpointPolicy;
   leaseNamespace: string;
   leaseName: string;
+  /** Kubernetes mode: a client-side limit on status writes per second (default none). */
+  statusQps?: number;
   /** Kubernetes mode: provision managed fleets (docs/architecture.md §13). */
   fleets?: { xdsAddress: string; envoyImage: string; convoyImage: string; caSecret: string };
   logLevel?: string;
@@ -227,6 +229,7 @@ async function open(
       controllerName: options.controllerName,
       leaseNamespace: options.leaseNamespace,
       leaseName: options.leaseName,
+      ...(options.statusQps ? { statusQps: options.statusQps } : {}),
       ...(fleets
         ? { fleets: fleetProvisioning(fleets, xdsSecurity.certificates, k8s.certificateDirectorySource) }
         : {}),

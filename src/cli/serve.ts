@@ -220,6 +220,12 @@ export const serveSpec = defineCommand({
       description: 'Lease name.',
       default: 'convoy-leader',
     },
+    'status-qps': {
+      type: 'string',
+      valueName: 'N',
+      description:
+        "A client-side limit on status writes per second (Kubernetes mode). Default: none; the API server's priority and fairness paces them.",
+    },
     // Managed fleets (docs/architecture.md §13).
     'managed-fleets': {
       type: 'boolean',
@@ -365,6 +371,7 @@ export function serveOptionsFromFlags(v: ServeFlags): ServeOptions {
     leaseNamespace,
     ...(fleets ? { fleets } : {}),
     leaseName: v['leader-election-name'],
+    ...(v['status-qps'] ? { statusQps: checkedCount(v['status-qps'], 'status-qps') } : {}),
     ...(v['log-level'] ? { logLevel: v['log-level'] } : {}),
     logBufferBytes: checkedCount(v['log-buffer-bytes'], 'log-buffer-bytes', MIN_LOG_BUFFER_BYTES),
   };

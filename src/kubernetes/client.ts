@@ -36,6 +36,16 @@ export function isTransportError(err: unknown): boolean {
   return !(err instanceof KubeApiError);
 }
 
+/**
+ * Returns how long the API server asked us to wait before retrying (429 Too Many Requests from
+ * API Priority and Fairness carries `details.retryAfterSeconds`), in ms; undefined when it did not say.
+ */
+export function retryAfterMsOf(err: unknown): number | undefined {
+  if (!(err instanceof KubeApiError) || typeof err.body !== 'object' || err.body === null) return undefined;
+  const seconds = (err.body as { details?: { retryAfterSeconds?: unknown } }).details?.retryAfterSeconds;
+  return typeof seconds === 'number' && Number.isFinite(seconds) && seconds >= 0 ? seconds * 1000 : undefined;
+}
+
 /** Returns the HTTP status of a KubeApiError; undefined for any other error. */
 export function statusCodeOf(err: unknown): number | undefined {
   return err instanceof KubeApiError ? err.statusCode : undefined;

@@ -4,7 +4,7 @@ import type { ObjectStore } from '../store/store';
 import type { KubeObject } from '../store/objects';
 import { objectKey, objectNamespace } from '../store/objects';
 import { Backoff, sleep } from './backoff';
-import { KubeClient, statusCodeOf } from './client';
+import { KubeClient, retryAfterMsOf, statusCodeOf } from './client';
 import { objectPath, resourceForKind } from './resources';
 import { canonicalJson, mergeStatus, statusesEqual } from '../status/merge';
 import type { ObjectStatus, StatusSink } from '../status/types';
@@ -22,7 +22,12 @@ export interface KubernetesStatusWriterOptions {
    * observed object is not written again (a new leader then writes only what differs).
    */
   store?: ObjectStore;
-  /** Sustained write rate (requests per second) and burst; defaults 10 and 20. */
+  /**
+   * Writes in flight at once (default 8). The API server's priority and fairness decides how fast
+   * they go; a 429 pauses every writer for the time it asks (docs/gateway-api.md §16).
+   */
+  concurrency?: number;
+  /** An optional client-side limit: sustained write rate (requests per second) and burst. Off by default. */
   qps?: number;
   burst?: number;
   backoffBaseMs?: number;
@@ -42,11 +47,14 @@ type WriteResult = 'written' | 'unchanged' | 'gone';
  * Writes the statuses of Convoy's objects to the API server's status subresource
  * (docs/gateway-api.md §16).
  *
- * publish() never blocks the build: it records the latest status per object and a single worker
- * writes them one at a time, rate limited, and only while this replica is the leader.
+ * publish() never blocks the build: it records the latest status per object and a few workers
+ * write them, never two writes of one object at once, and only while this replica is the leader.
+ * There is no fixed client-side rate: the API server's priority and fairness answers 429 when it
+ * wants us slower, and every worker then waits the time it names.
  *
- * A write is GET → merge → PUT with the object's resourceVersion (optimistic concurrency; a
- * 409 re-reads and re-merges). For routes only the status.parents entries whose controllerName
+ * A write is merge → PUT with the object's resourceVersion (optimistic concurrency). The object
+ * comes from the provider's store when it has one, so a write is one request; otherwise, and after
+ * a 409 Conflict, it is read first (GET) and merged again. For routes only the status.parents entries whose controllerName
  * is ours are replaced; other controllers' entries are kept. Conditions keep their stored
  * lastTransitionTime when their status did not change, and nothing is written when the merged
  * status equals the stored one apart from lastTransitionTime. A 404 means the object is gone:
@@ -68,15 +76,18 @@ export class KubernetesStatusWriter implements StatusSink {
   private readonly applied = new Map<string, { desired: string; stored: string }>();
   /** Final writes that remove our parents from routes Convoy no longer manages. */
   private readonly cleanups = new WeakSet<ObjectStatus>();
+  /** Objects being written now: a second write of the same object waits for the first. */
+  private readonly inFlight = new Set<string>();
   private leader = false;
   private stopped = false;
-  private busy = false;
-  private wake?: () => void;
+  private readonly wakers: (() => void)[] = [];
   private readonly idleWaiters: (() => void)[] = [];
-  private readonly worker: Promise<void>;
+  private readonly workers: Promise<void>;
   private readonly stopSignal = new AbortController();
   private tokens: number;
   private lastRefill = Date.now();
+  /** Until when (epoch ms) every worker waits, after the API server answered 429. */
+  private pausedUntil = 0;
 
   constructor(private readonly o: KubernetesStatusWriterOptions) {
     this.ownsClient = !o.client;
@@ -84,7 +95,8 @@ export class KubernetesStatusWriter implements StatusSink {
     this.log = o.logger.child({ component: 'status-writer' });
     this.backoff = new Backoff(o.backoffBaseMs ?? 500, o.backoffMaxMs ?? 10_000);
     this.tokens = o.burst ?? 20;
-    this.worker = this.run();
+    const concurrency = Math.max(1, o.concurrency ?? 8);
+    this.workers = Promise.all(Array.from({ length: concurrency }, () => this.work())).then(() => undefined);
   }
 
   /**
@@ -155,7 +167,7 @@ export class KubernetesStatusWriter implements StatusSink {
 
   /** Resolves when nothing is pending or being written (tests, graceful shutdown). */
   idle(): Promise<void> {
-    if (this.pending.size === 0 && !this.busy) return Promise.resolve();
+    if (this.pending.size === 0 && this.inFlight.size === 0) return Promise.resolve();
     return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
@@ -164,15 +176,34 @@ export class KubernetesStatusWriter implements StatusSink {
     this.stopped = true;
     this.stopSignal.abort();
     this.notify();
-    await this.worker;
+    await this.workers;
     if (this.ownsClient) this.client.close();
   }
 
-  /** Wakes the worker if it waits for work. */
+  /** Wakes every worker that waits for work. */
   private notify(): void {
-    const w = this.wake;
-    this.wake = undefined;
-    w?.();
+    for (const w of this.wakers.splice(0)) w();
+  }
+
+  /** Takes the oldest pending status whose object is not being written now, or undefined. */
+  private takeNext(): [string, ObjectStatus] | undefined {
+    for (const [key, status] of this.pending) {
+      if (this.inFlight.has(key)) continue;
+      this.pending.delete(key);
+      this.inFlight.add(key);
+      return [key, status];
+    }
+    return undefined;
+  }
+
+  /**
+   * Returns the provider's copy of the object when it carries a resourceVersion, else undefined.
+   * Its spec and metadata may be trimmed: a PUT to the status subresource takes only the status
+   * (and the resourceVersion as a precondition) from the body.
+   */
+  private observedWithVersion(s: ObjectStatus): KubeObject | undefined {
+    const observed = this.o.store?.get(s.kind, objectNamespace(s), s.metadata.name);
+    return observed?.metadata.resourceVersion ? observed : undefined;
   }
 
   /** Returns whether the object as last observed by the provider (if any) already has this status. */
@@ -197,21 +228,21 @@ export class KubernetesStatusWriter implements StatusSink {
     );
   }
 
-  /** Writes pending statuses one at a time while leader, with backoff on errors, until stopped. */
-  private async run(): Promise<void> {
+  /** One worker: writes pending statuses while leader, with backoff on errors, until stopped. */
+  private async work(): Promise<void> {
     while (!this.stopped) {
-      if (!this.leader || this.pending.size === 0) {
-        if (this.pending.size === 0) for (const w of this.idleWaiters.splice(0)) w();
-        await new Promise<void>((resolve) => (this.wake = resolve));
+      const next = this.leader ? this.takeNext() : undefined;
+      if (!next) {
+        if (this.pending.size === 0 && this.inFlight.size === 0)
+          for (const w of this.idleWaiters.splice(0)) w();
+        await new Promise<void>((resolve) => this.wakers.push(resolve));
         continue;
       }
-      const [key, status] = this.pending.entries().next().value as [string, ObjectStatus];
-      this.pending.delete(key);
-      this.busy = true;
+      const [key, status] = next;
       try {
         await this.takeToken();
         if (!this.leader || this.stopped) {
-          if (!this.pending.has(key) && this.latest.get(key) === status) this.pending.set(key, status);
+          this.requeue(key, status);
           continue;
         }
         const { result, stored } = await this.write(key, status);
@@ -230,8 +261,14 @@ export class KubernetesStatusWriter implements StatusSink {
         if (code === 422 || code === 400) {
           // The API server refuses this status (schema validation); retrying cannot help.
           this.log.error({ object: key, err: (err as Error).message }, 'status rejected by the API server');
+        } else if (code === 429) {
+          // Priority and fairness asks every client of this flow to slow down: all workers pause.
+          this.requeue(key, status);
+          const delay = retryAfterMsOf(err) ?? this.backoff.next();
+          this.pausedUntil = Math.max(this.pausedUntil, Date.now() + delay);
+          this.log.debug({ object: key, retryInMs: delay }, 'status writes throttled by the API server');
         } else {
-          if (!this.pending.has(key) && this.latest.get(key) === status) this.pending.set(key, status);
+          this.requeue(key, status);
           const delay = this.backoff.next();
           this.log.warn(
             { object: key, err: (err as Error).message, retryInMs: delay },
@@ -240,14 +277,27 @@ export class KubernetesStatusWriter implements StatusSink {
           await sleep(delay, this.stopSignal.signal);
         }
       } finally {
-        this.busy = false;
+        this.inFlight.delete(key);
+        // A newer status of this object may have arrived while it was being written.
+        if (this.pending.has(key)) this.notify();
       }
     }
   }
 
-  /** Waits for a write token: qps tokens per second, at most burst saved up. */
+  /** Puts a status back in the queue unless a newer one for its object arrived meanwhile. */
+  private requeue(key: string, status: ObjectStatus): void {
+    if (!this.pending.has(key) && this.latest.get(key) === status) this.pending.set(key, status);
+  }
+
+  /**
+   * Waits until a write may go: after any 429 pause, and for a token when a client-side limit is
+   * set (qps tokens per second, at most burst saved up).
+   */
   private async takeToken(): Promise<void> {
-    const qps = this.o.qps ?? 10;
+    while (!this.stopped && Date.now() < this.pausedUntil)
+      await sleep(this.pausedUntil - Date.now(), this.stopSignal.signal);
+    const qps = this.o.qps;
+    if (qps === undefined) return;
     const burst = this.o.burst ?? 20;
     for (;;) {
       const now = Date.now();
@@ -272,9 +322,11 @@ export class KubernetesStatusWriter implements StatusSink {
     const path = objectPath(resource, s.metadata.namespace, s.metadata.name);
     const attempts = this.o.conflictRetries ?? 5;
     for (let attempt = 1; ; attempt++) {
-      let current: KubeObject;
+      // The first try trusts the provider's copy (its resourceVersion makes a stale copy a 409);
+      // a conflict reads the object from the API server.
+      let current = attempt === 1 ? this.observedWithVersion(s) : undefined;
       try {
-        current = await this.client.request<KubeObject>('GET', path, { signal: this.stopSignal.signal });
+        current ??= await this.client.request<KubeObject>('GET', path, { signal: this.stopSignal.signal });
       } catch (err) {
         if (statusCodeOf(err) === 404) return { result: 'gone' };
         throw err;

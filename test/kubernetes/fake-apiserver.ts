@@ -30,6 +30,8 @@ export interface RequestRecord {
   body?: unknown;
   /** The bearer token the request carried: tells apart clients made with different tokens. */
   token?: string;
+  /** When the request arrived (epoch ms). */
+  at: number;
 }
 
 export class FakeApiServer {
@@ -44,7 +46,19 @@ export class FakeApiServer {
   readonly missing = new Set<string>();
   readonly requests: RequestRecord[] = [];
   private readonly watchers = new Set<{ collection: string; res: http.ServerResponse; selector?: string }>();
-  private readonly faults: { match: (r: RequestRecord) => boolean; status: number; times: number }[] = [];
+  private readonly faults: {
+    match: (r: RequestRecord) => boolean;
+    status: number;
+    times: number;
+    details?: Record<string, unknown>;
+  }[] = [];
+  /** Delay before every non-watch answer (ms): lets a test see how many requests overlap. */
+  delayMs = 0;
+  /** Most non-watch requests in flight at once, overall and for any one object. */
+  maxInFlight = 0;
+  maxInFlightOnePath = 0;
+  private inFlight = 0;
+  private readonly inFlightByPath = new Map<string, number>();
   url = '';
 
   async start(): Promise<void> {
@@ -99,9 +113,14 @@ export class FakeApiServer {
     return file;
   }
 
-  /** The next `times` requests matching get `status` (e.g. 500, 409, 410). */
-  failNext(match: (r: RequestRecord) => boolean, status: number, times = 1): void {
-    this.faults.push({ match, status, times });
+  /** The next `times` requests matching get `status` (e.g. 500, 409, 410), with Status `details`. */
+  failNext(
+    match: (r: RequestRecord) => boolean,
+    status: number,
+    times = 1,
+    details?: Record<string, unknown>,
+  ): void {
+    this.faults.push({ match, status, times, details });
   }
 
   /** Ends every open watch stream (as an API server restart would). */
@@ -193,16 +212,36 @@ export class FakeApiServer {
         query: Object.fromEntries(url.searchParams),
         body: text ? JSON.parse(text) : undefined,
         token: /^Bearer (.+)$/i.exec(req.headers.authorization ?? '')?.[1],
+        at: Date.now(),
       };
       if (record.query.watch === 'true') record.method = 'WATCH';
       this.requests.push(record);
-      const fault = this.faults.find((f) => f.times > 0 && f.match(record));
-      if (fault) {
-        fault.times--;
-        return send(res, fault.status, status(fault.status, 'injected fault'));
-      }
-      this.route(record, res);
+      if (record.method === 'WATCH') return this.answer(record, res);
+      this.countInFlight(record.path, +1);
+      res.on('close', () => this.countInFlight(record.path, -1));
+      if (this.delayMs > 0) setTimeout(() => this.answer(record, res), this.delayMs);
+      else this.answer(record, res);
     });
+  }
+
+  /** Tracks requests in flight, overall and per object (a status subresource counts as its object). */
+  private countInFlight(requestPath: string, delta: number): void {
+    const path = requestPath.replace(/\/status$/, '');
+    this.inFlight += delta;
+    const onPath = (this.inFlightByPath.get(path) ?? 0) + delta;
+    this.inFlightByPath.set(path, onPath);
+    this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
+    this.maxInFlightOnePath = Math.max(this.maxInFlightOnePath, onPath);
+  }
+
+  /** Answers one request: an injected fault if one matches, else the imitation of the API. */
+  private answer(record: RequestRecord, res: http.ServerResponse): void {
+    const fault = this.faults.find((f) => f.times > 0 && f.match(record));
+    if (fault) {
+      fault.times--;
+      return send(res, fault.status, { ...status(fault.status, 'injected fault'), details: fault.details });
+    }
+    this.route(record, res);
   }
 
   private route(r: RequestRecord, res: http.ServerResponse): void {

@@ -362,6 +362,88 @@ describe('KubernetesStatusWriter against a fake API server', () => {
     assert.equal(puts().length, 6);
   });
 
+  function gatewayStatus(name: string, reason: string): ObjectStatus {
+    return {
+      apiVersion: 'gateway.networking.k8s.io/v1',
+      kind: 'Gateway',
+      metadata: { namespace: 'default', name },
+      status: { conditions: [cond('Accepted', 'True', reason, '2026-01-01T00:00:00Z')] },
+    };
+  }
+
+  function storedReason(name: string): string | undefined {
+    const stored = api.get(GATEWAYS, 'default', name)?.status as
+      { conditions?: { reason: string }[] } | undefined;
+    return stored?.conditions?.[0]?.reason;
+  }
+
+  test('writes several objects at once, never two writes of one object at once; the latest wins', async () => {
+    for (let i = 0; i < 12; i++)
+      api.upsert(GATEWAYS, { metadata: { name: `g${i}`, namespace: 'default' }, spec: {} });
+    api.delayMs = 20;
+    const w = make({ concurrency: 4 });
+    w.setLeader(true);
+    // Two writes start; two workers stay idle.
+    w.publish([gatewayStatus('g0', 'First'), gatewayStatus('g1', 'First')]);
+    // While those are in flight, every object gets a newer status: the idle workers must leave
+    // g0 and g1 alone until their first writes end.
+    await new Promise((r) => setTimeout(r, 5));
+    w.publish(Array.from({ length: 12 }, (_, i) => gatewayStatus(`g${i}`, 'Second')));
+    await w.idle();
+    for (let i = 0; i < 12; i++) assert.equal(storedReason(`g${i}`), 'Second', `g${i}`);
+    assert.ok(api.maxInFlight > 1, `overlapping writes (max ${api.maxInFlight})`);
+    assert.ok(api.maxInFlight <= 4, `at most 4 in flight (max ${api.maxInFlight})`);
+    assert.equal(api.maxInFlightOnePath, 1, 'one request at a time per object');
+  });
+
+  test('with the provider store holding the object, a write is one PUT and no GET', async () => {
+    const store = new ObjectStore();
+    const stored = api.upsert(GATEWAYS, { metadata: { name: 'g', namespace: 'default' }, spec: {} });
+    store.put({ apiVersion: 'gateway.networking.k8s.io/v1', kind: 'Gateway', ...stored } as never);
+    const w = make({ store });
+    w.setLeader(true);
+    w.publish([gatewayStatus('g', 'Accepted')]);
+    await w.idle();
+    assert.equal(storedReason('g'), 'Accepted');
+    assert.equal(puts().length, 1);
+    assert.equal(api.requests.filter((q) => q.method === 'GET').length, 0);
+  });
+
+  test('a stale store copy costs one 409, then a re-read and a write', async () => {
+    const store = new ObjectStore();
+    const old = api.upsert(GATEWAYS, { metadata: { name: 'g', namespace: 'default' }, spec: {} });
+    store.put({ apiVersion: 'gateway.networking.k8s.io/v1', kind: 'Gateway', ...old } as never);
+    // The object changed on the API server; the provider has not seen it yet.
+    api.upsert(GATEWAYS, { metadata: { name: 'g', namespace: 'default' }, spec: { changed: true } });
+    const w = make({ store });
+    w.setLeader(true);
+    w.publish([gatewayStatus('g', 'Accepted')]);
+    await w.idle();
+    assert.equal(storedReason('g'), 'Accepted');
+    assert.equal(puts().length, 2);
+    assert.equal(api.requests.filter((q) => q.method === 'GET').length, 1);
+    assert.equal(await writes('conflict'), 1);
+  });
+
+  test('a 429 pauses every worker for the time the API server names, then all is written', async () => {
+    for (let i = 0; i < 4; i++)
+      api.upsert(GATEWAYS, { metadata: { name: `g${i}`, namespace: 'default' }, spec: {} });
+    api.failNext((q) => q.method === 'PUT', 429, 1, { retryAfterSeconds: 1 });
+    const w = make({ concurrency: 4 });
+    w.setLeader(true);
+    w.publish([gatewayStatus('g0', 'Accepted')]);
+    // The error count and the pause are set in the same turn of the event loop.
+    while ((await writes('error')) < 1) await new Promise((r) => setTimeout(r, 5));
+    const throttledAt = Date.now();
+    const before = api.requests.length;
+    w.publish([0, 1, 2, 3].map((i) => gatewayStatus(`g${i}`, 'Accepted')));
+    await w.idle();
+    for (let i = 0; i < 4; i++) assert.equal(storedReason(`g${i}`), 'Accepted', `g${i}`);
+    const later = api.requests.slice(before);
+    assert.ok(later.length >= 4);
+    for (const q of later) assert.ok(q.at >= throttledAt + 900, `${q.method} ${q.path} waited`);
+  });
+
   test('withSchemaDefaults fills the defaults the CRDs apply inside status', () => {
     assert.deepEqual(
       withSchemaDefaults({
