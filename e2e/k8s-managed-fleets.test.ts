@@ -384,6 +384,27 @@ describe('managed fleets: provisioning by the leader', { timeout: 600_000 }, () 
         JSON.stringify(s.addresses) === JSON.stringify([{ type: 'IPAddress', value: wanted }]),
       'internal Programmed with its requested cluster IP',
     );
+    // An IP outside the cluster's service range cannot be allocated: the Service keeps its address.
+    await w.apply(gateway('internal', { ...fleet('cluster'), addresses: [{ value: '10.9.0.5' }] }));
+    await w.waitStatus(
+      'Gateway',
+      NS,
+      'internal',
+      (s) =>
+        programmed(s)?.reason === 'AddressNotAssigned' && /10\.9\.0\.5/.test(String(programmed(s)?.message)),
+      'an unallocatable cluster IP: AddressNotAssigned naming it',
+    );
+    await waitFor(
+      async () => convoys.some((c) => c.running && /requested cluster IP cannot be allocated/.test(c.log())),
+      {
+        what: 'the provisioner reports the refused cluster IP',
+      },
+    );
+    assert.equal(
+      ((await getOwned('Service', 'convoy-internal'))?.spec as { clusterIP?: string }).clusterIP,
+      wanted,
+      'the Service was not deleted for an address it cannot have',
+    );
     // Without a request, the Service keeps the address it has.
     await w.apply(gateway('internal', fleet('cluster')));
     await w.waitStatus(

@@ -12,7 +12,8 @@ import type { Logger } from '../../observability/logger';
 import type { FleetModel } from '../../model/fleet';
 import type { ManagedFleetModel } from '../../model/managed-fleet';
 import { FIELD_MANAGER } from './labels';
-import { OWNED_KINDS, OwnedKindWatch, ownedKey, ownedObjectPath } from './owned-kinds';
+import { OWNED_KINDS, OwnedKindWatch, ownedKey, ownedKind, ownedObjectPath } from './owned-kinds';
+import { collectionPath } from '../../kubernetes/resources';
 import type { FleetCertificate, RenderSettings, RenderedObject } from './render';
 import { renderFleet } from './render';
 
@@ -173,6 +174,22 @@ export class KubernetesFleetProvisioner {
       }>('GET', path);
       const held = current?.spec?.clusterIP;
       if (!held || held === wanted) return false;
+      // A dry-run create of the same Service under a generated name asks the API server whether
+      // the IP can be allocated; one it refuses (outside the service range, taken) keeps the
+      // Service as it is rather than deleting it for an address it cannot have.
+      const { name: _name, ...probeMeta } = obj.metadata;
+      try {
+        await this.o.client.request('POST', collectionPath(ownedKind('Service'), obj.metadata.namespace), {
+          query: { dryRun: 'All', fieldManager: FIELD_MANAGER },
+          body: { ...obj, metadata: { ...probeMeta, generateName: `${obj.metadata.name}-` } },
+        });
+      } catch (err) {
+        this.log.warn(
+          { err, object: path, requested: wanted },
+          'the requested cluster IP cannot be allocated; the Service keeps its address',
+        );
+        return false;
+      }
       await this.o.client.request('DELETE', path, {
         body: {
           kind: 'DeleteOptions',
