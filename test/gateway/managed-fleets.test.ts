@@ -4,6 +4,7 @@ import { buildGateways } from '../../src/gateway/build';
 import type { KubeObject } from '../../src/store/objects';
 import type { BuildOptions } from '../../src/gateway/resolved';
 import { translateFleet } from '../../src/envoy/translate';
+import { MANAGED_FLEET_FEATURES } from '../../src/gateway/features';
 import { unprivilegedBindPorts, fleetObjectName } from '../../src/model/managed-fleet';
 import {
   OPTS,
@@ -52,6 +53,28 @@ describe('managed fleets in the gateway model', () => {
       'Accepted=True/Accepted',
       'Programmed=True/Programmed',
     ]);
+  });
+
+  test('a class with managed fleets claims the address and propagation features; others do not', () => {
+    const features = (objects: KubeObject[], opts = MANAGED) =>
+      (
+        buildGateways(storeOf(...objects), opts).statuses.find((s) => s.kind === 'GatewayClass')?.status as {
+          supportedFeatures: { name: string }[];
+        }
+      ).supportedFeatures.map((f) => f.name);
+    const managed = features([managedClass(), envoyFleet('edge', {})]);
+    for (const name of MANAGED_FLEET_FEATURES) assert.ok(managed.includes(name), name);
+    assert.deepEqual(managed, [...managed].sort());
+    const plain = features([gatewayClass()]);
+    const optedOut = features([managedClass(), envoyFleet('edge', { managed: false })]);
+    for (const name of MANAGED_FLEET_FEATURES) {
+      assert.ok(!plain.includes(name), `unmanaged class claims ${name}`);
+      assert.ok(!optedOut.includes(name), `managed: false claims ${name}`);
+    }
+    assert.deepEqual(
+      managed.filter((n) => !MANAGED_FLEET_FEATURES.includes(n)),
+      plain,
+    );
   });
 
   test('parameters are refused while managed fleets are off', () => {
