@@ -291,6 +291,131 @@ describe('managed fleets: provisioning by the leader', { timeout: 600_000 }, () 
     ]);
   });
 
+  test('static addresses: a requested IP shapes the Service; status follows what it is given', async () => {
+    const fleet = (name: string) => ({
+      infrastructure: { parametersRef: { group: 'gateway.convoy.dev', kind: 'EnvoyFleet', name } },
+    });
+    const programmed = (s: Record<string, unknown>) => cond(s.conditions, 'Programmed');
+    // A load balancer: the IP becomes spec.loadBalancerIP; Programmed waits for the ingress.
+    await w.apply(
+      gateway('pinned', { ...fleet('edge'), addresses: [{ type: 'IPAddress', value: '203.0.113.50' }] }),
+    );
+    const lb = await waitFor(() => getOwned('Service', 'convoy-pinned'), { what: 'Service convoy-pinned' });
+    assert.equal((lb.spec as { loadBalancerIP?: string }).loadBalancerIP, '203.0.113.50');
+    await w.waitStatus(
+      'Gateway',
+      NS,
+      'pinned',
+      (s) =>
+        programmed(s)?.reason === 'AddressNotAssigned' && cond(s.conditions, 'Accepted')?.status === 'True',
+      'pinned Accepted, Programmed=False/AddressNotAssigned',
+    );
+    const ingress = (ip: string) =>
+      w.admin.request('PATCH', ownedObjectPath('Service', NS, 'convoy-pinned') + '/status', {
+        contentType: 'application/merge-patch+json',
+        body: { status: { loadBalancer: { ingress: [{ ip }] } } },
+      });
+    await ingress('203.0.113.60');
+    await w.waitStatus(
+      'Gateway',
+      NS,
+      'pinned',
+      (s) =>
+        programmed(s)?.reason === 'AddressNotUsable' &&
+        /203\.0\.113\.50/.test(String(programmed(s)?.message)),
+      'a load balancer that gave another IP: AddressNotUsable naming the requested one',
+    );
+    await ingress('203.0.113.50');
+    await w.waitStatus(
+      'Gateway',
+      NS,
+      'pinned',
+      (s) =>
+        programmed(s)?.status === 'True' &&
+        JSON.stringify(s.addresses) === JSON.stringify([{ type: 'IPAddress', value: '203.0.113.50' }]),
+      'pinned Programmed with its requested address',
+    );
+    // Two IPs cannot be requested of one Service; a hostname cannot be requested at all.
+    await w.apply(
+      gateway('pinned', {
+        ...fleet('edge'),
+        addresses: [{ value: '203.0.113.50' }, { value: '203.0.113.51' }],
+      }),
+    );
+    await w.waitStatus(
+      'Gateway',
+      NS,
+      'pinned',
+      (s) =>
+        programmed(s)?.reason === 'AddressNotUsable' && cond(s.conditions, 'Accepted')?.status === 'True',
+      'two addresses: AddressNotUsable',
+    );
+    await w.apply(
+      gateway('pinned', { ...fleet('edge'), addresses: [{ type: 'Hostname', value: 'gw.example.com' }] }),
+    );
+    await w.waitStatus(
+      'Gateway',
+      NS,
+      'pinned',
+      (s) => cond(s.conditions, 'Accepted')?.reason === 'UnsupportedAddress',
+      'a hostname: Accepted=False/UnsupportedAddress',
+    );
+
+    // A ClusterIP Service: the IP is its cluster IP, which is immutable, so the Service is recreated.
+    await w.apply(gateway('internal', fleet('cluster')));
+    const first = await waitFor(() => getOwned('Service', 'convoy-internal'), {
+      what: 'Service convoy-internal',
+    });
+    const firstIP = (first.spec as { clusterIP: string }).clusterIP;
+    const wanted = firstIP === '10.0.0.200' ? '10.0.0.201' : '10.0.0.200';
+    await w.apply(gateway('internal', { ...fleet('cluster'), addresses: [{ value: wanted }] }));
+    await waitFor(
+      async () =>
+        ((await getOwned('Service', 'convoy-internal'))?.spec as { clusterIP?: string })?.clusterIP ===
+        wanted,
+      { what: `Service convoy-internal recreated with cluster IP ${wanted}`, timeoutMs: 30_000 },
+    );
+    await w.waitStatus(
+      'Gateway',
+      NS,
+      'internal',
+      (s) =>
+        programmed(s)?.status === 'True' &&
+        JSON.stringify(s.addresses) === JSON.stringify([{ type: 'IPAddress', value: wanted }]),
+      'internal Programmed with its requested cluster IP',
+    );
+    // An IP outside the cluster's service range cannot be allocated: the Service keeps its address.
+    await w.apply(gateway('internal', { ...fleet('cluster'), addresses: [{ value: '10.9.0.5' }] }));
+    await w.waitStatus(
+      'Gateway',
+      NS,
+      'internal',
+      (s) =>
+        programmed(s)?.reason === 'AddressNotAssigned' && /10\.9\.0\.5/.test(String(programmed(s)?.message)),
+      'an unallocatable cluster IP: AddressNotAssigned naming it',
+    );
+    await waitFor(
+      async () => convoys.some((c) => c.running && /requested cluster IP cannot be allocated/.test(c.log())),
+      {
+        what: 'the provisioner reports the refused cluster IP',
+      },
+    );
+    assert.equal(
+      ((await getOwned('Service', 'convoy-internal'))?.spec as { clusterIP?: string }).clusterIP,
+      wanted,
+      'the Service was not deleted for an address it cannot have',
+    );
+    // Without a request, the Service keeps the address it has.
+    await w.apply(gateway('internal', fleet('cluster')));
+    await w.waitStatus(
+      'Gateway',
+      NS,
+      'internal',
+      (s) => programmed(s)?.status === 'True' && JSON.stringify(s.addresses).includes(wanted),
+      'internal keeps its cluster IP when the request goes',
+    );
+  });
+
   test('deleting the Gateway deletes its fleet (garbage collector, Convoy stopped)', async () => {
     for (const c of convoys) if (c.running) await c.stop();
     await w.delete('Gateway', NS, 'gw');

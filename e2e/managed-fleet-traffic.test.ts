@@ -23,7 +23,8 @@ enterPrivateWorld();
  * fleet's Deployment is restarted (`kubectl rollout restart`) while a load generator keeps
  * sending requests, each on a new connection: none may fail, because every old pod drains
  * (preStop → shutdown manager → Envoy fails health checks and drains its listeners) while the
- * endpoint controller marks it not ready and the load balancer stops choosing it.
+ * endpoint controller marks it not ready and the load balancer stops choosing it. Last, a static
+ * address in spec.addresses (docs/operations.md §22) moves the load balancer and traffic follows.
  */
 
 const NS = 'managed-traffic';
@@ -335,6 +336,58 @@ describe(
         drained.sort(),
         [...before].sort(),
         'every old Envoy pod drained through its preStop hook',
+      );
+    });
+
+    test('a static address moves the load balancer and traffic follows; one it cannot give stays pending', async () => {
+      const gatewayPath = `/apis/gateway.networking.k8s.io/v1/namespaces/${NS}/gateways/gw`;
+      const requestAddress = (value: string) =>
+        world.cluster.admin.request('PATCH', gatewayPath, {
+          contentType: 'application/merge-patch+json',
+          body: { spec: { addresses: [{ type: 'IPAddress', value }] } },
+        });
+      const gatewayStatus = async () =>
+        (
+          await world.cluster.admin.request<{
+            status?: {
+              addresses?: { type: string; value: string }[];
+              conditions?: { type: string; status: string; reason: string }[];
+            };
+          }>('GET', gatewayPath)
+        ).status ?? {};
+      const programmed = (s: Awaited<ReturnType<typeof gatewayStatus>>) =>
+        s.conditions?.find((c) => c.type === 'Programmed');
+      // In the load balancer's pool (198.51.100.10-254): it moves there and reports it.
+      const usable = '198.51.100.222';
+      await requestAddress(usable);
+      await waitFor(
+        async () => {
+          const s = await gatewayStatus();
+          return (
+            programmed(s)?.status === 'True' &&
+            JSON.stringify(s.addresses) === JSON.stringify([{ type: 'IPAddress', value: usable }])
+          );
+        },
+        { what: `Gateway Programmed at ${usable}`, timeoutMs: 60_000, intervalMs: 500, context },
+      );
+      await waitFor(async () => (await probe(`http://${usable}/static`)).namespace === NS, {
+        what: `echo-basic answering at ${usable}`,
+        timeoutMs: 60_000,
+        intervalMs: 500,
+        context,
+      });
+      // Outside the pool: the load balancer leaves the Service pending, the Gateway is not programmed.
+      await requestAddress('203.0.113.222');
+      await waitFor(
+        async () => {
+          const s = await gatewayStatus();
+          return programmed(s)?.reason === 'AddressNotAssigned' && (s.addresses ?? []).length === 0;
+        },
+        { what: 'Gateway Programmed=False/AddressNotAssigned', timeoutMs: 60_000, intervalMs: 500, context },
+      );
+      assert.ok(
+        logs.some((l) => /convoy-gw requests 203\.0\.113\.222, which the pool cannot give/.test(l)),
+        'the load balancer refused the address',
       );
     });
   },

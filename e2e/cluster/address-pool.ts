@@ -35,6 +35,22 @@ export class AddressPool {
     throw new Error(`address pool ${this.prefix}.0/24 is exhausted`);
   }
 
+  /**
+   * Gives `owner` exactly `ip` when it lies in the pool's host range and nobody else holds it
+   * (dropping any other address `owner` held); returns undefined, changing nothing, otherwise.
+   */
+  claim(owner: string, ip: string): string | undefined {
+    if (!this.contains(ip)) return undefined;
+    const host = Number(ip.slice(this.prefix.length + 1));
+    if (!/^\d{1,3}$/.test(ip.slice(this.prefix.length + 1)) || host < this.first || host > this.last)
+      return undefined;
+    const holder = this.used.get(ip);
+    if (holder !== undefined && holder !== owner) return undefined;
+    this.release(owner);
+    this.used.set(ip, owner);
+    return ip;
+  }
+
   /** Returns `owner`'s address to the pool (no-op when it holds none). */
   release(owner: string): void {
     for (const [ip, o] of this.used) if (o === owner) this.used.delete(ip);

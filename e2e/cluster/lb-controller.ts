@@ -9,7 +9,9 @@ import { BRIDGE, LB_CIDR, ip } from './pod-network';
  * Service of type LoadBalancer gets an address from 198.51.100.0/24, added to the bridge of the
  * outer namespace and written to status.loadBalancer.ingress, and each of its TCP ports is
  * forwarded by an in-process proxy to the Service's ready endpoints (from EndpointSlices),
- * round robin. UDP ports get an address but no forwarding.
+ * round robin. UDP ports get an address but no forwarding. A Service that requests an address
+ * (spec.loadBalancerIP) gets it when it lies in the pool and is free; otherwise it stays pending
+ * with no ingress, as a cloud load balancer leaves a Service whose address it cannot give.
  */
 
 interface ServicePort {
@@ -21,7 +23,7 @@ interface ServicePort {
 
 interface Service {
   metadata: { name: string; namespace: string; uid: string; resourceVersion?: string };
-  spec: { type?: string; ports?: ServicePort[]; loadBalancerClass?: string };
+  spec: { type?: string; ports?: ServicePort[]; loadBalancerClass?: string; loadBalancerIP?: string };
   status?: { loadBalancer?: { ingress?: { ip?: string }[] } };
 }
 
@@ -42,6 +44,8 @@ interface Balancer {
 export class LoadBalancerController {
   readonly pool = new AddressPool(LB_CIDR, 10, 254);
   private readonly balancers = new Map<string, Balancer>();
+  /** Services whose requested address the pool cannot give (logged once). */
+  private readonly refused = new Set<string>();
   private readonly services: Informer<Service>;
   private readonly slices: Informer<EndpointSlice>;
   private reconciling = false;
@@ -119,11 +123,27 @@ export class LoadBalancerController {
       if (wanted.has(uid) || this.stopped) continue;
       await this.remove(uid, b);
     }
+    for (const uid of this.refused) if (!wanted.has(uid)) this.refused.delete(uid);
     for (const [uid, svc] of wanted) {
       if (this.stopped) return;
       let b = this.balancers.get(uid);
+      const requested = svc.spec.loadBalancerIP || undefined;
+      if (b && requested && b.address !== requested) {
+        await this.remove(uid, b);
+        b = undefined;
+      }
       if (!b) {
-        const address = this.pool.allocate(uid);
+        const address = requested ? this.pool.claim(uid, requested) : this.pool.allocate(uid);
+        if (!address) {
+          if (!this.refused.has(uid))
+            this.log(
+              `lb: ${svc.metadata.namespace}/${svc.metadata.name} requests ${requested}, which the pool cannot give`,
+            );
+          this.refused.add(uid);
+          await this.clearIngress(svc);
+          continue;
+        }
+        this.refused.delete(uid);
         await ip(['addr', 'add', `${address}/32`, 'dev', BRIDGE]).catch((err: Error) => {
           if (!/File exists/.test(err.message)) throw err;
         });
@@ -144,6 +164,16 @@ export class LoadBalancerController {
         );
       }
     }
+  }
+
+  /** Removes a stale ingress from a Service left pending. */
+  private async clearIngress(svc: Service): Promise<void> {
+    if (!svc.status?.loadBalancer?.ingress?.length) return;
+    await this.admin.request(
+      'PATCH',
+      `/api/v1/namespaces/${svc.metadata.namespace}/services/${svc.metadata.name}/status`,
+      { contentType: 'application/merge-patch+json', body: { status: { loadBalancer: { ingress: null } } } },
+    );
   }
 
   /** Opens a forwarder per TCP port of the Service and closes those of ports it no longer has. */

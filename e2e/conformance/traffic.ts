@@ -34,6 +34,13 @@ const XDS_ADDRESS = `${BRIDGE_ADDRESS}:${XDS_PORT}`;
 /** The EnvoyFleet the conformance GatewayClass names: one Envoy per Gateway, short drains. */
 const CONFORMANCE_FLEET = 'conformance';
 const PROFILES = 'GATEWAY-HTTP,GATEWAY-TLS,GATEWAY-GRPC';
+/**
+ * Addresses for GatewayStaticAddresses (docs/operations.md §22): one the load-balancer controller's
+ * pool can give (198.51.100.10-254, e2e/cluster/lb-controller.ts) and one outside it, which it
+ * leaves pending as a cloud load balancer would.
+ */
+export const USABLE_ADDRESS = '198.51.100.200';
+export const UNUSABLE_ADDRESS = '203.0.113.200';
 export const REPORT_DIR = path.join(REPO_ROOT, 'conformance', 'reports', 'v1.6.1');
 
 interface Args {
@@ -174,6 +181,8 @@ async function main(): Promise<void> {
       `-url=${process.env.CONVOY_REPORT_URL ?? 'unpublished'}`,
       `-version=${revision()}`,
       '-contact=convoy maintainers',
+      `-usable-address=${USABLE_ADDRESS}`,
+      `-unusable-address=${UNUSABLE_ADDRESS}`,
       ...(args.runTest ? [`-run-test=${args.runTest}`] : []),
       ...(args.skipTests ? [`-skip-tests=${args.skipTests}`] : []),
     ];

@@ -2,8 +2,8 @@
  * What Convoy supports, named exactly as Gateway API v1.6.1 `pkg/features` spells it. This list
  * is published in GatewayClass.status.supportedFeatures, and the conformance suite infers which
  * tests to run from it: list only what is implemented end to end (route compiler in routes/,
- * Envoy translation in src/envoy). Not claimed: static addresses, frontend/backend client
- * certificates, TLSRoute mixed modes, TCP/UDP.
+ * Envoy translation in src/envoy); classes with managed fleets add MANAGED_FLEET_FEATURES. Not
+ * claimed: frontend/backend client certificates, TLSRoute mixed modes, TCP/UDP.
  */
 
 export const SUPPORTED_FEATURES: readonly string[] = [
@@ -50,9 +50,25 @@ export const SUPPORTED_FEATURES: readonly string[] = [
   'TLSRouteModeTerminate',
 ];
 
-/** Returns GatewayClass `status.supportedFeatures`: sorted, de-duplicated `{name}` objects (at most 64). */
-export function supportedFeatures(): { name: string }[] {
-  return [...new Set(SUPPORTED_FEATURES)].sort().map((name) => ({ name }));
+/**
+ * What a class claims on top when its Gateways get managed fleets (docs/operations.md §22):
+ * spec.addresses requested of the fleet's Service, value-less entries picked by it, and
+ * spec.infrastructure labels/annotations on every generated object. Convoy does none of this for
+ * the Envoys of an unmanaged class, so such a class does not claim them.
+ */
+export const MANAGED_FLEET_FEATURES: readonly string[] = [
+  'GatewayStaticAddresses',
+  'GatewayAddressEmpty',
+  'GatewayInfrastructurePropagation',
+];
+
+/**
+ * Returns GatewayClass `status.supportedFeatures`: sorted, de-duplicated `{name}` objects (at most
+ * 64), with MANAGED_FLEET_FEATURES for a class whose Gateways get managed fleets.
+ */
+export function supportedFeatures(managedFleets = false): { name: string }[] {
+  const names = managedFleets ? [...SUPPORTED_FEATURES, ...MANAGED_FLEET_FEATURES] : SUPPORTED_FEATURES;
+  return [...new Set(names)].sort().map((name) => ({ name }));
 }
 
 /** Whether TLS Passthrough and Terminate listeners may share a port (feature TLSRouteModeMixed). */

@@ -86,7 +86,7 @@ export function gatewayClassStatuses(
   opts: BuildOptions,
 ): ObjectStatus[] {
   const out: ObjectStatus[] = [];
-  for (const { object: gc, problem } of classes) {
+  for (const { object: gc, problem, parameters } of classes) {
     const generation = gc.metadata.generation;
     const accepted = problem
       ? makeCondition(ConditionType.Accepted, 'False', problem.reason, problem.message, generation, opts.now)
@@ -102,7 +102,10 @@ export function gatewayClassStatuses(
       apiVersion: GATEWAY_API_VERSION,
       kind: 'GatewayClass',
       metadata: { name: gc.metadata.name, generation },
-      status: { conditions: [accepted], supportedFeatures: supportedFeatures() },
+      status: {
+        conditions: [accepted],
+        supportedFeatures: supportedFeatures(parameters !== undefined && parameters.managed !== false),
+      },
     });
   }
   return out;

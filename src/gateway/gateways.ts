@@ -198,15 +198,8 @@ function managedFields(
 ): Pick<ResolvedGateway, 'addresses' | 'managed' | 'notProgrammed'> {
   const managed = infrastructure.managed;
   if (!managed || infrastructure.problem) return { addresses: gatewayAddresses(gw, view, opts) };
-  const addresses = managedAddresses(view, gw, managed);
-  const notProgrammed =
-    infrastructure.addressProblem ??
-    (addresses.length === 0
-      ? {
-          reason: Reason.AddressNotAssigned,
-          message: `the Service of the Gateway's fleet has no ${managed.service.type === 'LoadBalancer' ? 'load-balancer ingress' : 'address'} yet`,
-        }
-      : undefined);
+  const { addresses, notProgrammed: unassigned } = managedAddresses(view, gw, managed);
+  const notProgrammed = infrastructure.addressProblem ?? unassigned;
   return { addresses, managed, ...(notProgrammed ? { notProgrammed } : {}) };
 }
 

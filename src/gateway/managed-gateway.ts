@@ -4,6 +4,7 @@
  * the routability obtained, spec.addresses as the Service can honour them, and the addresses its
  * Service has been given so far.
  */
+import * as net from 'node:net';
 import type { KubeObject } from '../store/objects';
 import { objectNamespace } from '../store/objects';
 import type { StoreView } from './resolved';
@@ -153,39 +154,47 @@ export function resolveGatewayInfrastructure(
   return { managed };
 }
 
+/** Address types a managed fleet's Service can take; an empty value of these lets Convoy pick. */
+const SERVICE_ADDRESS_TYPES = ['IPAddress', 'Hostname'];
+
 /**
- * Applies spec.addresses (GatewayStaticAddresses) to the Service: one IPAddress on a load
- * balancer becomes its loadBalancerIP, IPAddresses on a ClusterIP or NodePort Service its
- * externalIPs. Other address types are unsupported; more than one IP on a load balancer cannot be
- * assigned (AddressNotUsable).
+ * Applies spec.addresses (GatewayStaticAddresses, docs/operations.md §22) to the Service: one
+ * IPAddress becomes the load balancer's `loadBalancerIP`, or the `clusterIP` of a ClusterIP or
+ * NodePort Service. Entries without a value ask Convoy to pick (GatewayAddressEmpty): whatever the
+ * Service is given. A type a Service cannot request (Hostname with a value, NamedAddress, any
+ * domain-prefixed type) is unsupported (Accepted=False); a second IP, or a value that is not an IP,
+ * cannot be assigned (AddressNotUsable), since a Service requests at most one address.
  */
 function staticAddresses(gw: KubeObject, managed: ManagedFleetModel): Partial<GatewayInfrastructureResult> {
-  const wanted = (gatewaySpec(gw).addresses ?? []).filter((a) => a.value);
-  if (wanted.length === 0) return {};
-  const other = wanted.find((a) => (a.type || 'IPAddress') !== 'IPAddress');
-  if (other) {
+  const entries = gatewaySpec(gw).addresses ?? [];
+  for (const a of entries) {
+    const type = a.type || 'IPAddress';
+    if (type === 'IPAddress' || (!a.value && SERVICE_ADDRESS_TYPES.includes(type))) continue;
     return {
       problem: {
         reason: Reason.UnsupportedAddress,
-        message: `address type ${other.type} is not supported by managed fleets (only IPAddress)`,
+        message: `address type ${type}${a.value ? ` (${a.value})` : ''} is not supported by managed fleets: a Service can only request an IPAddress`,
       },
     };
   }
-  const ips = wanted.map((a) => a.value ?? '');
-  if (managed.service.type === 'LoadBalancer') {
-    if (ips.length > 1) {
-      return {
-        addressProblem: {
-          reason: Reason.AddressNotUsable,
-          message: 'a LoadBalancer Service takes one requested IP address; more were asked for',
-        },
-      };
-    }
-    managed.service.loadBalancerIP = ips[0];
-  } else {
-    managed.service.externalIPs = ips;
+  const ips = [...new Set(entries.map((a) => a.value ?? '').filter((v) => v))];
+  if (ips.length === 0) return {};
+  const notIp = ips.find((ip) => net.isIP(ip) === 0);
+  if (notIp) return { addressProblem: notUsable(`${notIp} is not an IP address`) };
+  if (ips.length > 1) {
+    return {
+      addressProblem: notUsable(
+        `a ${managed.service.type} Service requests one address, and ${ips.join(', ')} were asked for; keep one of them`,
+      ),
+    };
   }
+  if (managed.service.type === 'LoadBalancer') managed.service.loadBalancerIP = ips[0];
+  else managed.service.clusterIP = ips[0];
   return {};
+}
+
+function notUsable(message: string): Problem {
+  return { reason: Reason.AddressNotUsable, message };
 }
 
 function stringRecord(v: unknown): Record<string, string> {
@@ -199,21 +208,31 @@ function sortedMap(m: Record<string, string>): Record<string, string> {
 
 const IPV4 = /^(\d{1,3}\.){3}\d{1,3}$/;
 
+/** A managed Gateway's status.addresses, and why it is not programmed yet when it has none usable. */
+export interface ManagedAddressStatus {
+  addresses: GatewayStatusAddress[];
+  notProgrammed?: Problem;
+}
+
 /**
- * Returns the addresses a managed fleet's Service has been given: its load-balancer ingress for a
- * LoadBalancer Service (nothing until the load balancer reports one), else its external IPs and
- * cluster IP. Empty means AddressNotAssigned.
+ * Returns the addresses a managed fleet's Service has been given and whether they serve the
+ * Gateway (docs/operations.md §22): a LoadBalancer Service's ingress, else its cluster IP. Until
+ * the Service exists, carries the requested address and has an address, the Gateway is
+ * AddressNotAssigned (a provider that cannot give a requested IP typically leaves the Service
+ * pending); a load balancer that assigned another IP than the one requested is AddressNotUsable.
  */
 export function managedAddresses(
   view: StoreView,
   gw: KubeObject,
   managed: ManagedFleetModel,
-): GatewayStatusAddress[] {
+): ManagedAddressStatus {
   const svc = view.get('Service', objectNamespace(gw), fleetObjectName(gw.metadata.name));
-  if (!svc) return [];
+  const lb = managed.service.type === 'LoadBalancer';
+  const requested = lb ? managed.service.loadBalancerIP : managed.service.clusterIP;
+  if (!svc) return { addresses: [], notProgrammed: notAssigned("the fleet's Service does not exist yet") };
+  const spec = (svc.spec ?? {}) as { clusterIP?: unknown; loadBalancerIP?: unknown };
   const values: string[] = [];
-  const spec = (svc.spec ?? {}) as { type?: string; clusterIP?: string; externalIPs?: unknown };
-  if (managed.service.type === 'LoadBalancer') {
+  if (lb) {
     const ingress = svc.loadBalancerIngress;
     if (Array.isArray(ingress)) {
       for (const i of ingress as { ip?: unknown; hostname?: unknown }[]) {
@@ -221,14 +240,41 @@ export function managedAddresses(
         else if (typeof i?.hostname === 'string' && i.hostname) values.push(i.hostname);
       }
     }
-  } else {
-    if (Array.isArray(spec.externalIPs))
-      for (const ip of spec.externalIPs) if (typeof ip === 'string') values.push(ip);
-    if (typeof spec.clusterIP === 'string' && spec.clusterIP && spec.clusterIP !== 'None')
-      values.push(spec.clusterIP);
+  } else if (typeof spec.clusterIP === 'string' && spec.clusterIP && spec.clusterIP !== 'None') {
+    values.push(spec.clusterIP);
   }
-  return [...new Set(values)].map((value) => ({
+  const addresses = [...new Set(values)].map((value) => ({
     type: IPV4.test(value) || value.includes(':') ? 'IPAddress' : 'Hostname',
     value,
   }));
+  const held = lb ? spec.loadBalancerIP : spec.clusterIP;
+  if (requested && held !== requested) {
+    return {
+      addresses: [],
+      notProgrammed: notAssigned(`the fleet's Service does not carry the requested address ${requested} yet`),
+    };
+  }
+  if (addresses.length === 0) {
+    return {
+      addresses,
+      notProgrammed: notAssigned(
+        requested
+          ? `the load balancer has not assigned the requested address ${requested}: a provider that cannot give it leaves the Service pending (see the Service's events)`
+          : `the fleet's Service has no ${lb ? 'load-balancer ingress' : 'address'} yet`,
+      ),
+    };
+  }
+  if (requested && !values.includes(requested)) {
+    return {
+      addresses,
+      notProgrammed: notUsable(
+        `the load balancer assigned ${values.join(', ')}, not the requested address ${requested}: its provider ignores spec.loadBalancerIP or cannot give that address`,
+      ),
+    };
+  }
+  return { addresses };
+}
+
+function notAssigned(message: string): Problem {
+  return { reason: Reason.AddressNotAssigned, message };
 }

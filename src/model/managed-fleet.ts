@@ -39,9 +39,10 @@ export interface ManagedFleetModel {
     type: ServiceType;
     annotations: Record<string, string>;
     externalTrafficPolicy?: 'Cluster' | 'Local';
-    /** spec.addresses the Service can honour (docs/architecture.md §13). */
+    /** The IP spec.addresses requests of a load balancer (docs/operations.md §22). */
     loadBalancerIP?: string;
-    externalIPs?: string[];
+    /** The IP spec.addresses requests as a ClusterIP or NodePort Service's cluster IP (set on create). */
+    clusterIP?: string;
   };
   /** How its Envoys log requests; absent: Convoy's default for unmanaged fleets (--access-log). */
   accessLog?: { format: 'off' | 'json' | 'text'; path?: string };

@@ -6,7 +6,7 @@ import {
   ownedGatewayClasses,
   resolveGatewayClasses,
 } from '../../src/gateway/gatewayclass';
-import { SUPPORTED_FEATURES } from '../../src/gateway/features';
+import { MANAGED_FLEET_FEATURES, SUPPORTED_FEATURES } from '../../src/gateway/features';
 import { CONTROLLER, gatewayClass, NOW, OPTS, storeOf } from '../support/objects';
 
 describe('ownedGatewayClasses', () => {
@@ -141,7 +141,7 @@ describe('supported feature names', () => {
     'TLSRouteModeTerminate',
     'TLSRouteModeMixed',
   ]);
-  for (const name of SUPPORTED_FEATURES) {
+  for (const name of [...SUPPORTED_FEATURES, ...MANAGED_FLEET_FEATURES]) {
     test(name, () => assert.ok(KNOWN.has(name), `${name} is not a v1.6.1 feature name`));
   }
   test('TLSRouteModeMixed is not claimed (mixed modes on one port are reported as ProtocolConflict)', () => {

@@ -4,6 +4,7 @@ import { buildGateways } from '../../src/gateway/build';
 import type { KubeObject } from '../../src/store/objects';
 import type { BuildOptions } from '../../src/gateway/resolved';
 import { translateFleet } from '../../src/envoy/translate';
+import { MANAGED_FLEET_FEATURES } from '../../src/gateway/features';
 import { unprivilegedBindPorts, fleetObjectName } from '../../src/model/managed-fleet';
 import {
   OPTS,
@@ -32,6 +33,17 @@ function build(objects: KubeObject[], opts = MANAGED) {
   return { fleets: r.fleets, status };
 }
 
+/** The fleet Service of Gateway default/gw as the store keeps it (ingress outside status). */
+function service(spec: object, ingress?: object[]): KubeObject {
+  return {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { name: 'convoy-gw', namespace: 'default' },
+    spec,
+    ...(ingress ? { loadBalancerIngress: ingress } : {}),
+  };
+}
+
 describe('managed fleets in the gateway model', () => {
   test('a class without parameters keeps its Gateways unmanaged, as before', () => {
     const { fleets, status } = build([gatewayClass(), gateway('gw', [httpListener('http', 80)])]);
@@ -41,6 +53,28 @@ describe('managed fleets in the gateway model', () => {
       'Accepted=True/Accepted',
       'Programmed=True/Programmed',
     ]);
+  });
+
+  test('a class with managed fleets claims the address and propagation features; others do not', () => {
+    const features = (objects: KubeObject[], opts = MANAGED) =>
+      (
+        buildGateways(storeOf(...objects), opts).statuses.find((s) => s.kind === 'GatewayClass')?.status as {
+          supportedFeatures: { name: string }[];
+        }
+      ).supportedFeatures.map((f) => f.name);
+    const managed = features([managedClass(), envoyFleet('edge', {})]);
+    for (const name of MANAGED_FLEET_FEATURES) assert.ok(managed.includes(name), name);
+    assert.deepEqual(managed, [...managed].sort());
+    const plain = features([gatewayClass()]);
+    const optedOut = features([managedClass(), envoyFleet('edge', { managed: false })]);
+    for (const name of MANAGED_FLEET_FEATURES) {
+      assert.ok(!plain.includes(name), `unmanaged class claims ${name}`);
+      assert.ok(!optedOut.includes(name), `managed: false claims ${name}`);
+    }
+    assert.deepEqual(
+      managed.filter((n) => !MANAGED_FLEET_FEATURES.includes(n)),
+      plain,
+    );
   });
 
   test('parameters are refused while managed fleets are off', () => {
@@ -130,13 +164,7 @@ describe('managed fleets in the gateway model', () => {
   });
 
   test('addresses come from the Service: load-balancer ingress, or the ClusterIP', () => {
-    const svc = (spec: object, ingress?: object[]): KubeObject => ({
-      apiVersion: 'v1',
-      kind: 'Service',
-      metadata: { name: 'convoy-gw', namespace: 'default' },
-      spec,
-      ...(ingress ? { loadBalancerIngress: ingress } : {}),
-    });
+    const svc = service;
     const objects = [managedClass(), envoyFleet('edge', {}), gateway('gw', [httpListener('http', 80)])];
     const lb = build([...objects, svc({ type: 'LoadBalancer', clusterIP: '10.0.0.5' })]);
     assert.deepEqual(lb.status('Gateway', 'gw')?.addresses, []);
@@ -153,25 +181,83 @@ describe('managed fleets in the gateway model', () => {
     assert.deepEqual(cluster.status('Gateway', 'gw')?.addresses, [{ type: 'IPAddress', value: '10.0.0.5' }]);
   });
 
-  test('spec.addresses: one IP becomes loadBalancerIP; two cannot be assigned; hostnames are unsupported', () => {
-    const withAddresses = (addresses: object[]) =>
+  test('spec.addresses: one IP is requested of the Service; two, or a non-IP, are not usable; other types are unsupported', () => {
+    const withAddresses = (addresses: object[], routability = 'Public', ...extra: KubeObject[]) =>
+      build([
+        managedClass(),
+        envoyFleet('edge', { routability }),
+        gateway('gw', [httpListener('http', 80)], { spec: { addresses: addresses as never } }),
+        ...extra,
+      ]);
+    const summary = (r: ReturnType<typeof build>) => condSummary(r.status('Gateway', 'gw')?.conditions);
+    const lb = withAddresses([{ value: '203.0.113.9' }]);
+    assert.equal(lb.fleets[0].managed!.service.loadBalancerIP, '203.0.113.9');
+    assert.equal(lb.fleets[0].managed!.service.clusterIP, undefined);
+    const cluster = withAddresses([{ type: 'IPAddress', value: '10.96.0.50' }], 'Cluster');
+    assert.equal(cluster.fleets[0].managed!.service.clusterIP, '10.96.0.50');
+    assert.equal(cluster.fleets[0].managed!.service.loadBalancerIP, undefined);
+    const two = withAddresses([{ value: '203.0.113.9' }, { value: '203.0.113.10' }]);
+    assert.ok(summary(two).includes('Programmed=False/AddressNotUsable'));
+    assert.ok(summary(two).includes('Accepted=True/Accepted'));
+    assert.equal(two.fleets[0].managed!.service.loadBalancerIP, undefined, 'nothing requested');
+    assert.ok(summary(withAddresses([{ value: 'not-an-ip' }])).includes('Programmed=False/AddressNotUsable'));
+    for (const a of [
+      { type: 'Hostname', value: 'a.example.com' },
+      { type: 'NamedAddress', value: 'edge-ip' },
+      { type: 'example.com/Pool', value: 'p' },
+      { type: 'example.com/Pool' },
+    ]) {
+      assert.ok(summary(withAddresses([a])).includes('Accepted=False/UnsupportedAddress'), JSON.stringify(a));
+      assert.equal(withAddresses([a]).fleets[0].managed, undefined, 'no fleet for an unaccepted Gateway');
+    }
+  });
+
+  test('GatewayAddressEmpty: an entry without a value lets the Service pick', () => {
+    for (const entry of [{ type: 'IPAddress' }, { type: 'Hostname' }, {}]) {
+      const r = build([
+        managedClass(),
+        envoyFleet('edge', {}),
+        gateway('gw', [httpListener('http', 80)], { spec: { addresses: [entry] as never } }),
+        service({ type: 'LoadBalancer' }, [{ ip: '198.51.100.10' }]),
+      ]);
+      assert.equal(r.fleets[0].managed!.service.loadBalancerIP, undefined);
+      assert.deepEqual(condSummary(r.status('Gateway', 'gw')?.conditions), [
+        'Accepted=True/Accepted',
+        'Programmed=True/Programmed',
+        'convoy.dev/Routability=True/Public',
+      ]);
+      assert.deepEqual(r.status('Gateway', 'gw')?.addresses, [{ type: 'IPAddress', value: '198.51.100.10' }]);
+    }
+  });
+
+  test('a requested address is reported once the Service carries and was given it', () => {
+    const requested = (...extra: KubeObject[]) =>
       build([
         managedClass(),
         envoyFleet('edge', {}),
-        gateway('gw', [httpListener('http', 80)], { spec: { addresses: addresses as never } }),
+        gateway('gw', [httpListener('http', 80)], { spec: { addresses: [{ value: '198.51.100.200' }] } }),
+        ...extra,
       ]);
-    assert.equal(
-      withAddresses([{ value: '203.0.113.9' }]).fleets[0].managed!.service.loadBalancerIP,
-      '203.0.113.9',
+    const programmed = (r: ReturnType<typeof build>) =>
+      condSummary(r.status('Gateway', 'gw')?.conditions).find((c) => c.startsWith('Programmed='));
+    assert.equal(programmed(requested()), 'Programmed=False/AddressNotAssigned');
+    // The Service still holds the ingress of its earlier address: not yet the requested one.
+    const stale = requested(service({ type: 'LoadBalancer' }, [{ ip: '198.51.100.10' }]));
+    assert.equal(programmed(stale), 'Programmed=False/AddressNotAssigned');
+    assert.deepEqual(stale.status('Gateway', 'gw')?.addresses, []);
+    const pending = requested(service({ type: 'LoadBalancer', loadBalancerIP: '198.51.100.200' }));
+    assert.equal(programmed(pending), 'Programmed=False/AddressNotAssigned');
+    const other = requested(
+      service({ type: 'LoadBalancer', loadBalancerIP: '198.51.100.200' }, [{ ip: '198.51.100.10' }]),
     );
-    const two = withAddresses([{ value: '203.0.113.9' }, { value: '203.0.113.10' }]);
-    assert.ok(
-      condSummary(two.status('Gateway', 'gw')?.conditions).includes('Programmed=False/AddressNotUsable'),
+    assert.equal(programmed(other), 'Programmed=False/AddressNotUsable');
+    const given = requested(
+      service({ type: 'LoadBalancer', loadBalancerIP: '198.51.100.200' }, [{ ip: '198.51.100.200' }]),
     );
-    const host = withAddresses([{ type: 'Hostname', value: 'a.example.com' }]);
-    assert.ok(
-      condSummary(host.status('Gateway', 'gw')?.conditions).includes('Accepted=False/UnsupportedAddress'),
-    );
+    assert.equal(programmed(given), 'Programmed=True/Programmed');
+    assert.deepEqual(given.status('Gateway', 'gw')?.addresses, [
+      { type: 'IPAddress', value: '198.51.100.200' },
+    ]);
   });
 
   test('ListenerSet ports join the fleet; ports below 1024 bind unprivileged ports in Envoy', () => {

@@ -12,7 +12,8 @@ import type { Logger } from '../../observability/logger';
 import type { FleetModel } from '../../model/fleet';
 import type { ManagedFleetModel } from '../../model/managed-fleet';
 import { FIELD_MANAGER } from './labels';
-import { OWNED_KINDS, OwnedKindWatch, ownedKey, ownedObjectPath } from './owned-kinds';
+import { OWNED_KINDS, OwnedKindWatch, ownedKey, ownedKind, ownedObjectPath } from './owned-kinds';
+import { collectionPath } from '../../kubernetes/resources';
 import type { FleetCertificate, RenderSettings, RenderedObject } from './render';
 import { renderFleet } from './render';
 
@@ -149,7 +150,60 @@ export class KubernetesFleetProvisioner {
       return true;
     } catch (err) {
       this.applied.delete(key);
+      if (statusCodeOf(err) === 422 && (await this.replaceForClusterIP(obj)))
+        return this.applyIfChanged(key, obj);
       this.log.warn({ err, object: key }, 'server-side apply failed');
+      return false;
+    }
+  }
+
+  /**
+   * Deletes a Service whose cluster IP differs from the one spec.addresses now requests, so the
+   * next apply creates it with that IP: the field is immutable (docs/operations.md §22). Returns
+   * whether it deleted one; an apply refused for another reason (say an IP outside the cluster's
+   * service range) deletes nothing and is reported by the caller.
+   */
+  private async replaceForClusterIP(obj: RenderedObject): Promise<boolean> {
+    const wanted = obj.kind === 'Service' ? (obj.spec as { clusterIP?: string }).clusterIP : undefined;
+    if (!wanted) return false;
+    const path = ownedObjectPath('Service', obj.metadata.namespace, obj.metadata.name);
+    try {
+      const current = await this.o.client.request<{
+        spec?: { clusterIP?: string };
+        metadata?: { uid?: string };
+      }>('GET', path);
+      const held = current?.spec?.clusterIP;
+      if (!held || held === wanted) return false;
+      // A dry-run create of the same Service under a generated name asks the API server whether
+      // the IP can be allocated; one it refuses (outside the service range, taken) keeps the
+      // Service as it is rather than deleting it for an address it cannot have.
+      const { name: _name, ...probeMeta } = obj.metadata;
+      try {
+        await this.o.client.request('POST', collectionPath(ownedKind('Service'), obj.metadata.namespace), {
+          query: { dryRun: 'All', fieldManager: FIELD_MANAGER },
+          body: { ...obj, metadata: { ...probeMeta, generateName: `${obj.metadata.name}-` } },
+        });
+      } catch (err) {
+        this.log.warn(
+          { err, object: path, requested: wanted },
+          'the requested cluster IP cannot be allocated; the Service keeps its address',
+        );
+        return false;
+      }
+      await this.o.client.request('DELETE', path, {
+        body: {
+          kind: 'DeleteOptions',
+          apiVersion: 'v1',
+          preconditions: { uid: current?.metadata?.uid },
+        },
+      });
+      this.log.info(
+        { object: path, from: held, to: wanted },
+        'recreating the Service for its requested cluster IP',
+      );
+      return true;
+    } catch (err) {
+      if (statusCodeOf(err) !== 404) this.log.warn({ err, object: path }, 'cannot replace the Service');
       return false;
     }
   }

@@ -129,7 +129,10 @@ function configMapData(model: FleetModel, settings: RenderSettings, mtls: boolea
   return { 'envoy.yaml': bootstrap, ...(tls ? renderXdsSdsFiles(tls) : {}) };
 }
 
-/** The Service: one port per listener port, targeting the port Envoy binds as non-root. */
+/**
+ * The Service: one port per listener port, targeting the port Envoy binds as non-root, and the
+ * address spec.addresses requests (docs/operations.md §22).
+ */
 function renderService(model: FleetModel & { managed: ManagedFleetModel }, metadata: object): RenderedObject {
   const s = model.managed.service;
   return {
@@ -147,7 +150,7 @@ function renderService(model: FleetModel & { managed: ManagedFleetModel }, metad
       })),
       ...(s.externalTrafficPolicy ? { externalTrafficPolicy: s.externalTrafficPolicy } : {}),
       ...(s.loadBalancerIP ? { loadBalancerIP: s.loadBalancerIP } : {}),
-      ...(s.externalIPs ? { externalIPs: s.externalIPs } : {}),
+      ...(s.clusterIP ? { clusterIP: s.clusterIP } : {}),
     },
   };
 }
