@@ -204,7 +204,7 @@ async function open(
     healthPort = await listening('health server', options.healthAddress, () => health.listen());
   }
 
-  let onFleets: ((fleets: readonly FleetModel[]) => void) | undefined;
+  let onFleets: ((fleets: readonly FleetModel[], untouched: readonly string[]) => void) | undefined;
   if ('dir' in options.source) {
     const files = new FileProvider({
       dir: options.source.dir,
@@ -233,7 +233,7 @@ async function open(
     });
     opened.add('Kubernetes provider', () => started.stop());
     sinks.push(started.statusSink);
-    onFleets = started.provisioner ? (f) => started.provisioner?.update(f) : undefined;
+    onFleets = started.provisioner ? (f, u) => started.provisioner?.update(f, u) : undefined;
   }
 
   const protectedPorts = [xdsPort, adminPort, ...(healthPort ? [healthPort] : [])];
