@@ -9,9 +9,8 @@ import { buildGateways } from '../gateway/build';
 import { BuildMemo } from '../gateway/build-memo';
 import type { LastGoodCertificates } from '../gateway/last-good-certificates';
 import { ValidityOverlay } from './validity-overlay';
-import { FleetHold } from './fleet-hold';
+import { FleetHold, heldAddresses } from './fleet-hold';
 import { emptyWork, hasWork, type PendingWork } from './pending-work';
-import { managedAddresses } from '../gateway/managed-gateway';
 import { RejectionOverlay } from './rejection-overlay';
 import { addListenerSet } from '../gateway/incremental/listenerset';
 import { updateRoutes, type RouteEdit } from '../gateway/incremental/routes';
@@ -77,8 +76,8 @@ export interface ControllerOptions {
    * managed-fleet provisioners converge on them (docs/architecture.md §13). Must not throw or block.
    */
   onFleets?: (fleets: readonly FleetModel[], untouched: readonly string[]) => void;
-  /** Convoy provisions managed fleets (BuildOptions.managedFleets). */
-  managedFleets?: boolean;
+  /** Convoy provisions managed fleets, in Kubernetes or as local processes (BuildOptions.managedFleets). */
+  managedFleets?: boolean | 'local';
 }
 
 /**
@@ -538,13 +537,6 @@ export class Controller {
     }
   }
 
-  /** Where a held managed fleet serves: its Service's addresses (undefined: the built ones). */
-  private heldAddresses(fleet: string): ReturnType<typeof managedAddresses> | undefined {
-    const model = this.lastFleets.get(fleet);
-    const gw = model && this.opts.store.get('Gateway', model.gateway.namespace, model.gateway.name);
-    return gw && model.managed ? managedAddresses(this.opts.store, gw, model.managed) : undefined;
-  }
-
   private referenceIndex(): ReferenceIndex | undefined {
     try {
       const svc = this.opts.gatewayAddresses?.service;
@@ -564,7 +556,10 @@ export class Controller {
   private publishStatuses(statuses: ObjectStatus[], onlyIfChanged = false): void {
     this.builtStatuses = statuses;
     const now = this.nowText();
-    const held = this.hold.apply(statuses, now, (fleet) => this.heldAddresses(fleet));
+    const options = this.buildOptions();
+    const held = this.hold.apply(statuses, now, (f) =>
+      heldAddresses(this.opts.store, this.lastFleets.get(f), options),
+    );
     const withRejections = this.rejections.apply(held, this.lastFleets, this.state?.gateways, now);
     const overlaid = this.validity.apply(withRejections, this.lastFleets.values(), now);
     const next = new Map<string, ObjectStatus>();

@@ -16,6 +16,9 @@ import { statusKey } from '../status/types';
 import { objectKey, objectNamespace } from '../store/objects';
 import { ConditionType, Reason, makeCondition, sortConditions } from '../status/conditions';
 import type { GatewayStatusAddress } from '../gateway/api';
+import type { BuildOptions, StoreView } from '../gateway/resolved';
+import { managedAddresses } from '../gateway/managed-gateway';
+import { localAddresses } from '../gateway/gateways';
 
 /** What a full build publishes once holds are applied. */
 export interface HoldOutcome {
@@ -151,4 +154,20 @@ function heldStatus(
       ...(addresses ? { addresses } : {}),
     },
   };
+}
+
+/**
+ * Returns where a held managed fleet serves, for its Gateway's status.addresses: its Service's
+ * addresses, or a local fleet's bind address; undefined (keep the built ones) for an unmanaged one.
+ */
+export function heldAddresses(
+  view: StoreView,
+  model: FleetModel | undefined,
+  opts: BuildOptions,
+): GatewayStatusAddress[] | undefined {
+  const gw = model && view.get('Gateway', model.gateway.namespace, model.gateway.name);
+  const managed = model?.managed;
+  if (!gw || !managed) return undefined;
+  if (managed.local) return localAddresses(gw, view, opts, managed.local);
+  return managedAddresses(view, gw, managed);
 }
