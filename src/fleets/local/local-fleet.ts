@@ -8,9 +8,10 @@ import { SupervisedEnvoy } from './supervised-envoy';
 
 /**
  * Convoy's local Envoy fleet (docs/operations.md §14): one supervised Envoy child process per
- * Gateway Convoy serves. It follows the fleets of the xDS cache, which has a fleet exactly for
- * each Gateway with a configuration: a new one gets an Envoy, a removed one has its Envoy
- * drained and stopped. Which listeners an Envoy opens is not decided here: its node identity
+ * Gateway Convoy serves. It follows its source, the fleet models Convoy publishes
+ * (model-source.ts: accepted Gateways and those holding their last good configuration): a new
+ * one gets an Envoy, a removed one has its Envoy drained and stopped, and each Envoy runs with
+ * its Gateway's EnvoyFleet settings over the flags'. Which listeners an Envoy opens is not decided here: its node identity
  * names its Gateway, and Convoy serves it that Gateway's merged listeners (ListenerSets included).
  */
 
