@@ -222,8 +222,11 @@ describe(
           },
         },
       ]);
-      convoy = await ConvoyProcess.start({
-        name: 'convoy',
+      convoy = await startConvoy();
+    });
+    const startConvoy = (name = 'convoy') =>
+      ConvoyProcess.start({
+        name,
         allowLoopbackEndpoints: false,
         args: [
           '--kubeconfig',
@@ -236,10 +239,9 @@ describe(
           'convoy-system',
           ...managedFleetArgs(XDS_PORT),
         ],
-        workDir: path.join(world.cluster.dir, 'convoy'),
+        workDir: path.join(world.cluster.dir, name),
         readyTimeoutMs: 60_000,
       });
-    });
     after(async () => {
       await convoy?.stop().catch(() => undefined);
       await world?.teardown();
@@ -339,6 +341,127 @@ describe(
       );
     });
 
+    type Condition = { type: string; status: string; reason: string; message: string };
+    type GatewayObject = { status?: { conditions?: Condition[]; addresses?: { value: string }[] } };
+    const gatewayObject = () =>
+      world.cluster.admin.request<GatewayObject>(
+        'GET',
+        `/apis/gateway.networking.k8s.io/v1/namespaces/${NS}/gateways/gw`,
+      );
+    const condition = (gw: GatewayObject, type: string) =>
+      gw.status?.conditions?.find((c) => c.type === type);
+    const patchGateway = (patch: object) =>
+      world.cluster.kubectlOk([
+        '-n',
+        NS,
+        'patch',
+        'gateway',
+        'gw',
+        '--type=merge',
+        '-p',
+        JSON.stringify(patch),
+      ]);
+    /** Sends `count` requests over the URLs under load and returns the failures. */
+    const underLoad = async (count: number, during: () => Promise<void>): Promise<LoadGenerator> => {
+      const load = new LoadGenerator(urls, 2);
+      try {
+        await during();
+        const start = load.sent;
+        await waitFor(() => load.sent >= start + count, {
+          what: `${count} more requests`,
+          timeoutMs: 120_000,
+        });
+      } finally {
+        await load.stop();
+      }
+      return load;
+    };
+
+    test('an invalid edit keeps the same Envoy pods serving, also across a Convoy restart; a fix resumes updates', async (t) => {
+      assert.ok(urls.length === 2, 'the first test found the address');
+      const pods = (await fleetPods()).map((p) => p.metadata.name).sort();
+      const address = new URL(urls[0]).hostname;
+      const load = await underLoad(50, async () => {
+        await patchGateway({
+          spec: {
+            infrastructure: {
+              parametersRef: { group: 'gateway.convoy.dev', kind: 'EnvoyFleet', name: 'missing' },
+            },
+            listeners: [
+              { name: 'http', protocol: 'HTTP', port: 80 },
+              { name: 'more', protocol: 'HTTP', port: 8082 },
+            ],
+          },
+        });
+        const held = await waitFor(
+          async () => {
+            const gw = await gatewayObject();
+            return condition(gw, 'convoy.dev/ServingLastGoodConfiguration')?.status === 'True'
+              ? gw
+              : undefined;
+          },
+          {
+            what: 'the Gateway held at its last good configuration',
+            timeoutMs: 60_000,
+            intervalMs: 500,
+            context,
+          },
+        );
+        assert.equal(condition(held, 'Accepted')?.reason, 'InvalidParameters');
+        assert.match(condition(held, 'Accepted')?.message ?? '', /missing/);
+        assert.equal(held.status?.addresses?.[0]?.value, address, 'the address it is served at');
+      });
+      t.diagnostic(`invalid edit: ${load.sent} requests, ${load.failures.length} failed`);
+      assert.deepEqual(
+        load.failures.slice(0, 10),
+        [],
+        'requests keep succeeding while the Gateway is invalid',
+      );
+      assert.equal(
+        (await probe(`http://${address}:8082/more`)).status,
+        0,
+        "the invalid edit's port is not opened",
+      );
+      assert.deepEqual((await fleetPods()).map((p) => p.metadata.name).sort(), pods, 'the same Envoy pods');
+
+      // A restarted Convoy has nothing to hold: it leaves the fleet alone and serves it nothing.
+      await convoy?.stop();
+      convoy = await startConvoy('convoy-restarted');
+      const restarted = await underLoad(50, async () => {
+        await waitFor(
+          async () => {
+            const gw = await gatewayObject();
+            return condition(gw, 'Accepted')?.status === 'False' &&
+              condition(gw, 'convoy.dev/ServingLastGoodConfiguration') === undefined
+              ? gw
+              : undefined;
+          },
+          {
+            what: "the restarted Convoy's status of the invalid Gateway",
+            timeoutMs: 60_000,
+            intervalMs: 500,
+            context,
+          },
+        );
+        // Several provisioner passes (debounce 100 ms) later the fleet is still there.
+        await new Promise((r) => setTimeout(r, 3_000));
+      });
+      assert.deepEqual(restarted.failures.slice(0, 10), [], 'requests keep succeeding across the restart');
+      assert.equal((await deployment()).spec?.replicas, 2, 'the Deployment was left alone');
+      assert.deepEqual((await fleetPods()).map((p) => p.metadata.name).sort(), pods, 'the same Envoy pods');
+
+      await patchGateway({ spec: { infrastructure: null } });
+      await waitFor(async () => (await probe(`http://${address}:8082/more`)).namespace === NS, {
+        what: 'the fixed Gateway serving its new port 8082',
+        timeoutMs: 120_000,
+        intervalMs: 500,
+        context,
+      });
+      const fixed = await gatewayObject();
+      assert.equal(condition(fixed, 'Accepted')?.status, 'True');
+      assert.equal(condition(fixed, 'convoy.dev/ServingLastGoodConfiguration'), undefined);
+    });
+
     test('a static address moves the load balancer and traffic follows; one it cannot give stays pending', async () => {
       const gatewayPath = `/apis/gateway.networking.k8s.io/v1/namespaces/${NS}/gateways/gw`;
       const requestAddress = (value: string) =>
@@ -388,6 +511,21 @@ describe(
       assert.ok(
         logs.some((l) => /convoy-gw requests 203\.0\.113\.222, which the pool cannot give/.test(l)),
         'the load balancer refused the address',
+      );
+    });
+
+    test('deleting the Gateway removes its fleet', async () => {
+      await world.cluster.kubectlOk(['-n', NS, 'delete', 'gateway', 'gw', '--wait=false']);
+      await waitFor(
+        async () => {
+          try {
+            await deployment();
+            return false;
+          } catch {
+            return true;
+          }
+        },
+        { what: "the fleet's Deployment deleted", timeoutMs: 120_000, intervalMs: 500, context },
       );
     });
   },

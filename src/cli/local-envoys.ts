@@ -2,12 +2,12 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { LocalEnvoyFleet } from '../fleets/local/local-fleet';
+import type { FleetSource } from '../fleets/local/local-fleet';
 import type { Logger } from '../observability/logger';
 import type { ConvoyMetrics } from '../observability/metrics';
 import type { CertificateDirectory } from '../pki/certificate-directory';
 import { parseDuration } from '../util/duration';
 import { parseHostPort } from '../util/host-port';
-import type { XdsCache } from '../xds/cache';
 import { UsageError } from './args';
 import type { OptionSpec } from './args';
 
@@ -162,7 +162,8 @@ export function localXdsAddress(xdsListenAddress: string, boundPort: number): st
  */
 export function startLocalEnvoys(o: {
   options: LocalEnvoysOptions;
-  cache: XdsCache;
+  /** The Gateways to run an Envoy for, and their parameters' settings (model-source.ts). */
+  source: FleetSource;
   xdsAddress: string;
   xdsPort: number;
   certificates: CertificateDirectory | undefined;
@@ -175,7 +176,7 @@ export function startLocalEnvoys(o: {
   const staticCount = o.protectedPorts.length;
   let fleet: LocalEnvoyFleet | undefined = undefined;
   fleet = new LocalEnvoyFleet({
-    source: { fleets: () => o.cache.fleets(), onChange: (l) => o.cache.onChange(() => l()) },
+    source: o.source,
     stateDir: o.options.stateDir,
     binary: o.options.binary,
     command: {

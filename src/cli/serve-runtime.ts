@@ -12,6 +12,7 @@ import type { Logger } from '../observability/logger';
 import type { ConvoyMetrics } from '../observability/metrics';
 import { FileProvider } from '../providers/files/provider';
 import { startLocalEnvoys } from './local-envoys';
+import { FleetModelSource } from '../fleets/local/model-source';
 import type { LocalEnvoysOptions } from './local-envoys';
 import { fleetPageEndpoints } from '../fleetpage/endpoints';
 import { setUpXdsSecurity } from './xds-security';
@@ -206,7 +207,10 @@ async function open(
     healthPort = await listening('health server', options.healthAddress, () => health.listen());
   }
 
-  let onFleets: ((fleets: readonly FleetModel[]) => void) | undefined;
+  let onFleets: ((fleets: readonly FleetModel[], untouched: readonly string[]) => void) | undefined;
+  // Local Envoys follow the published fleet models, and their parameters (docs/operations.md §14).
+  const localSource = options.localEnvoys ? new FleetModelSource() : undefined;
+  if (localSource) onFleets = (f) => localSource.update(f);
   if ('dir' in options.source) {
     const files = new FileProvider({
       dir: options.source.dir,
@@ -236,7 +240,7 @@ async function open(
     });
     opened.add('Kubernetes provider', () => started.stop());
     sinks.push(started.statusSink);
-    onFleets = started.provisioner ? (f) => started.provisioner?.update(f) : undefined;
+    onFleets = started.provisioner ? (f, u) => started.provisioner?.update(f, u) : undefined;
   }
 
   const protectedPorts = [xdsPort, adminPort, ...(healthPort ? [healthPort] : [])];
@@ -257,18 +261,18 @@ async function open(
       ...(options.accessLog ? { accessLog: accessLogForFleet(options.accessLog) } : {}),
       ...(options.tracing ? { tracing: tracingForFleet(options.tracing) } : {}),
     },
-    ...(fleets ? { managedFleets: true } : {}),
+    ...(fleets ? { managedFleets: true } : localSource ? { managedFleets: 'local' as const } : {}),
     ...(onFleets ? { onFleets } : {}),
   });
   opened.add('controller', () => controller.stop());
   controller.start();
   ready = () => store.isSynced() && controller.isReady();
 
-  if (options.localEnvoys) {
+  if (options.localEnvoys && localSource) {
     // Opened last, so closed first: Envoys drain while xDS still serves them.
     const fleet = startLocalEnvoys({
       options: options.localEnvoys,
-      cache,
+      source: localSource,
       xdsAddress: options.xdsAddress,
       xdsPort,
       certificates: xdsSecurity.certificates,

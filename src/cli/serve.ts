@@ -163,7 +163,8 @@ export const serveSpec = defineCommand({
     'envoy-bind-address': {
       type: 'string',
       valueName: 'ADDR',
-      description: 'Address Envoy listeners bind to.',
+      description:
+        "Address Envoy listeners bind to (file mode: a Gateway's EnvoyFleet local.bindAddress wins).",
       default: '0.0.0.0',
     },
     'access-log': {

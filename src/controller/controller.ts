@@ -9,6 +9,8 @@ import { buildGateways } from '../gateway/build';
 import { BuildMemo } from '../gateway/build-memo';
 import type { LastGoodCertificates } from '../gateway/last-good-certificates';
 import { ValidityOverlay } from './validity-overlay';
+import { FleetHold, heldAddresses } from './fleet-hold';
+import { emptyWork, hasWork, type PendingWork } from './pending-work';
 import { RejectionOverlay } from './rejection-overlay';
 import { addListenerSet } from '../gateway/incremental/listenerset';
 import { updateRoutes, type RouteEdit } from '../gateway/incremental/routes';
@@ -69,12 +71,13 @@ export interface ControllerOptions {
    */
   validityClock?: () => Date;
   /**
-   * Called with every fleet model after each build pass (full or fast path): the managed-fleet
-   * provisioners converge their objects on it (docs/architecture.md §13). Must not throw or block.
+   * Called with every fleet model after each build pass (full or fast path), and the Gateways
+   * whose objects must be left alone (not accepted, nothing held: fleet-hold.ts): the
+   * managed-fleet provisioners converge on them (docs/architecture.md §13). Must not throw or block.
    */
-  onFleets?: (fleets: readonly FleetModel[]) => void;
-  /** Convoy provisions managed fleets (BuildOptions.managedFleets). */
-  managedFleets?: boolean;
+  onFleets?: (fleets: readonly FleetModel[], untouched: readonly string[]) => void;
+  /** Convoy provisions managed fleets, in Kubernetes or as local processes (BuildOptions.managedFleets). */
+  managedFleets?: boolean | 'local';
 }
 
 /**
@@ -109,6 +112,8 @@ export class Controller {
   private builtStatuses: ObjectStatus[] | undefined;
   /** Served certificates' validity warnings, laid over the statuses (validity-overlay.ts). */
   private readonly validity: ValidityOverlay;
+  /** Gateways that turned invalid keep serving their last accepted model (fleet-hold.ts). */
+  private readonly hold = new FleetHold();
 
   constructor(private readonly opts: ControllerOptions) {
     this.log = opts.logger.child({ component: 'controller' });
@@ -249,8 +254,12 @@ export class Controller {
       this.state = result.state;
       const liveFleets = new Set<string>();
       const previous = this.lastFleets;
+      const endpoints = this.opts.endpoints ?? {};
+      const { fleets } = this.hold.decide(result.state.gateways, result.fleets, previous, (clusters) =>
+        refreshClusterEndpoints(store, clusters, endpoints),
+      );
       this.lastFleets = new Map();
-      for (const built of result.fleets) {
+      for (const built of fleets) {
         // Unchanged nodes keep their identity, so translation and encoding skip them (model/reuse.ts).
         const fleet = reuseUnchanged(previous.get(built.fleet), built);
         liveFleets.add(fleet.fleet);
@@ -374,7 +383,8 @@ export class Controller {
       const result = updateRoutes(this.opts.store, this.buildOptions(), this.memo, this.state, edits, (f) =>
         this.lastFleets.get(f),
       );
-      if (!result || result.fleets.some((f) => !this.lastFleets.has(f.model.fleet))) return false;
+      const outside = (f: string) => !this.lastFleets.has(f) || this.hold.isHeld(f);
+      if (!result || result.fleets.some((f) => outside(f.model.fleet))) return false;
       const fleets = result.fleets.map(({ model, patched }) => {
         // A patched model already shares every untouched node (and its secrets) with lastFleets.
         if (patched) return model;
@@ -432,7 +442,9 @@ export class Controller {
         routes,
         (f) => this.lastFleets.get(f),
       );
-      if (!result) return false;
+      // A held or unpublished fleet (fleet-hold.ts) is decided by a full build.
+      const fleet = result?.fleet?.fleet;
+      if (!result || (fleet && (!this.lastFleets.has(fleet) || this.hold.isHeld(fleet)))) return false;
       this.state = result.state;
       if (result.fleet) {
         this.lastFleets.set(result.fleet.fleet, result.fleet);
@@ -503,7 +515,7 @@ export class Controller {
   private notifyFleets(): void {
     if (!this.opts.onFleets || !this.firstBuildDone) return;
     try {
-      this.opts.onFleets([...this.lastFleets.values()]);
+      this.opts.onFleets([...this.lastFleets.values()], this.hold.untouched());
     } catch (err) {
       this.log.error({ err }, 'fleet provisioning hook failed');
     }
@@ -544,7 +556,11 @@ export class Controller {
   private publishStatuses(statuses: ObjectStatus[], onlyIfChanged = false): void {
     this.builtStatuses = statuses;
     const now = this.nowText();
-    const withRejections = this.rejections.apply(statuses, this.lastFleets, this.state?.gateways, now);
+    const options = this.buildOptions();
+    const held = this.hold.apply(statuses, now, (f) =>
+      heldAddresses(this.opts.store, this.lastFleets.get(f), options),
+    );
+    const withRejections = this.rejections.apply(held, this.lastFleets, this.state?.gateways, now);
     const overlaid = this.validity.apply(withRejections, this.lastFleets.values(), now);
     const next = new Map<string, ObjectStatus>();
     const built = new Map<string, ObjectStatus>();
@@ -572,25 +588,4 @@ export class Controller {
       }
     }
   }
-}
-
-/** What the changes since the last build require. */
-interface PendingWork {
-  full: boolean;
-  /** `namespace/service` of changed EndpointSlices. */
-  endpointServices: Set<string>;
-  /** Referenced Secrets updated in place: store key → the object as the last build saw it. */
-  secrets: Map<string, KubeObject>;
-  /** HTTPRoutes/GRPCRoutes updated in place: store key → the object as the last build saw it. */
-  routes: Map<string, KubeObject>;
-  /** ListenerSets and HTTPRoutes/GRPCRoutes created: store key → the object created. */
-  added: Map<string, KubeObject>;
-}
-
-function hasWork(w: PendingWork): boolean {
-  return w.full || w.endpointServices.size + w.secrets.size + w.routes.size + w.added.size > 0;
-}
-
-function emptyWork(full: boolean): PendingWork {
-  return { full, endpointServices: new Set(), secrets: new Map(), routes: new Map(), added: new Map() };
 }

@@ -53,7 +53,7 @@ const chainRouteConfiguration = memoByNode((fc: FilterChainModel): RouteConfigur
  * secrets, in model order (see the file comment for purity and memoization).
  */
 export function translateFleet(model: FleetModel, options: TranslateOptions = {}): EnvoyResources {
-  const bindAddress = options.bindAddress ?? DEFAULT_BIND_ADDRESS;
+  const bindAddress = model.managed?.local?.bindAddress ?? options.bindAddress ?? DEFAULT_BIND_ADDRESS;
   // A managed fleet's own parameters win over the options for every fleet (docs/operations.md §20).
   const accessLog =
     model.managed?.accessLog ??

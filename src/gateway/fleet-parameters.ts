@@ -4,6 +4,7 @@
  * in file mode, src/validation) checked their schema; every field is still read as untrusted, and
  * anything unexpected becomes a problem (InvalidParameters), never an exception.
  */
+import { isIP } from 'node:net';
 import type { KubeObject } from '../store/objects';
 import type { StoreView } from './resolved';
 import type { EnvoyLogLevel, ServiceType, Toleration, WorkloadKind } from '../model/managed-fleet';
@@ -40,6 +41,8 @@ export interface FleetParameters {
   accessLog?: { format?: 'off' | 'json' | 'text'; path?: string };
   tracing?: { collector?: { host: string; port: number }; samplingPercent?: number };
   routability?: string;
+  /** Local Envoy processes only (docs/operations.md §14). */
+  local?: { bindAddress?: string };
   /** Class only: the routabilities the class provides, the first being its default. */
   routabilities?: string[];
   /** Class only: how a Private routability is made (a provider preset and/or annotations). */
@@ -198,6 +201,16 @@ function tracing(v: unknown): FleetParameters['tracing'] {
   return out;
 }
 
+/** Reads spec.local: what only a local Envoy process uses (its listeners' bind address). */
+function localParameters(v: unknown): FleetParameters['local'] {
+  const r = record(v, 'spec.local');
+  if (!r) return undefined;
+  const bindAddress = text(r.bindAddress, 'spec.local.bindAddress');
+  if (bindAddress !== undefined && isIP(bindAddress) === 0)
+    throw new Invalid('spec.local.bindAddress: expected an IPv4 or IPv6 address');
+  return bindAddress !== undefined ? { bindAddress } : {};
+}
+
 /** Parses an EnvoyFleet's spec into the fields it sets; a problem names the first bad field. */
 export function parseFleetParameters(obj: KubeObject): ParametersResult {
   try {
@@ -223,6 +236,8 @@ export function parseFleetParameters(obj: KubeObject): ParametersResult {
     if (log) out.accessLog = log;
     const traces = tracing(spec.tracing);
     if (traces) out.tracing = traces;
+    const local = localParameters(spec.local);
+    if (local) out.local = local;
     const routability = text(spec.routability, 'spec.routability');
     if (routability) out.routability = routability;
     if (spec.routabilities !== undefined) {

@@ -106,7 +106,7 @@ export function buildFleet(
   return {
     fleet: gw.fleet,
     gateway: { namespace, name },
-    ports: managed ? withBindPorts(ports) : ports,
+    ports: managed && !managed.local ? withBindPorts(ports) : ports,
     clusters: buildClusters(
       view,
       referencedClusters(ports, usedRoutes, memo.virtualHosts),

@@ -57,7 +57,7 @@ export function gatewayStatus(g: ResolvedGateway, opts: BuildOptions): ObjectSta
             'Gateway is programmed on its Envoy fleet',
           ),
     ];
-    if (g.managed) conditions.push(routabilityCondition(g.managed.routability, cond));
+    if (g.managed && !g.managed.local) conditions.push(routabilityCondition(g.managed.routability, cond));
   }
   const status: GatewayStatus = {
     addresses: g.addresses.map((a) => ({ ...a })),

@@ -37,6 +37,7 @@ import { listenerSetAllowed, listenerSetsByParent } from './listenersets';
 import type { BuildMemo } from './build-memo';
 import { compareStrings } from '../util/compare';
 import { fleetName } from '../model/names';
+import type { ManagedFleetModel } from '../model/managed-fleet';
 import { namespacedName } from '../store/objects';
 
 /** Orders objects by "namespace/name". */
@@ -73,7 +74,7 @@ function gatewayProblem(
       problem: { reason: Reason.Invalid, message: `GatewayClass ${spec.gatewayClassName} is not accepted` },
     };
   }
-  return resolveGatewayInfrastructure(view, gw, gc.parameters, opts.managedFleets === true);
+  return resolveGatewayInfrastructure(view, gw, gc.parameters, opts.managedFleets ?? false);
 }
 
 /** Returns whether a Gateway is accepted, given its own resolved listeners. */
@@ -198,9 +199,26 @@ function managedFields(
 ): Pick<ResolvedGateway, 'addresses' | 'managed' | 'notProgrammed'> {
   const managed = infrastructure.managed;
   if (!managed || infrastructure.problem) return { addresses: gatewayAddresses(gw, view, opts) };
+  if (managed.local) return { addresses: localAddresses(gw, view, opts, managed.local), managed };
   const { addresses, notProgrammed: unassigned } = managedAddresses(view, gw, managed);
   const notProgrammed = infrastructure.addressProblem ?? unassigned;
   return { addresses, managed, ...(notProgrammed ? { notProgrammed } : {}) };
+}
+
+/**
+ * Returns a local fleet's status.addresses (docs/operations.md §14): those of its spec, else the
+ * bind address of its parameters, else those of the flags (--gateway-address, else the bind address).
+ */
+export function localAddresses(
+  gw: KubeObject,
+  view: StoreView,
+  opts: BuildOptions,
+  local: NonNullable<ManagedFleetModel['local']>,
+): GatewayStatusAddress[] {
+  const own = gatewaySpec(gw).addresses ?? [];
+  if (local.bindAddress && !own.some((a) => a.value))
+    return [{ type: 'IPAddress', value: local.bindAddress }];
+  return gatewayAddresses(gw, view, opts);
 }
 
 /** Returns a Gateway's status.addresses: those of its spec, else the Envoy fleet's. */

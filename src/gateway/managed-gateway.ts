@@ -45,6 +45,7 @@ export function mergeParameters(base: FleetParameters | undefined, over: FleetPa
       ? { accessLog: { ...base.accessLog, ...defined(over.accessLog ?? {}) } }
       : {}),
     ...(base.tracing || over.tracing ? { tracing: { ...base.tracing, ...defined(over.tracing ?? {}) } } : {}),
+    ...(base.local || over.local ? { local: { ...base.local, ...defined(over.local ?? {}) } } : {}),
   };
 }
 
@@ -55,12 +56,14 @@ function defined<T extends object>(o: T): Partial<T> {
 /**
  * Resolves a Gateway's infrastructure: unmanaged (no parameters anywhere, or managed: false), a
  * problem, or the ManagedFleetModel to provision. `classParameters` are the accepted class's.
+ * With `managedFleets` 'local' the fleet is local Envoy processes (docs/operations.md §14): the
+ * model carries `local`, and spec.addresses are not turned into a Service's.
  */
 export function resolveGatewayInfrastructure(
   view: StoreView,
   gw: KubeObject,
   classParameters: FleetParameters | undefined,
-  managedFleets = true,
+  managedFleets: boolean | 'local' = true,
 ): GatewayInfrastructureResult {
   const spec = gatewaySpec(gw);
   const ns = objectNamespace(gw);
@@ -148,6 +151,14 @@ export function resolveGatewayInfrastructure(
     labels: sortedMap(stringRecord(infra?.labels)),
     annotations: sortedMap(stringRecord(infra?.annotations)),
   };
+  if (managedFleets === 'local') {
+    const local = defined({
+      bindAddress: params.local?.bindAddress,
+      logLevel: w.logLevel,
+      drainTimeoutSeconds: w.drainTimeoutSeconds,
+    });
+    return { managed: { ...managed, local } };
+  }
   const addresses = staticAddresses(gw, managed);
   if (addresses.problem) return { problem: addresses.problem };
   if (addresses.addressProblem) return { managed, addressProblem: addresses.addressProblem };

@@ -46,9 +46,10 @@ export interface BuildOptions {
   gatewayAddresses?: { service?: { namespace: string; name: string }; static?: string[] };
   /**
    * Convoy provisions managed fleets (docs/architecture.md §13). Off: every parametersRef is
-   * refused with InvalidParameters, as when Convoy took no parameters.
+   * refused with InvalidParameters, as when Convoy took no parameters. 'local': the fleets are
+   * `convoy serve --from-dir`'s local Envoy processes (docs/operations.md §14).
    */
-  managedFleets?: boolean;
+  managedFleets?: boolean | 'local';
 }
 
 /** Names the Gateway or ListenerSet a listener is declared in. */

@@ -48,6 +48,13 @@ export interface ManagedFleetModel {
   accessLog?: { format: 'off' | 'json' | 'text'; path?: string };
   /** Where its Envoys send OpenTelemetry spans; absent: the --tracing default. */
   tracing?: { collector: { host: string; port: number }; samplingPercent?: number };
+  /**
+   * Set when the fleet's Envoys are local processes of `convoy serve --from-dir` rather than
+   * Kubernetes objects (docs/operations.md §14): no Service, ports bound as they are. It holds
+   * what the parameters set (each unset one is the flag's): the address listeners bind, Envoy's
+   * log level and drain timeout.
+   */
+  local?: { bindAddress?: string; logLevel?: EnvoyLogLevel; drainTimeoutSeconds?: number };
   /** The routability obtained (never wider than asked). */
   routability: string;
   /** spec.infrastructure.labels and annotations, propagated to every generated object. */

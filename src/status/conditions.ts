@@ -21,6 +21,11 @@ export const ConditionType = {
    */
   ServingLastGoodCertificate: 'convoy.dev/ServingLastGoodCertificate',
   /**
+   * Convoy's: a Gateway that is not accepted any more keeps its fleet serving the configuration of
+   * its last accepted generation (docs/gateway-api.md §3); written only when True.
+   */
+  ServingLastGoodConfiguration: 'convoy.dev/ServingLastGoodConfiguration',
+  /**
    * Convoy's: the listener serves a certificate outside its validity period (a warning: it is still
    * served; docs/gateway-api.md §8); written only when False.
    */
@@ -79,6 +84,8 @@ export const Reason = {
   Rejected: 'Rejected',
   // convoy.dev/ServingLastGoodCertificate
   LastGoodCertificate: 'LastGoodCertificate',
+  // convoy.dev/ServingLastGoodConfiguration
+  LastGoodConfiguration: 'LastGoodConfiguration',
   // convoy.dev/CertificateValidity
   Expired: 'Expired',
   NotYetValid: 'NotYetValid',

@@ -383,3 +383,62 @@ describe('managed-fleet names and ports', () => {
     assert.notEqual(fleetObjectName('a'.repeat(100)), fleetObjectName('a'.repeat(101)));
   });
 });
+
+describe('local fleets (convoy serve --from-dir) read EnvoyFleet parameters', () => {
+  const LOCAL: BuildOptions = {
+    ...OPTS,
+    managedFleets: 'local',
+    gatewayAddresses: { static: ['127.0.0.1'] },
+  };
+  const withRef = (name: string) =>
+    gateway('gw', [httpListener('http', 80)], {
+      spec: { infrastructure: { parametersRef: fleetRef(name) } },
+    });
+
+  test('bind address, log level and drain timeout from the Gateway over the class; ports as they are', () => {
+    const { fleets, status } = build(
+      [
+        managedClass(),
+        envoyFleet('edge', { workload: { logLevel: 'debug', drainTimeout: '2s' } }),
+        envoyFleet('own', { local: { bindAddress: '127.0.0.2' }, workload: { drainTimeout: '7s' } }),
+        withRef('own'),
+      ],
+      LOCAL,
+    );
+    assert.deepEqual(fleets[0].managed?.local, {
+      bindAddress: '127.0.0.2',
+      logLevel: 'debug',
+      drainTimeoutSeconds: 7,
+    });
+    assert.equal(fleets[0].ports[0].bindPort, undefined, 'a local Envoy binds the listener port itself');
+    const listener = translateFleet(fleets[0], { bindAddress: '127.0.0.1' }).listeners[0];
+    assert.deepEqual(listener.address, { socket_address: { address: '127.0.0.2', port_value: 80 } });
+    const gw = status('Gateway', 'gw');
+    assert.deepEqual(gw?.addresses, [{ type: 'IPAddress', value: '127.0.0.2' }]);
+    assert.deepEqual(condSummary(gw?.conditions), ['Accepted=True/Accepted', 'Programmed=True/Programmed']);
+  });
+
+  test('without a bind address in the parameters the flag is used and reported', () => {
+    const { fleets, status } = build(
+      [managedClass(), envoyFleet('edge', {}), gateway('gw', [httpListener('http', 80)])],
+      LOCAL,
+    );
+    assert.deepEqual(fleets[0].managed?.local, {});
+    const listener = translateFleet(fleets[0], { bindAddress: '127.0.0.1' }).listeners[0];
+    assert.deepEqual(listener.address, { socket_address: { address: '127.0.0.1', port_value: 80 } });
+    assert.deepEqual(status('Gateway', 'gw')?.addresses, [{ type: 'IPAddress', value: '127.0.0.1' }]);
+  });
+
+  test('a missing EnvoyFleet or a bind address that is not an IP is InvalidParameters', () => {
+    for (const objects of [
+      [withRef('absent')],
+      [envoyFleet('bad', { local: { bindAddress: 'localhost' } }), withRef('bad')],
+    ]) {
+      const { status } = build([gatewayClass(), ...objects], LOCAL);
+      assert.deepEqual(condSummary(status('Gateway', 'gw')?.conditions), [
+        'Accepted=False/InvalidParameters',
+        'Programmed=False/Invalid',
+      ]);
+    }
+  });
+});

@@ -11,6 +11,8 @@ import { statusCodeOf } from '../../kubernetes/client';
 import type { Logger } from '../../observability/logger';
 import type { FleetModel } from '../../model/fleet';
 import type { ManagedFleetModel } from '../../model/managed-fleet';
+import { fleetObjectName } from '../../model/managed-fleet';
+import { parseFleetKey } from '../../pki/gateway-identity';
 import { FIELD_MANAGER } from './labels';
 import { OWNED_KINDS, OwnedKindWatch, ownedKey, ownedKind, ownedObjectPath } from './owned-kinds';
 import { collectionPath } from '../../kubernetes/resources';
@@ -42,6 +44,8 @@ export class KubernetesFleetProvisioner {
   private readonly log: Logger;
   private readonly watches: OwnedKindWatch[];
   private fleets: ManagedModel[] = [];
+  /** `namespace/objectName` of fleets whose objects are neither applied nor pruned. */
+  private untouched = new Set<string>();
   private leader = false;
   private readonly applied = new Map<string, Applied>();
   private timer?: NodeJS.Timeout;
@@ -64,9 +68,19 @@ export class KubernetesFleetProvisioner {
     this.resync.unref();
   }
 
-  /** Takes the fleets of the latest build (all of them; unmanaged ones are ignored). */
-  update(fleets: readonly FleetModel[]): void {
+  /**
+   * Takes the fleets of the latest build (all of them; unmanaged ones are ignored) and the Gateways
+   * (`namespace/name`) whose objects are left alone: not accepted with nothing held after a
+   * restart (docs/architecture.md §13), their objects may still serve the last good configuration.
+   */
+  update(fleets: readonly FleetModel[], untouched: readonly string[] = []): void {
     this.fleets = fleets.filter((f): f is ManagedModel => f.managed !== undefined);
+    this.untouched = new Set(
+      untouched.flatMap((fleet) => {
+        const ref = parseFleetKey(fleet);
+        return ref ? [`${ref.namespace}/${fleetObjectName(ref.name)}`] : [];
+      }),
+    );
     this.schedule();
   }
 
@@ -208,12 +222,16 @@ export class KubernetesFleetProvisioner {
     }
   }
 
-  /** Deletes owned objects no managed fleet wants (a Gateway gone or no longer managed). */
+  /**
+   * Deletes owned objects no managed fleet wants (a Gateway gone or no longer managed), except
+   * those of untouched fleets (a Gateway not accepted that this process has nothing to hold for).
+   */
   private async prune(wanted: Set<string>): Promise<void> {
     for (const w of this.watches) {
       for (const key of [...w.objects.keys()]) {
         if (wanted.has(key) || !this.leader) continue;
         const [kind, namespace, name] = key.split('/');
+        if (this.untouched.has(`${namespace}/${name}`)) continue;
         try {
           await this.o.client.request('DELETE', ownedObjectPath(kind, namespace, name), {
             body: { kind: 'DeleteOptions', apiVersion: 'v1', propagationPolicy: 'Background' },

@@ -8,16 +8,19 @@ import { SupervisedEnvoy } from './supervised-envoy';
 
 /**
  * Convoy's local Envoy fleet (docs/operations.md §14): one supervised Envoy child process per
- * Gateway Convoy serves. It follows the fleets of the xDS cache, which has a fleet exactly for
- * each Gateway with a configuration: a new one gets an Envoy, a removed one has its Envoy
- * drained and stopped. Which listeners an Envoy opens is not decided here: its node identity
+ * Gateway Convoy serves. It follows its source, the fleet models Convoy publishes
+ * (model-source.ts: accepted Gateways and those holding their last good configuration): a new
+ * one gets an Envoy, a removed one has its Envoy drained and stopped, and each Envoy runs with
+ * its Gateway's EnvoyFleet settings over the flags'. Which listeners an Envoy opens is not decided here: its node identity
  * names its Gateway, and Convoy serves it that Gateway's merged listeners (ListenerSets included).
  */
 
-/** Where the fleets come from: XdsCache has this shape. */
+/** Where the fleets come from (model-source.ts; XdsCache has the shape too, without settings). */
 export interface FleetSource {
   fleets(): string[];
   onChange(listener: () => void): () => void;
+  /** What a Gateway's parameters set for its Envoy (log level, drain); the rest is `command`'s. */
+  settingsOf?(fleet: string): Partial<Pick<EnvoyCommandOptions, 'logLevel' | 'drainTimeS'>>;
 }
 
 export interface LocalEnvoyFleetOptions {
@@ -85,7 +88,7 @@ export class LocalEnvoyFleet {
   async stop(): Promise<void> {
     this.stopped = true;
     this.unsubscribe?.();
-    const all = [...this.envoys.values()].map((e) => e.stop(this.o.drainMs));
+    const all = [...this.envoys].map(([fleet, e]) => e.stop(this.drainMsOf(fleet)));
     await Promise.all([...all, ...this.draining.values()]);
     this.envoys.clear();
     process.off('exit', this.killOnExit);
@@ -117,6 +120,17 @@ export class LocalEnvoyFleet {
     });
   }
 
+  /** The command a Gateway's Envoy runs with: the flags' settings, overridden by its parameters'. */
+  private commandOf(fleet: string): Omit<EnvoyCommandOptions, 'dir'> {
+    return { ...this.o.command, ...this.o.source.settingsOf?.(fleet) };
+  }
+
+  /** How long a Gateway's Envoy drains when stopped: its parameters' drain timeout, else the flag's. */
+  private drainMsOf(fleet: string): number {
+    const s = this.o.source.settingsOf?.(fleet).drainTimeS;
+    return s !== undefined ? s * 1000 : this.o.drainMs;
+  }
+
   private reconcile(): void {
     if (this.stopped) return;
     const plan = planLocalEnvoys(
@@ -127,16 +141,18 @@ export class LocalEnvoyFleet {
       const envoy = this.envoys.get(fleet)!;
       this.envoys.delete(fleet);
       this.log.info({ gateway: fleet }, 'local fleet: Gateway removed; draining its Envoy');
-      const done = envoy.stop(this.o.drainMs).finally(() => {
+      const done = envoy.stop(this.drainMsOf(fleet)).finally(() => {
         if (this.draining.get(fleet) === done) this.draining.delete(fleet);
       });
       this.draining.set(fleet, done);
     }
+    // Envoys that keep running take their Gateway's current settings (supervised-envoy.ts).
+    for (const [fleet, envoy] of this.envoys) envoy.configure(this.commandOf(fleet));
     for (const spec of plan.start) {
       const envoy = new SupervisedEnvoy({
         spec,
         binary: this.o.binary,
-        command: this.o.command,
+        command: this.commandOf(spec.fleet),
         prepare: async (adminPort) => {
           this.o.onAdminPort?.(adminPort);
           await writeEnvoyFiles(spec, adminPort, this.o.connection);

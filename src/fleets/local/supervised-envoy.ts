@@ -45,7 +45,11 @@ export class SupervisedEnvoy {
   private readonly files;
   private readonly log: Logger;
 
+  /** What the next start runs with (configure changes it). */
+  private command: Omit<EnvoyCommandOptions, 'dir'>;
+
   constructor(private readonly o: SupervisedEnvoyOptions) {
+    this.command = o.command;
     this.files = envoyFiles(o.spec.dir);
     this.log = o.logger.child({ component: 'local-envoy', gateway: o.spec.fleet });
   }
@@ -58,6 +62,20 @@ export class SupervisedEnvoy {
   /** The loopback port of the running (or starting) Envoy's admin listener. */
   adminPort(): number | undefined {
     return this.currentAdminPort;
+  }
+
+  /**
+   * Takes new settings: a log level applies at once (the admin listener's /logging), everything
+   * else at the next start, so a settings change never restarts a serving Envoy.
+   */
+  configure(command: Omit<EnvoyCommandOptions, 'dir'>): void {
+    const before = this.command;
+    this.command = command;
+    const port = this.currentAdminPort;
+    if (command.logLevel === before.logLevel || port === undefined || !this.child) return;
+    void postAdmin(port, `/logging?level=${encodeURIComponent(command.logLevel)}`).then((status) =>
+      this.log.info({ logLevel: command.logLevel, applied: status === 200 }, 'envoy: log level changed'),
+    );
   }
 
   /** Starts Envoy (after ending one a killed Convoy left behind); failures are retried with backoff. */
@@ -87,7 +105,7 @@ export class SupervisedEnvoy {
     const fd = fs.openSync(this.files.log, 'a', 0o600);
     let child: childProcess.ChildProcess;
     try {
-      child = childProcess.spawn(this.o.binary, envoyArgs({ dir: this.o.spec.dir, ...this.o.command }), {
+      child = childProcess.spawn(this.o.binary, envoyArgs({ dir: this.o.spec.dir, ...this.command }), {
         stdio: ['ignore', fd, fd],
         cwd: this.o.spec.dir,
         detached: true,

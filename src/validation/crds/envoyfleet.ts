@@ -14,6 +14,8 @@ const ABSOLUTE_PATH = '^/[^\\x00-\\x1f\\x7f]*$';
 const HOST_PORT = '^[A-Za-z0-9]([-A-Za-z0-9.]*[A-Za-z0-9])?:[0-9]{1,5}$';
 const ROUTABILITY = '^(Public|Private|Cluster|[a-z0-9]([-a-z0-9.]*[a-z0-9])?/[A-Za-z0-9][-A-Za-z0-9_.]*)$';
 const SERVICE_TYPES = ['LoadBalancer', 'NodePort', 'ClusterIP'];
+/** An IPv4 or IPv6 address (the parameters' reader checks it with node:net as well). */
+const IP_ADDRESS = '^(([0-9]{1,3}\\.){3}[0-9]{1,3}|[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*)$';
 const labelMap = () => map(str({ maxLength: 4096 }), { maxProperties: 64 });
 const quantities = () => map(str({ pattern: QUANTITY, maxLength: 64 }), { maxProperties: 16 });
 
@@ -52,6 +54,8 @@ export const envoyFleetSpec: ObjectNode = obj({
     samplingPercent: int({ format: 'int32', minimum: 0, maximum: 100 }),
   }),
   routability: str({ pattern: ROUTABILITY, maxLength: 253 }),
+  // Read only by convoy serve --from-dir's local Envoy processes (docs/operations.md §14).
+  local: obj({ bindAddress: str({ pattern: IP_ADDRESS, maxLength: 45 }) }),
   routabilities: arr(str({ pattern: ROUTABILITY, maxLength: 253 }), { minItems: 1, maxItems: 16 }),
   privateLoadBalancer: obj({
     provider: str({ enum: ['AWS', 'GCP', 'Azure'] }),
