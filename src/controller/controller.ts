@@ -75,6 +75,8 @@ export interface ControllerOptions {
   onFleets?: (fleets: readonly FleetModel[]) => void;
   /** Convoy provisions managed fleets (BuildOptions.managedFleets). */
   managedFleets?: boolean;
+  /** The most ports a ListenerPortRange may span (BuildOptions.maxPortRangePorts). */
+  maxPortRangePorts?: number;
 }
 
 /**
@@ -319,6 +321,9 @@ export class Controller {
       endpoints: this.opts.endpoints,
       gatewayAddresses: this.opts.gatewayAddresses,
       managedFleets: this.opts.managedFleets,
+      ...(this.opts.maxPortRangePorts !== undefined
+        ? { maxPortRangePorts: this.opts.maxPortRangePorts }
+        : {}),
       now: this.nowText(),
     };
   }
