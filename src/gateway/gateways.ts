@@ -139,7 +139,12 @@ function resolveGateway(
     (o) => rangesByTarget.get(ownerKey(o)) ?? [],
   );
   const ranges = resolvePortRanges(
-    merged.map((m) => ({ owner: m.owner, name: m.spec.name, port: m.spec.port })),
+    merged.map((m, i) => ({
+      owner: m.owner,
+      name: m.spec.name,
+      port: m.spec.port,
+      conflicted: conflicts[i] !== undefined,
+    })),
     policies,
     opts.maxPortRangePorts ?? DEFAULT_MAX_RANGE_PORTS,
   );

@@ -73,6 +73,8 @@ export interface RangeListener {
   owner: ListenerOwner;
   name: string;
   port: number;
+  /** The listener lost to another on its own port (conflicts.ts): a range on it serves nothing. */
+  conflicted?: boolean;
 }
 
 /** Holds what ranges decide for one Gateway. */
@@ -111,6 +113,10 @@ export function resolvePortRanges(
       ranges.push({ object: policy, ancestor, reason, message });
     if (target === undefined) {
       out('TargetNotFound', `${ancestor.kind} ${ancestor.name} has no listener ${ancestor.sectionName}`);
+      return;
+    }
+    if (listeners[target].conflicted) {
+      out('Conflicted', `listener ${ancestor.sectionName} is Conflicted on its own port`);
       return;
     }
     const port = listeners[target].port;

@@ -169,6 +169,23 @@ test('two overlapping ranges: the one on the listener of higher precedence wins'
   assert.deepEqual(b.ports(), ['http-7990:7990', 'http-8000:8000-8010', 'http-9000:9000-9010']);
 });
 
+test('a range on a listener Conflicted on its own port is Conflicted and claims nothing', () => {
+  const b = build([
+    gateway('gw', [
+      httpListener('a', 8000, 'x.example.com'),
+      httpListener('b', 8000, 'x.example.com'),
+      httpListener('c', 8003),
+    ]),
+    portRange('r', { name: 'gw', section: 'b' }, 8005),
+  ]);
+  assert.equal(accepted(b.policy('r')), 'False/Conflicted');
+  assert.deepEqual(b.listener('Gateway', 'gw', 'c').slice(0, 2), [
+    'Accepted=True/Accepted',
+    'Programmed=True/Programmed',
+  ]);
+  assert.deepEqual(b.ports(), ['http-8003:8003']);
+});
+
 test('two ranges on one listener: the older policy wins', () => {
   const b = build([
     gateway('gw', [httpListener('a', 8000)]),
