@@ -96,9 +96,11 @@ export function resolvePortRanges(
   policies: readonly KubeObject[],
   maxPorts: number,
 ): PortRangeResult {
-  const endPorts: (number | undefined)[] = listeners.map(() => undefined);
-  const conflicts: (string | undefined)[] = listeners.map(() => undefined);
+  const endPorts: (number | undefined)[] = new Array<number | undefined>(listeners.length);
+  const conflicts: (string | undefined)[] = new Array<string | undefined>(listeners.length);
   const ranges: ResolvedPortRange[] = [];
+  // The common case, and Gateways with thousands of listeners: nothing to index.
+  if (policies.length === 0) return { ranges, endPorts, conflicts };
   const index = new Map<string, number>();
   listeners.forEach((l, i) => {
     const key = `${ownerKey(l.owner)}/${l.name}`;
