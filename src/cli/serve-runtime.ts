@@ -60,6 +60,8 @@ export interface ServeOptions {
   tracing?: TracingSettings;
   gatewayAddresses?: BuildOptions['gatewayAddresses'];
   externalNameServices: boolean;
+  /** The most ports a ListenerPortRange may span (docs/gateway-api.md §30). */
+  maxPortRangePorts: number;
   /** Convoy adds its own bound ports to protectedPorts. */
   endpoints: EndpointPolicy;
   leaseNamespace: string;
@@ -254,6 +256,7 @@ async function open(
     metrics,
     controllerName: options.controllerName,
     externalNameServices: options.externalNameServices,
+    maxPortRangePorts: options.maxPortRangePorts,
     endpoints: { ...options.endpoints, protectedPorts },
     gatewayAddresses: options.gatewayAddresses,
     translate: {

@@ -9,6 +9,7 @@ import { UsageError, defineCommand, parseCommand } from './args';
 import type { ParsedOptions } from './args';
 import { LOCAL_ENVOY_OPTIONS, localEnvoysFromFlags } from './local-envoys';
 import { startServing, waitForShutdownSignal } from './serve-runtime';
+import { DEFAULT_MAX_RANGE_PORTS } from '../gateway/port-ranges';
 import {
   DEFAULT_MAX_STREAMS,
   DEFAULT_MAX_STREAMS_PER_PEER,
@@ -193,6 +194,13 @@ export const serveSpec = defineCommand({
       description:
         "Report the load-balancer addresses of this Service (the one in front of the Envoy fleet) in status.addresses; {namespace} and {name} stand for the Gateway's, for a Service per Gateway (e.g. {namespace}/envoy-{name}).",
     },
+    'max-port-range-ports': {
+      type: 'string',
+      valueName: 'N',
+      description:
+        'The most ports a ListenerPortRange may span, both ends included (docs/gateway-api.md §30); a larger range is refused with reason Invalid.',
+      default: String(DEFAULT_MAX_RANGE_PORTS),
+    },
     // Which backends may be reached (docs/security.md §7).
     'enable-external-name-services': {
       type: 'boolean',
@@ -365,6 +373,7 @@ export function serveOptionsFromFlags(v: ServeFlags): ServeOptions {
       (localEnvoys ? { static: [v['envoy-bind-address']] } : undefined),
     ...(localEnvoys ? { localEnvoys } : {}),
     externalNameServices: v['enable-external-name-services'],
+    maxPortRangePorts: checkedPortRangeBound(v['max-port-range-ports']),
     endpoints: {
       allowLoopback: v['allow-loopback-endpoints'],
       allowLinkLocal: v['allow-link-local-endpoints'],
@@ -414,6 +423,13 @@ function checkedCount(value: string, flag: string, min = 1): number {
     throw new UsageError(`--${flag} must be a whole number of at least ${min}, got ${value}`, 'serve');
   }
   return Number(value);
+}
+
+/** Returns the --max-port-range-ports bound: a whole number of ports from 2 (a range's least) to 65535. */
+function checkedPortRangeBound(value: string): number {
+  const n = checkedCount(value, 'max-port-range-ports', 2);
+  if (n > 65535) throw new UsageError(`--max-port-range-ports must be at most 65535, got ${value}`, 'serve');
+  return n;
 }
 
 /** Returns `value` when it is HOST:PORT with a port in 0..65535, else throws a UsageError. */

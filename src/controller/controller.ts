@@ -78,6 +78,8 @@ export interface ControllerOptions {
   onFleets?: (fleets: readonly FleetModel[], untouched: readonly string[]) => void;
   /** Convoy provisions managed fleets, in Kubernetes or as local processes (BuildOptions.managedFleets). */
   managedFleets?: boolean | 'local';
+  /** The most ports a ListenerPortRange may span (BuildOptions.maxPortRangePorts). */
+  maxPortRangePorts?: number;
 }
 
 /**
@@ -328,6 +330,9 @@ export class Controller {
       endpoints: this.opts.endpoints,
       gatewayAddresses: this.opts.gatewayAddresses,
       managedFleets: this.opts.managedFleets,
+      ...(this.opts.maxPortRangePorts !== undefined
+        ? { maxPortRangePorts: this.opts.maxPortRangePorts }
+        : {}),
       now: this.nowText(),
     };
   }

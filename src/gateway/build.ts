@@ -26,6 +26,7 @@ import { attachRoutes, indexParents } from './routes/attach';
 import { compileRoutes } from './routes/compilers';
 import { ROUTE_KINDS } from './routes/types';
 import { collectEndpointRefusals } from './endpoint-guard';
+import { portRangeStatuses } from './port-range-status';
 
 import type { BuildState } from './incremental/state';
 import { namedParentsOf } from './incremental/state';
@@ -73,6 +74,7 @@ export function buildGateways(
     ...gatewayClassStatuses(classes, opts),
     ...gatewayAndListenerSetStatuses(gateways, opts),
     ...routeStatuses,
+    ...portRangeStatuses(view, gateways, opts),
   ];
   const parents = indexParents(gateways);
   const listenerFleet = new Map<string, string>();

@@ -3,6 +3,7 @@
  * (ports, filter chains, route configurations, clusters and secrets).
  */
 import { unprivilegedBindPorts } from '../model/managed-fleet';
+import { rangePorts } from '../model/port-range';
 import type { FilterChainModel, FleetModel, PortModel, SecretModel } from '../model/fleet';
 import { objectNamespace } from '../store/objects';
 import type { ResolvedGateway, ResolvedListener, StoreView } from './resolved';
@@ -68,6 +69,7 @@ export function buildFleet(
       ports.push({
         name: `http-${port}`,
         port,
+        ...rangeOf(http),
         http: { routeConfigName: `http-${port}`, virtualHosts },
         filterChains: [],
       });
@@ -98,7 +100,7 @@ export function buildFleet(
         }
       }
       filterChains.sort((a, b) => compareStrings(a.name, b.name));
-      ports.push({ name: sniPortName(port, gw.listeners, first), port, filterChains });
+      ports.push({ name: sniPortName(port, gw.listeners, first), port, ...rangeOf(sni), filterChains });
     }
   }
   vhosts.commit();
@@ -123,8 +125,22 @@ export function buildFleet(
  * listener port (docs/architecture.md §13): managed Envoys run as non-root.
  */
 function withBindPorts(ports: PortModel[]): PortModel[] {
-  const bind = unprivilegedBindPorts(ports.map((p) => p.port));
-  return ports.map((p) => (bind.get(p.port) === p.port ? p : { ...p, bindPort: bind.get(p.port) }));
+  const bind = unprivilegedBindPorts(ports.flatMap((p) => [p.port, ...rangePorts(p)]));
+  return ports.map((p) => {
+    const out = bind.get(p.port) === p.port ? p : { ...p, bindPort: bind.get(p.port) };
+    const extra = rangePorts(p);
+    if (extra.every((port) => bind.get(port) === port)) return out;
+    return { ...out, rangeBindPorts: extra.map((port) => bind.get(port)!) };
+  });
+}
+
+/**
+ * Returns the range end of a port's listeners: an accepted range claims its ports for its
+ * listener alone (port-ranges.ts), so at most one ready listener of a port has one.
+ */
+function rangeOf(listeners: readonly ResolvedListener[]): Pick<PortModel, 'endPort'> {
+  const endPort = listeners.find((l) => l.endPort !== undefined)?.endPort;
+  return endPort === undefined ? {} : { endPort };
 }
 
 const TLS_KINDS: ReadonlySet<string> = new Set(['TLSRoute']);

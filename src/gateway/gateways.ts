@@ -34,6 +34,7 @@ import {
   type CertificateState,
 } from './listener-validation';
 import { listenerSetAllowed, listenerSetsByParent } from './listenersets';
+import { DEFAULT_MAX_RANGE_PORTS, ownerKey, portRangesByTarget, resolvePortRanges } from './port-ranges';
 import type { BuildMemo } from './build-memo';
 import { compareStrings } from '../util/compare';
 import { fleetName } from '../model/names';
@@ -100,6 +101,7 @@ function resolveGateway(
   setsByParent: Map<string, KubeObject[]>,
   acceptedClasses: Map<string, ResolvedGatewayClass>,
   certificates: CertificateState | undefined,
+  rangesByTarget: Map<string, KubeObject[]>,
 ): ResolvedGateway {
   const ns = objectNamespace(gw);
   const gwOwner: ListenerOwner = { kind: 'Gateway', namespace: ns, name: gw.metadata.name };
@@ -134,14 +136,36 @@ function resolveGateway(
       fromGateway: m.fromGateway,
     })),
   );
-  const resolved = merged.map((m, i) =>
-    validateListener(
+  const policies = [gwOwner, ...sets.map((s) => s.owner)].flatMap(
+    (o) => rangesByTarget.get(ownerKey(o)) ?? [],
+  );
+  const ranges = resolvePortRanges(
+    merged.map((m, i) => ({
+      owner: m.owner,
+      name: m.spec.name,
+      port: m.spec.port,
+      conflicted: conflicts[i] !== undefined,
+    })),
+    policies,
+    opts.maxPortRangePorts ?? DEFAULT_MAX_RANGE_PORTS,
+  );
+  const resolved = merged.map((m, i) => {
+    const rangeConflict = ranges.conflicts[i];
+    const l = validateListener(
       view,
       opts,
-      { owner: m.owner, spec: m.spec, generation: m.gen, conflict: conflicts[i] },
+      {
+        owner: m.owner,
+        spec: m.spec,
+        generation: m.gen,
+        conflict: conflicts[i] ?? (rangeConflict ? Reason.ProtocolConflict : undefined),
+        ...(rangeConflict && !conflicts[i] ? { conflictMessage: rangeConflict } : {}),
+      },
       certificates,
-    ),
-  );
+    );
+    const endPort = ranges.endPorts[i];
+    return endPort === undefined ? l : { ...l, endPort };
+  });
 
   markOverlappingTLS(resolved, opts);
   const infrastructure = gatewayProblem(view, opts, gw, acceptedClasses);
@@ -187,6 +211,7 @@ function resolveGateway(
     ...managedFields(view, gw, infrastructure, opts),
     listeners,
     listenerSets,
+    ...(ranges.ranges.length ? { portRanges: ranges.ranges } : {}),
   };
 }
 
@@ -280,8 +305,9 @@ export function resolveGateways(
   classes: readonly ResolvedGatewayClass[] = resolveGatewayClasses(view, opts),
 ): ResolvedGateway[] {
   const setsByParent = listenerSetsByParent(view);
+  const rangesByTarget = portRangesByTarget(view.list('ListenerPortRange'));
   const acceptedClasses = new Map(classes.filter((c) => c.accepted).map((c) => [c.object.metadata.name, c]));
   return ownedGateways(view, classes).map((gw) =>
-    resolveGateway(view, opts, gw, setsByParent, acceptedClasses, memo),
+    resolveGateway(view, opts, gw, setsByParent, acceptedClasses, memo, rangesByTarget),
   );
 }

@@ -105,6 +105,8 @@ interface ValidateInput {
   spec: Listener;
   generation: number | undefined;
   conflict?: ConflictReason;
+  /** Replaces the conflict's usual message (a listener on a port of another's range, port-ranges.ts). */
+  conflictMessage?: string;
 }
 
 /**
@@ -119,6 +121,7 @@ export function validateListener(
   state?: CertificateState,
 ): ResolvedListener {
   const { owner, spec, conflict } = input;
+  const conflictText = (reason: ConflictReason) => input.conflictMessage ?? conflictMessage(reason);
   const cond = (type: string, status: Condition['status'], reason: string, message: string) =>
     makeCondition(type, status, reason, message, input.generation, opts.now);
   const protocol = spec.protocol;
@@ -129,7 +132,7 @@ export function validateListener(
   // Accepted
   let accepted: Condition;
   if (conflict) {
-    accepted = cond(ConditionType.Accepted, 'False', conflict, conflictMessage(conflict));
+    accepted = cond(ConditionType.Accepted, 'False', conflict, conflictText(conflict));
   } else if (!SUPPORTED_PROTOCOLS.has(protocol)) {
     accepted = cond(
       ConditionType.Accepted,
@@ -209,7 +212,7 @@ export function validateListener(
   let programmed: Condition;
   let ready = false;
   if (conflict) {
-    programmed = cond(ConditionType.Programmed, 'False', conflict, conflictMessage(conflict));
+    programmed = cond(ConditionType.Programmed, 'False', conflict, conflictText(conflict));
   } else if (!isAccepted) {
     programmed = cond(ConditionType.Programmed, 'False', Reason.Invalid, 'listener is not accepted');
   } else if (terminates && certificates.length === 0) {
@@ -222,7 +225,7 @@ export function validateListener(
   }
 
   const conflicted = conflict
-    ? cond(ConditionType.Conflicted, 'True', conflict, conflictMessage(conflict))
+    ? cond(ConditionType.Conflicted, 'True', conflict, conflictText(conflict))
     : cond(ConditionType.Conflicted, 'False', Reason.NoConflicts, 'listener does not conflict');
   const conditions = [accepted, programmed, resolvedRefs, conflicted];
   if (terminates) state?.lastGoodCertificates.record(name, ready, fresh, invalid);

@@ -13,6 +13,7 @@ import type { GatewayStatusAddress } from './api';
 import type { EndpointPolicy } from './endpoint-guard';
 import type { FleetParameters } from './fleet-parameters';
 import type { ManagedFleetModel } from '../model/managed-fleet';
+import type { ResolvedPortRange } from './port-ranges';
 
 /** Read-only view of the store the build runs against (ObjectStore satisfies it). */
 export interface StoreView {
@@ -50,6 +51,8 @@ export interface BuildOptions {
    * `convoy serve --from-dir`'s local Envoy processes (docs/operations.md §14).
    */
   managedFleets?: boolean | 'local';
+  /** The most ports a ListenerPortRange may span (docs/gateway-api.md §30); default 1,024. */
+  maxPortRangePorts?: number;
 }
 
 /** Names the Gateway or ListenerSet a listener is declared in. */
@@ -72,6 +75,11 @@ export interface ResolvedListener {
   /** `Gateway/ns/name/listener` or `ListenerSet/ns/name/listener`: Envoy filter chain name. */
   qualifiedName: string;
   port: number;
+  /**
+   * Set when an accepted ListenerPortRange extends the listener: it also serves port+1..endPort
+   * (docs/gateway-api.md §30).
+   */
+  endPort?: number;
   /** As declared (HTTP, HTTPS, TLS, or something unsupported). */
   protocol: string;
   hostname?: string;
@@ -139,6 +147,8 @@ export interface ResolvedGateway {
   listeners: ResolvedListener[];
   /** ListenerSets whose parentRef names this Gateway (accepted or not), in precedence order. */
   listenerSets: ResolvedListenerSet[];
+  /** The ListenerPortRange policies on its listeners and their verdicts (docs/gateway-api.md §30). */
+  portRanges?: ResolvedPortRange[];
 }
 
 /** A GatewayClass Convoy owns (its controllerName), and whether Convoy accepts it. */

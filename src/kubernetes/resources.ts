@@ -4,6 +4,7 @@ import {
   FLEET_PARAMETERS_KIND,
   FLEET_PARAMETERS_VERSION,
   GATEWAY_GROUP,
+  PORT_RANGE_KIND,
 } from '../store/objects';
 
 /** Describes how one watched kind is reached on the API server and trimmed before it enters the store. */
@@ -91,6 +92,15 @@ export const RESOURCE_TYPES: readonly ResourceType[] = [
     group: FLEET_PARAMETERS_GROUP,
     version: FLEET_PARAMETERS_VERSION,
     plural: 'envoyfleets',
+    namespaced: true,
+    optional: true,
+  },
+  // Convoy's port-range policy (docs/gateway-api.md §30); optional like EnvoyFleet.
+  {
+    kind: PORT_RANGE_KIND,
+    group: FLEET_PARAMETERS_GROUP,
+    version: FLEET_PARAMETERS_VERSION,
+    plural: 'listenerportranges',
     namespaced: true,
     optional: true,
   },

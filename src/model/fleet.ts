@@ -51,6 +51,16 @@ export interface PortModel {
    * non-root: ports below 1024 are bound at an unprivileged port its Service targets).
    */
   bindPort?: number;
+  /**
+   * Set by an accepted ListenerPortRange (docs/gateway-api.md §30): the Listener also serves
+   * port+1..endPort, as additional addresses of the same Envoy Listener (one set of filter chains).
+   */
+  endPort?: number;
+  /**
+   * For a managed fleet with a range, the port Envoy binds for each of port+1..endPort in order,
+   * when any of them differs from the port itself (ports below 1024, as for bindPort).
+   */
+  rangeBindPorts?: number[];
   /** Plain HTTP listener: one RouteConfiguration named like the listener. */
   http?: HttpPortModel;
   /** TLS-terminating or passthrough filter chains, selected by SNI. */

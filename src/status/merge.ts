@@ -3,7 +3,8 @@
  *  - lastTransitionTime is kept for conditions whose status did not change, so a rebuild that
  *    changes nothing writes nothing;
  *  - conditions are matched by type within the same place: top-level `status.conditions`,
- *    `status.listeners[name].conditions`, `status.parents[parentRef+controllerName].conditions`;
+ *    `status.listeners[name].conditions`, `status.parents[parentRef+controllerName].conditions`,
+ *    a policy's `status.ancestors[ancestorRef+controllerName].conditions`;
  *  - conditions of types Convoy never writes (another controller's, see OWNED_CONDITION_TYPES)
  *    are kept untouched after ours, so a read-modify-write never removes or alters them.
  */
@@ -63,6 +64,11 @@ function parentKey(entry: Record<string, unknown>): string {
   return `${canonicalJson(entry.parentRef)}|${String(entry.controllerName ?? '')}`;
 }
 
+/** Returns the key of a policy status.ancestors entry: its ancestorRef and controllerName. */
+function ancestorKey(entry: Record<string, unknown>): string {
+  return `${canonicalJson(entry.ancestorRef)}|${String(entry.controllerName ?? '')}`;
+}
+
 /** Merges a keyed list (listeners by name, parents by parentRef+controllerName). */
 function mergeKeyedList(prev: Json, next: Json[], key: (e: Record<string, unknown>) => string): Json[] {
   const old = new Map<string, Record<string, unknown>>();
@@ -90,6 +96,9 @@ export function mergeStatus(previous: ObjectStatus | undefined, next: ObjectStat
   }
   if (Array.isArray(status.parents)) {
     status.parents = mergeKeyedList(prev.parents, status.parents, parentKey);
+  }
+  if (Array.isArray(status.ancestors)) {
+    status.ancestors = mergeKeyedList(prev.ancestors, status.ancestors, ancestorKey);
   }
   return { ...next, status };
 }

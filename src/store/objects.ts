@@ -42,6 +42,7 @@ export const WATCHED_KINDS = [
   'EndpointSlice',
   'Namespace',
   'EnvoyFleet',
+  'ListenerPortRange',
 ] as const;
 export type WatchedKind = (typeof WATCHED_KINDS)[number];
 
@@ -54,6 +55,9 @@ export const GATEWAY_GROUP = 'gateway.networking.k8s.io';
 export const FLEET_PARAMETERS_GROUP = 'gateway.convoy.dev';
 export const FLEET_PARAMETERS_VERSION = 'v1alpha1';
 export const FLEET_PARAMETERS_KIND = 'EnvoyFleet';
+
+/** Convoy's port-range policy on a listener (docs/gateway-api.md §30), in the same group and version. */
+export const PORT_RANGE_KIND = 'ListenerPortRange';
 
 /** Returns an object's namespace: "" for cluster-scoped kinds, "default" when unset. */
 export function objectNamespace(obj: { kind: string; metadata: ObjectMeta }): string {

@@ -34,7 +34,13 @@ import { GATEWAY_KIND_SCHEMAS } from './crds/kinds';
 import { isPlainObject, validateWithSchema } from './schema';
 import type { SchemaNode } from './schema';
 import { envoyFleetSpec } from './crds/envoyfleet';
-import { FLEET_PARAMETERS_GROUP, FLEET_PARAMETERS_KIND, FLEET_PARAMETERS_VERSION } from '../store/objects';
+import { listenerPortRangeSpec } from './crds/listenerportrange';
+import {
+  FLEET_PARAMETERS_GROUP,
+  FLEET_PARAMETERS_KIND,
+  FLEET_PARAMETERS_VERSION,
+  PORT_RANGE_KIND,
+} from '../store/objects';
 
 export { GATEWAY_KIND_SCHEMAS } from './crds/kinds';
 
@@ -44,6 +50,11 @@ const CONVOY_KIND_SCHEMAS: Record<string, { group: string; versions: string[]; s
     group: FLEET_PARAMETERS_GROUP,
     versions: [FLEET_PARAMETERS_VERSION],
     spec: envoyFleetSpec,
+  },
+  [PORT_RANGE_KIND]: {
+    group: FLEET_PARAMETERS_GROUP,
+    versions: [FLEET_PARAMETERS_VERSION],
+    spec: listenerPortRangeSpec,
   },
 };
 

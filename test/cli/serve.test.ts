@@ -46,6 +46,7 @@ describe('convoy serve flags', () => {
       accessLog: { default: { format: 'json' }, gateways: new Map() },
       gatewayAddresses: undefined,
       externalNameServices: false,
+      maxPortRangePorts: 1024,
       endpoints: { allowLoopback: false, allowLinkLocal: false },
       leaseNamespace: process.env.POD_NAMESPACE ?? 'convoy-system',
       leaseName: 'convoy-leader',
@@ -81,6 +82,8 @@ describe('convoy serve flags', () => {
       '--envoy-service',
       'infra/envoy',
       '--enable-external-name-services',
+      '--max-port-range-ports',
+      '4096',
       '--allow-loopback-endpoints',
       '--allow-link-local-endpoints',
       '--leader-election-namespace',
@@ -134,6 +137,7 @@ describe('convoy serve flags', () => {
         static: ['192.0.2.1', 'gw.example.com'],
       },
       externalNameServices: true,
+      maxPortRangePorts: 4096,
       endpoints: { allowLoopback: true, allowLinkLocal: true },
       leaseNamespace: 'ns',
       leaseName: 'lease',
@@ -175,6 +179,11 @@ describe('convoy serve flags', () => {
       /--from-dir-settle-ms must be a whole number of at least 0/,
     );
     usageError(['--log-level', 'loud'], /--log-level must be one of trace, debug/);
+    usageError(
+      ['--max-port-range-ports', '1'],
+      /--max-port-range-ports must be a whole number of at least 2/,
+    );
+    usageError(['--max-port-range-ports', '70000'], /--max-port-range-ports must be at most 65535/);
   });
 
   test('the help names every flag and shows examples', () => {

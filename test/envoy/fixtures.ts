@@ -434,7 +434,43 @@ export function mixedFleet(): FleetModel {
   };
 }
 
+/**
+ * Port ranges (docs/gateway-api.md §30): an HTTPS listener extended to 20 ports, and a managed
+ * fleet's HTTP port 80 extended to 83, bound unprivileged (10080..10083).
+ */
+export function portRangeFleet(): FleetModel {
+  const https = httpsFleet();
+  const tls = https.ports.find((p) => p.port === 8443)!;
+  return {
+    ...https,
+    ports: [
+      {
+        name: 'http-80',
+        port: 80,
+        bindPort: 10080,
+        endPort: 83,
+        rangeBindPorts: [10081, 10082, 10083],
+        http: {
+          routeConfigName: 'http-80',
+          virtualHosts: [
+            {
+              name: '*',
+              domains: ['*'],
+              routes: [forwardAll('HTTPRoute/default/any/rule/0/match/0', 'default/web/80')],
+            },
+          ],
+        },
+        filterChains: [],
+      },
+      { ...tls, endPort: 8462, filterChains: tls.filterChains.slice(0, 3) },
+    ],
+    clusters: https.clusters.filter((c) => c.name === 'default/web/80'),
+    secrets: https.secrets.filter((s) => s.name === 'infra/example-cert'),
+  };
+}
+
 export const GOLDEN_FLEETS: Record<string, () => FleetModel> = {
+  'port-range': portRangeFleet,
   http: httpFleet,
   'route-features': routeFeaturesFleet,
   https: httpsFleet,

@@ -19,6 +19,7 @@ import {
   httpsListener,
   listenerSet,
   parentRef,
+  portRange,
   storeOf,
   tlsSecret,
 } from '../support/objects';
@@ -168,5 +169,45 @@ describe('fast paths and the state they are given', () => {
     assert.ok(edited, 'a route of the added set can be edited on the fast path');
     assert.deepEqual(contents(added.state), afterAdd);
     assert.deepEqual(contents(edited.state), contents(buildGateways(store, OPTS).state));
+  });
+});
+
+describe('fast paths with a ListenerPortRange (docs/gateway-api.md §30)', () => {
+  const withRange = () => [...world(), portRange('wide', { name: 'edge', section: 'http' }, 8099)];
+
+  test('a route edit keeps the range: the fast path gives what a full build gives', () => {
+    const store = storeOf(...withRange());
+    const memo = new BuildMemo();
+    const built = buildGateways(store, OPTS, memo);
+    assert.equal(built.fleets[0].ports.find((p) => p.port === 8080)?.endPort, 8099);
+    const previous = store.get('HTTPRoute', 'default', 'r-edge')!;
+    const current = httpRoute('r-edge', rules('/edge/v2'), {
+      parentRefs: [parentRef('edge')],
+      generation: 2,
+    });
+    store.put(current);
+    const result = updateRoutes(store, OPTS, memo, built.state, [{ previous, current }]);
+    assert.ok(result, 'the fast path applies');
+    assert.deepEqual(contents(result.state), contents(buildGateways(store, OPTS).state));
+    const fleet = result.fleets[0].model;
+    assert.deepEqual(fleet, buildGateways(store, OPTS).fleets[0]);
+  });
+
+  test('a new ListenerSet takes a full build while ranges exist (its listener may fall in one)', () => {
+    const store = storeOf(...withRange());
+    const memo = new BuildMemo();
+    const built = buildGateways(store, OPTS, memo);
+    const fleets = new Map<string, FleetModel>(built.fleets.map((f) => [f.fleet, f]));
+    const inside = listenerSet('inside', { name: 'edge' }, [httpListener('plain', 8090)], {
+      created: '2026-02-01T00:00:00Z',
+    });
+    store.put(inside);
+    assert.equal(
+      addListenerSet(store, OPTS, memo, built.state, inside, [], (f) => fleets.get(f)),
+      undefined,
+    );
+    const full = buildGateways(store, OPTS);
+    const set = full.state.gateways[0].listenerSets.find((s) => s.object.metadata.name === 'inside')!;
+    assert.equal(set.listeners[0].ready, false, 'the listener inside the range is Conflicted');
   });
 });

@@ -371,3 +371,29 @@ export function fleetRef(
 ): { group: string; kind: string; name: string; namespace?: string } {
   return { group: 'gateway.convoy.dev', kind: 'EnvoyFleet', name, ...(namespace ? { namespace } : {}) };
 }
+
+// ---------------------------------------------------------------------------------------------
+// Port ranges
+
+/** A ListenerPortRange (docs/gateway-api.md §30) extending listener `section` of a Gateway (or ListenerSet) to `endPort`. */
+export function portRange(
+  name: string,
+  target: { name: string; section: string; kind?: 'Gateway' | 'ListenerSet' },
+  endPort: number,
+  o: Meta = {},
+): KubeObject {
+  return {
+    apiVersion: 'gateway.convoy.dev/v1alpha1',
+    kind: 'ListenerPortRange',
+    metadata: meta(name, o),
+    spec: {
+      targetRef: {
+        group: 'gateway.networking.k8s.io',
+        kind: target.kind ?? 'Gateway',
+        name: target.name,
+        sectionName: target.section,
+      },
+      endPort,
+    },
+  };
+}

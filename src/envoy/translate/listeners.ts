@@ -15,6 +15,7 @@ import type { FilterChainModel, PortModel, WeightedCluster } from '../../model/f
 import { Enum, ExtensionNames, ExtensionTypeUrl, adsConfigSource, memoByNode, typed } from './common';
 import { activeBackends } from './routes';
 import { DEFAULT_ACCESS_LOG, accessLogs, type AccessLogOptions } from './access-log';
+import { rangeBindPorts } from '../../model/port-range';
 
 /**
  * Translates PortModels to Envoy Listeners (LDS).
@@ -308,6 +309,13 @@ function buildListener(
     stat_prefix: port.name,
     per_connection_buffer_limit_bytes: { value: PER_CONNECTION_BUFFER_LIMIT_BYTES },
   };
+  const extra = rangeBindPorts(port);
+  if (extra.length > 0) {
+    // A port range (docs/gateway-api.md §30): one Listener, one set of chains, N sockets.
+    listener.additional_addresses = extra.map((p) => ({
+      address: { socket_address: { address: bindAddress, port_value: p } },
+    }));
+  }
   if (hasTls) listener.listener_filters = [TLS_INSPECTOR];
   listener.filter_chains = chains;
   return listener;

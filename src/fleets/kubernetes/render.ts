@@ -5,7 +5,8 @@
  * its namespace, carries its infrastructure labels and annotations, and is owned by it (deleting
  * the Gateway lets the garbage collector delete the fleet).
  */
-import type { FleetModel } from '../../model/fleet';
+import type { FleetModel, PortModel } from '../../model/fleet';
+import { rangeBindPorts, rangePorts } from '../../model/port-range';
 import type { ManagedFleetModel } from '../../model/managed-fleet';
 import { fleetObjectName } from '../../model/managed-fleet';
 import { renderBootstrapYaml, renderXdsSdsFiles } from '../../envoy/bootstrap';
@@ -142,17 +143,31 @@ function renderService(model: FleetModel & { managed: ManagedFleetModel }, metad
     spec: {
       type: s.type,
       selector: selectorLabels(model),
-      ports: model.ports.map((p) => ({
-        name: p.name,
-        protocol: 'TCP',
-        port: p.port,
-        targetPort: p.bindPort ?? p.port,
-      })),
+      ports: model.ports.flatMap((p) => [
+        { name: p.name, protocol: 'TCP', port: p.port, targetPort: p.bindPort ?? p.port },
+        ...rangeServicePorts(p),
+      ]),
       ...(s.externalTrafficPolicy ? { externalTrafficPolicy: s.externalTrafficPolicy } : {}),
       ...(s.loadBalancerIP ? { loadBalancerIP: s.loadBalancerIP } : {}),
       ...(s.clusterIP ? { clusterIP: s.clusterIP } : {}),
     },
   };
+}
+
+/**
+ * Returns the Service ports of a port range past its first port (docs/gateway-api.md §30), named
+ * `<listener>-<port>` (unique: listener names hold one number). The pod template lists only the
+ * first port of a range: container ports are informational, and a thousand of them would only
+ * bloat every pod.
+ */
+function rangeServicePorts(p: PortModel): object[] {
+  const binds = rangeBindPorts(p);
+  return rangePorts(p).map((port, i) => ({
+    name: `${p.name}-${port}`,
+    protocol: 'TCP',
+    port,
+    targetPort: binds[i],
+  }));
 }
 
 /** The Deployment or DaemonSet running Envoy plus the shutdown-manager sidecar that drains it. */

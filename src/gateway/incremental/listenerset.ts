@@ -81,6 +81,8 @@ export function addListenerSet(
   previousFleet: (fleet: string) => FleetModel | undefined,
 ): { fleet: FleetModel | undefined; statuses: ObjectStatus[]; state: BuildState } | undefined {
   if (ls.kind !== 'ListenerSet' || ls.metadata.deletionTimestamp) return undefined;
+  // A port range claims ports across listeners (port-ranges.ts): only a full build decides them.
+  if (view.list('ListenerPortRange').length > 0) return undefined;
   const parent = listenerSetParent(ls);
   if (!parent) return undefined;
   const at = state.gateways.findIndex((g) => g.fleet === fleetName(parent.namespace, parent.name));
