@@ -75,6 +75,10 @@ export interface ControllerOptions {
   onFleets?: (fleets: readonly FleetModel[]) => void;
   /** Convoy provisions managed fleets (BuildOptions.managedFleets). */
   managedFleets?: boolean;
+  /** Read legacy XListenerSets (BuildOptions.xListenerSets). */
+  xListenerSets?: boolean;
+  /** The dynamic port pool of XListenerSet listeners (BuildOptions.dynamicPorts). */
+  dynamicPorts?: { first: number; last: number };
 }
 
 /**
@@ -319,6 +323,8 @@ export class Controller {
       endpoints: this.opts.endpoints,
       gatewayAddresses: this.opts.gatewayAddresses,
       managedFleets: this.opts.managedFleets,
+      ...(this.opts.xListenerSets ? { xListenerSets: true } : {}),
+      ...(this.opts.dynamicPorts ? { dynamicPorts: this.opts.dynamicPorts } : {}),
       now: this.nowText(),
     };
   }
