@@ -59,6 +59,10 @@ export interface ServeOptions {
   tracing?: TracingSettings;
   gatewayAddresses?: BuildOptions['gatewayAddresses'];
   externalNameServices: boolean;
+  /** Read legacy XListenerSets (docs/gateway-api.md §29). */
+  xListenerSets?: boolean;
+  /** The dynamic port pool of XListenerSet listeners without a port. */
+  dynamicPorts?: { first: number; last: number };
   /** Convoy adds its own bound ports to protectedPorts. */
   endpoints: EndpointPolicy;
   leaseNamespace: string;
@@ -227,6 +231,7 @@ async function open(
       controllerName: options.controllerName,
       leaseNamespace: options.leaseNamespace,
       leaseName: options.leaseName,
+      ...(options.xListenerSets ? { xListenerSets: true } : {}),
       ...(fleets
         ? { fleets: fleetProvisioning(fleets, xdsSecurity.certificates, k8s.certificateDirectorySource) }
         : {}),
@@ -247,6 +252,8 @@ async function open(
     metrics,
     controllerName: options.controllerName,
     externalNameServices: options.externalNameServices,
+    ...(options.xListenerSets ? { xListenerSets: true } : {}),
+    ...(options.dynamicPorts ? { dynamicPorts: options.dynamicPorts } : {}),
     endpoints: { ...options.endpoints, protectedPorts },
     gatewayAddresses: options.gatewayAddresses,
     translate: {

@@ -69,3 +69,17 @@ export function assignDynamicPorts(
   });
   return out;
 }
+
+/**
+ * Parses `A-B` (`--dynamic-port-range`) into an inclusive pool; throws with a message saying what
+ * is wrong. Both ends are ports (1–65535) and A ≤ B.
+ */
+export function parsePortPool(text: string): PortPool {
+  const m = /^(\d{1,5})-(\d{1,5})$/.exec(text.trim());
+  if (!m) throw new Error(`expected FIRST-LAST (e.g. 30000-30999), got ${JSON.stringify(text)}`);
+  const first = Number(m[1]);
+  const last = Number(m[2]);
+  if (first < 1 || last > 65535) throw new Error(`ports must be within 1-65535, got ${text}`);
+  if (first > last) throw new Error(`the first port must not exceed the last, got ${text}`);
+  return { first, last };
+}
