@@ -390,7 +390,8 @@ function legacyListenerSetOptions(
   range: string | undefined,
 ): Pick<ServeOptions, 'xListenerSets' | 'dynamicPorts'> {
   if (range === undefined) return enabled ? { xListenerSets: true } : {};
-  if (!enabled) throw new UsageError('--dynamic-port-range applies to XListenerSets: add --enable-xlistenerset', 'serve');
+  if (!enabled)
+    throw new UsageError('--dynamic-port-range applies to XListenerSets: add --enable-xlistenerset', 'serve');
   try {
     return { xListenerSets: true, dynamicPorts: parsePortPool(range) };
   } catch (err) {

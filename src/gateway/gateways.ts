@@ -211,7 +211,8 @@ function resolveGateway(
   });
   const listenerSets: ResolvedListenerSet[] = sets.map((s, idx) => {
     const gen = s.object.metadata.generation;
-    if (s.superseded) return { object: s.object, allowed: false, accepted: false, listeners: [], superseded: true };
+    if (s.superseded)
+      return { object: s.object, allowed: false, accepted: false, listeners: [], superseded: true };
     if (!s.allowed) {
       return {
         object: s.object,

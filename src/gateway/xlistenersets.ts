@@ -5,7 +5,12 @@
  * conflicts, validation, route attachment) is ListenerSet's, on the same merged model.
  */
 import type { KubeObject } from '../store/objects';
-import { XLISTENERSET_GROUP, XLISTENERSET_KIND, XLISTENERSET_VERSION, objectNamespace } from '../store/objects';
+import {
+  XLISTENERSET_GROUP,
+  XLISTENERSET_KIND,
+  XLISTENERSET_VERSION,
+  objectNamespace,
+} from '../store/objects';
 import type { ObjectStatus, Condition } from '../status/types';
 import type { BuildOptions, ResolvedListener, ResolvedListenerSet, StoreView } from './resolved';
 import type { ListenerStatus } from './api';
@@ -100,7 +105,10 @@ export function xListenerSetStatus(
       ? conditions
       : conditions.map((c) =>
           c.type === ConditionType.Accepted
-            ? { ...c, message: `${c.message}; listeners without a port (UnsupportedPort): ${unplaced.join(', ')}` }
+            ? {
+                ...c,
+                message: `${c.message}; listeners without a port (UnsupportedPort): ${unplaced.join(', ')}`,
+              }
             : c,
         );
   const listeners = set.listeners
@@ -118,7 +126,11 @@ export function xListenerSetStatus(
   return {
     apiVersion: `${XLISTENERSET_GROUP}/${XLISTENERSET_VERSION}`,
     kind: XLISTENERSET_KIND,
-    metadata: { namespace: objectNamespace(obj), name: obj.metadata.name, generation: obj.metadata.generation },
+    metadata: {
+      namespace: objectNamespace(obj),
+      name: obj.metadata.name,
+      generation: obj.metadata.generation,
+    },
     status: { conditions: withNote, listeners } as unknown as Record<string, unknown>,
   };
 }

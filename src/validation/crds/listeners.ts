@@ -46,30 +46,33 @@ const listenerTls = withRules(
 /** Returns the listener schema with `portNode` as its port, required unless `portOptional`. */
 export const listenerSchema = (portNode: IntegerNode, portOptional = false) =>
   obj(
-  {
-    allowedRoutes: obj(
-      {
-        kinds: arr(obj({ group: group('gateway.networking.k8s.io'), kind: kind() }, { required: ['kind'] }), {
-          maxItems: 8,
-        }),
-        namespaces: obj(
-          {
-            from: str({ enum: ['All', 'Selector', 'Same'], default: 'Same' }),
-            selector: labelSelector(),
-          },
-          { default: { from: 'Same' } },
-        ),
-      },
-      { default: { namespaces: { from: 'Same' } } },
-    ),
-    hostname: hostname(),
-    name: sectionName(),
-    port: portNode,
-    protocol: str({ minLength: 1, maxLength: 255, pattern: PROTOCOL }),
-    tls: listenerTls,
-  },
-  { required: portOptional ? ['name', 'protocol'] : ['name', 'port', 'protocol'] },
-);
+    {
+      allowedRoutes: obj(
+        {
+          kinds: arr(
+            obj({ group: group('gateway.networking.k8s.io'), kind: kind() }, { required: ['kind'] }),
+            {
+              maxItems: 8,
+            },
+          ),
+          namespaces: obj(
+            {
+              from: str({ enum: ['All', 'Selector', 'Same'], default: 'Same' }),
+              selector: labelSelector(),
+            },
+            { default: { from: 'Same' } },
+          ),
+        },
+        { default: { namespaces: { from: 'Same' } } },
+      ),
+      hostname: hostname(),
+      name: sectionName(),
+      port: portNode,
+      protocol: str({ minLength: 1, maxLength: 255, pattern: PROTOCOL }),
+      tls: listenerTls,
+    },
+    { required: portOptional ? ['name', 'protocol'] : ['name', 'port', 'protocol'] },
+  );
 
 const listener = listenerSchema(port());
 
