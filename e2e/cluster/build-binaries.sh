@@ -9,6 +9,9 @@ set -euo pipefail
 K8S_VERSION="${K8S_VERSION:-v1.35.4}"
 ETCD_VERSION="${ETCD_VERSION:-v3.6.16}"
 GATEWAY_API_VERSION="${GATEWAY_API_VERSION:-v1.6.1}"
+# The last release whose experimental channel ships the legacy XListenerSet CRD
+# (docs/gateway-api.md §29); v1.5.0 replaced it by ListenerSet v1.
+XLISTENERSET_RELEASE="${XLISTENERSET_RELEASE:-v1.4.1}"
 GO_VERSION="$(go env GOVERSION)"
 CACHE_ROOT="${CONVOY_CACHE:-$HOME/.cache/convoy}"
 OUT="$CACHE_ROOT/k8s-$K8S_VERSION-etcd-$ETCD_VERSION-$GO_VERSION"
@@ -113,10 +116,23 @@ fetch_crds() {
   touch "$OUT/crds-experimental/.complete-$GATEWAY_API_VERSION"
 }
 
+# The legacy XListenerSet CRD, into crds-legacy/ (installed only by the tests of that kind).
+fetch_legacy_crds() {
+  if [[ -f "$OUT/crds-legacy/.complete-$XLISTENERSET_RELEASE" ]]; then
+    return
+  fi
+  local dir
+  dir="$(go mod download -json "sigs.k8s.io/gateway-api@$XLISTENERSET_RELEASE" | python3 -c 'import json,sys; print(json.load(sys.stdin)["Dir"])')"
+  rm -rf "$OUT/crds-legacy" && mkdir -p "$OUT/crds-legacy"
+  cp "$dir"/config/crd/experimental/gateway.networking.x-k8s.io_xlistenersets.yaml "$OUT/crds-legacy/"
+  chmod -R u+w "$OUT/crds-legacy"
+  touch "$OUT/crds-legacy/.complete-$XLISTENERSET_RELEASE"
+}
+
 case "${1:-all}" in
-  crds) fetch_crds ;;
+  crds) fetch_crds; fetch_legacy_crds ;;
   etcd) build_etcd ;;
   k8s) build_k8s ;;
-  all) fetch_crds; build_etcd; build_k8s ;;
+  all) fetch_crds; fetch_legacy_crds; build_etcd; build_k8s ;;
 esac
 echo "$OUT"

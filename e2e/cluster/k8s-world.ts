@@ -1,6 +1,6 @@
 import * as path from 'node:path';
 import { KubeApiError } from '../../src/kubernetes/client';
-import { RESOURCE_TYPES, objectPath } from '../../src/kubernetes/resources';
+import { RESOURCE_TYPES, XLISTENERSET_RESOURCE, objectPath } from '../../src/kubernetes/resources';
 import type { ResourceType } from '../../src/kubernetes/resources';
 import { ConvoyProcess, EnvoyProcess, tempDir, waitFor } from '../harness';
 import { LocalCluster, REPO_ROOT } from './cluster';
@@ -48,7 +48,7 @@ const EXTRA_TYPES: ResourceType[] = [
 ];
 
 function typeOf(kind: string): ResourceType {
-  const r = [...RESOURCE_TYPES, ...EXTRA_TYPES].find((t) => t.kind === kind);
+  const r = [...RESOURCE_TYPES, XLISTENERSET_RESOURCE, ...EXTRA_TYPES].find((t) => t.kind === kind);
   if (!r) throw new Error(`k8s-world: unknown kind ${kind}`);
   return r;
 }

@@ -6,6 +6,7 @@ import { KubernetesStatusWriter } from '../kubernetes/status-writer';
 import { LeaderElector } from '../kubernetes/lease';
 import { KubeClient } from '../kubernetes/client';
 import { KubernetesProvider } from '../providers/kubernetes/provider';
+import { watchedResources } from '../kubernetes/resources';
 import { KubernetesFleetProvisioner } from '../fleets/kubernetes/provisioner';
 import type { FleetCertificateSource } from '../fleets/kubernetes/provisioner';
 import type { RenderSettings } from '../fleets/kubernetes/render';
@@ -49,6 +50,8 @@ export interface KubernetesModeOptions {
   retryPeriodMs?: number;
   /** A client-side limit on status writes per second (default none: docs/gateway-api.md §16). */
   statusQps?: number;
+  /** Watch legacy XListenerSets too (docs/gateway-api.md §29); their RBAC is needed only then. */
+  xListenerSets?: boolean;
   /** Provision managed fleets (docs/architecture.md §13); only the leader writes. */
   fleets?: { settings: RenderSettings; certificates: FleetCertificateSource };
 }
@@ -71,7 +74,13 @@ export interface KubernetesMode {
  */
 export async function startKubernetesMode(o: KubernetesModeOptions): Promise<KubernetesMode> {
   const client = KubeClient.fromKubeconfig(o.kubeconfig);
-  const provider = new KubernetesProvider({ client, store: o.store, logger: o.logger, metrics: o.metrics });
+  const provider = new KubernetesProvider({
+    client,
+    store: o.store,
+    logger: o.logger,
+    metrics: o.metrics,
+    resources: watchedResources(o.xListenerSets === true),
+  });
   const writer = new KubernetesStatusWriter({
     client,
     controllerName: o.controllerName ?? 'convoy.dev/gateway-controller',

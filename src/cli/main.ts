@@ -59,6 +59,10 @@ const COMMANDS: Record<string, Subcommand> = {
     summary: 'build Gateway API YAML (a directory or stdin) into Envoy resources and statuses, offline',
     run: async (argv) => (await import('./translate')).translateCommand(argv),
   },
+  migrate: {
+    summary: 'rewrite legacy XListenerSet manifests (and route parentRefs) to ListenerSet v1',
+    run: async (argv) => (await import('./migrate')).migrateCommand(argv),
+  },
   describe: {
     summary:
       'explain which listener serves a hostname (or a listener): certificate, routes, backends, losers',

@@ -17,6 +17,7 @@ import { parseHostPort } from '../util/host-port';
 import { XdsCache } from '../xds/cache';
 import type { FleetSnapshot } from '../xds/snapshot';
 import { UsageError } from './args';
+import { parsePortPool } from '../gateway/dynamic-ports';
 import type { ParsedOptions } from './args';
 import { DEFAULT_CONTROLLER_NAME } from './serve';
 
@@ -50,6 +51,12 @@ export const BUILD_OPTIONS = {
   'enable-external-name-services': { type: 'boolean', description: 'Allow routes to ExternalName Services.' },
   'allow-loopback-endpoints': { type: 'boolean', description: 'Allow loopback endpoint addresses.' },
   'allow-link-local-endpoints': { type: 'boolean', description: 'Allow link-local endpoint addresses.' },
+  'enable-xlistenerset': { type: 'boolean', description: 'Read legacy XListenerSets (as serve does).' },
+  'dynamic-port-range': {
+    type: 'string',
+    valueName: 'FIRST-LAST',
+    description: "serve's --dynamic-port-range: ports for XListenerSet listeners without one.",
+  },
   'xds-address': {
     type: 'string',
     valueName: 'HOST:PORT',
@@ -138,6 +145,10 @@ export async function offlineBuild(source: string, v: BuildFlags, command: strin
       protectedPorts: ports,
     },
     gatewayAddresses: v['gateway-address'].length > 0 ? { static: v['gateway-address'] } : undefined,
+    ...(v['enable-xlistenerset'] ? { xListenerSets: true } : {}),
+    ...(v['dynamic-port-range'] !== undefined
+      ? { dynamicPorts: checkedPool(v['dynamic-port-range'], command) }
+      : {}),
   };
   const controller = new Controller({
     store,
@@ -149,6 +160,8 @@ export async function offlineBuild(source: string, v: BuildFlags, command: strin
     externalNameServices: options.externalNameServices,
     endpoints: options.endpoints,
     gatewayAddresses: options.gatewayAddresses,
+    ...(options.xListenerSets ? { xListenerSets: true } : {}),
+    ...(options.dynamicPorts ? { dynamicPorts: options.dynamicPorts } : {}),
     translate: { bindAddress: v['envoy-bind-address'] },
   });
   try {
@@ -162,4 +175,13 @@ export async function offlineBuild(source: string, v: BuildFlags, command: strin
   for (const fleet of [...cache.fleets()].sort()) fleets.set(fleet, cache.snapshot(fleet)!);
   const { state } = buildGateways(store, { ...options, now: new Date().toISOString() });
   return { fleets, statuses: view.list(), problems: files.problems(), state };
+}
+
+/** Parses --dynamic-port-range as serve does, turning a bad value into a UsageError of `command`. */
+function checkedPool(text: string, command: string): { first: number; last: number } {
+  try {
+    return parsePortPool(text);
+  } catch (err) {
+    throw new UsageError(`--dynamic-port-range: ${(err as Error).message}`, command);
+  }
 }

@@ -62,6 +62,10 @@ export interface ServeOptions {
   externalNameServices: boolean;
   /** The most ports a ListenerPortRange may span (docs/gateway-api.md §30). */
   maxPortRangePorts: number;
+  /** Read legacy XListenerSets (docs/gateway-api.md §29). */
+  xListenerSets?: boolean;
+  /** The dynamic port pool of XListenerSet listeners without a port. */
+  dynamicPorts?: { first: number; last: number };
   /** Convoy adds its own bound ports to protectedPorts. */
   endpoints: EndpointPolicy;
   leaseNamespace: string;
@@ -236,6 +240,7 @@ async function open(
       leaseNamespace: options.leaseNamespace,
       leaseName: options.leaseName,
       ...(options.statusQps ? { statusQps: options.statusQps } : {}),
+      ...(options.xListenerSets ? { xListenerSets: true } : {}),
       ...(fleets
         ? { fleets: fleetProvisioning(fleets, xdsSecurity.certificates, k8s.certificateDirectorySource) }
         : {}),
@@ -257,6 +262,8 @@ async function open(
     controllerName: options.controllerName,
     externalNameServices: options.externalNameServices,
     maxPortRangePorts: options.maxPortRangePorts,
+    ...(options.xListenerSets ? { xListenerSets: true } : {}),
+    ...(options.dynamicPorts ? { dynamicPorts: options.dynamicPorts } : {}),
     endpoints: { ...options.endpoints, protectedPorts },
     gatewayAddresses: options.gatewayAddresses,
     translate: {

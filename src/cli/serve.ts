@@ -16,6 +16,7 @@ import {
   DEFAULT_UNKNOWN_FLEET_TIMEOUT,
 } from './xds-security';
 import type { ServeOptions } from './serve-runtime';
+import { parsePortPool } from '../gateway/dynamic-ports';
 
 /**
  * `convoy serve`: its flags (one declarative table, which also renders --help), the checks that
@@ -236,6 +237,18 @@ export const serveSpec = defineCommand({
         "A client-side limit on status writes per second (Kubernetes mode). Default: none; the API server's priority and fairness paces them.",
     },
     // Managed fleets (docs/architecture.md §13).
+    // The legacy XListenerSet and its dynamic ports (docs/gateway-api.md §29).
+    'enable-xlistenerset': {
+      type: 'boolean',
+      description:
+        'Read the legacy XListenerSet (gateway.networking.x-k8s.io/v1alpha1) like ListenerSet; Kubernetes mode watches it only then.',
+    },
+    'dynamic-port-range': {
+      type: 'string',
+      valueName: 'FIRST-LAST',
+      description:
+        'Give XListenerSet listeners without a port one from this range (off by default: they are refused with UnsupportedPort).',
+    },
     'managed-fleets': {
       type: 'boolean',
       description:
@@ -374,6 +387,7 @@ export function serveOptionsFromFlags(v: ServeFlags): ServeOptions {
     ...(localEnvoys ? { localEnvoys } : {}),
     externalNameServices: v['enable-external-name-services'],
     maxPortRangePorts: checkedPortRangeBound(v['max-port-range-ports']),
+    ...legacyListenerSetOptions(v['enable-xlistenerset'], v['dynamic-port-range']),
     endpoints: {
       allowLoopback: v['allow-loopback-endpoints'],
       allowLinkLocal: v['allow-link-local-endpoints'],
@@ -385,6 +399,21 @@ export function serveOptionsFromFlags(v: ServeFlags): ServeOptions {
     ...(v['log-level'] ? { logLevel: v['log-level'] } : {}),
     logBufferBytes: checkedCount(v['log-buffer-bytes'], 'log-buffer-bytes', MIN_LOG_BUFFER_BYTES),
   };
+}
+
+/** Returns the XListenerSet options of ServeOptions; a range without the kind enabled is a usage error. */
+function legacyListenerSetOptions(
+  enabled: boolean | undefined,
+  range: string | undefined,
+): Pick<ServeOptions, 'xListenerSets' | 'dynamicPorts'> {
+  if (range === undefined) return enabled ? { xListenerSets: true } : {};
+  if (!enabled)
+    throw new UsageError('--dynamic-port-range applies to XListenerSets: add --enable-xlistenerset', 'serve');
+  try {
+    return { xListenerSets: true, dynamicPorts: parsePortPool(range) };
+  } catch (err) {
+    throw new UsageError(`--dynamic-port-range: ${(err as Error).message}`, 'serve');
+  }
 }
 
 /** Parses the --access-log values (access-log-flags.ts), turning a bad one into a UsageError. */

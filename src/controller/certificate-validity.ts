@@ -126,7 +126,7 @@ export function applyValidityProblems(
 ): ObjectStatus[] {
   if (problems.size === 0) return statuses;
   return statuses.map((s) => {
-    if (s.kind !== 'Gateway' && s.kind !== 'ListenerSet') return s;
+    if (s.kind !== 'Gateway' && s.kind !== 'ListenerSet' && s.kind !== 'XListenerSet') return s;
     const prefix = `${s.kind}/${s.metadata.namespace ?? ''}/${s.metadata.name}/`;
     const entries = s.status.listeners;
     if (!Array.isArray(entries)) return s;

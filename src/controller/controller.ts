@@ -80,6 +80,10 @@ export interface ControllerOptions {
   managedFleets?: boolean | 'local';
   /** The most ports a ListenerPortRange may span (BuildOptions.maxPortRangePorts). */
   maxPortRangePorts?: number;
+  /** Read legacy XListenerSets (BuildOptions.xListenerSets). */
+  xListenerSets?: boolean;
+  /** The dynamic port pool of XListenerSet listeners (BuildOptions.dynamicPorts). */
+  dynamicPorts?: { first: number; last: number };
 }
 
 /**
@@ -333,6 +337,8 @@ export class Controller {
       ...(this.opts.maxPortRangePorts !== undefined
         ? { maxPortRangePorts: this.opts.maxPortRangePorts }
         : {}),
+      ...(this.opts.xListenerSets ? { xListenerSets: true } : {}),
+      ...(this.opts.dynamicPorts ? { dynamicPorts: this.opts.dynamicPorts } : {}),
       now: this.nowText(),
     };
   }

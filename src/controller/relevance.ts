@@ -23,7 +23,7 @@ export class ReferenceIndex {
     // A managed fleet's Service gives its Gateway's status.addresses (docs/architecture.md §13).
     for (const gw of view.list('Gateway'))
       index.services.add(namespacedName(objectNamespace(gw), fleetObjectName(gw.metadata.name)));
-    for (const kind of ['Gateway', 'ListenerSet']) {
+    for (const kind of ['Gateway', 'ListenerSet', 'XListenerSet']) {
       for (const owner of view.list(kind)) index.addListenerOwner(owner);
     }
     for (const kind of ['HTTPRoute', 'GRPCRoute', 'TLSRoute']) {

@@ -16,6 +16,7 @@ import type { SecretObjectReference } from './api';
 import { GATEWAY_API_GROUP, normalizeGroup } from './api';
 import { Reason } from '../status/conditions';
 import { isReferenceAllowed } from './referencegrants';
+import { XLISTENERSET_GROUP, XLISTENERSET_KIND } from '../store/objects';
 import { secretName } from '../model/names';
 
 export const SECRET_TYPE_TLS = 'kubernetes.io/tls';
@@ -127,7 +128,12 @@ export function resolveCertificateRef(
   }
   const allowed = isReferenceAllowed(
     view,
-    { group: GATEWAY_API_GROUP, kind: owner.kind, namespace: owner.namespace },
+    // An XListenerSet is named by its own group in ReferenceGrant `from` (docs/gateway-api.md §29).
+    {
+      group: owner.kind === XLISTENERSET_KIND ? XLISTENERSET_GROUP : GATEWAY_API_GROUP,
+      kind: owner.kind,
+      namespace: owner.namespace,
+    },
     { group: '', kind: 'Secret', namespace, name: ref.name },
   );
   if (!allowed) {

@@ -12,6 +12,7 @@ import { objectNamespace } from '../store/objects';
 import type {
   BuildOptions,
   ListenerOwner,
+  ListenerOwnerKind,
   ResolvedGateway,
   ResolvedGatewayClass,
   ResolvedListener,
@@ -35,6 +36,9 @@ import {
 } from './listener-validation';
 import { listenerSetAllowed, listenerSetsByParent } from './listenersets';
 import { DEFAULT_MAX_RANGE_PORTS, ownerKey, portRangesByTarget, resolvePortRanges } from './port-ranges';
+import { isSuperseded, isXListenerSet, recordedPort, unsupportedPortListener } from './xlistenersets';
+import { assignDynamicPorts, type PortRequest } from './dynamic-ports';
+import { listenerQualifiedName } from '../model/names';
 import type { BuildMemo } from './build-memo';
 import { compareStrings } from '../util/compare';
 import { fleetName } from '../model/names';
@@ -87,7 +91,47 @@ interface SetInfo {
   object: KubeObject;
   owner: ListenerOwner;
   allowed: boolean;
+  /** An XListenerSet a ListenerSet of the same namespace/name supersedes (docs/gateway-api.md §29). */
+  superseded: boolean;
   specs: Listener[];
+}
+
+/** One entry of a Gateway's merged listener list (docs/gateway-api.md §5). */
+interface MergedListener {
+  owner: ListenerOwner;
+  spec: Listener;
+  gen?: number;
+  fromGateway: boolean;
+  set?: number;
+  /** An XListenerSet listener without a port that got none from the pool. */
+  unplaced?: boolean;
+}
+
+/**
+ * Gives the XListenerSet listeners of a merged list that declare no port (unset or 0) one from
+ * the dynamic port pool, in precedence order (dynamic-ports.ts; docs/gateway-api.md §29): each
+ * gets a copy of its spec with the port, or is marked unplaced when there is none to give. The
+ * ports every other listener declares are never given.
+ */
+function placeDynamicPorts(merged: MergedListener[], sets: SetInfo[], opts: BuildOptions): void {
+  const requests: PortRequest[] = [];
+  const at: number[] = [];
+  const taken = new Set<number>();
+  merged.forEach((m, i) => {
+    if (m.owner.kind !== 'XListenerSet' || m.spec.port > 0 || m.set === undefined) {
+      taken.add(m.spec.port);
+      return;
+    }
+    const recorded = recordedPort(sets[m.set].object, m.spec.name);
+    requests.push({ identity: listenerQualifiedName(m.owner, m.spec.name), recorded });
+    at.push(i);
+  });
+  if (requests.length === 0) return;
+  assignDynamicPorts(requests, taken, opts.dynamicPorts).forEach((port, k) => {
+    const m = merged[at[k]];
+    if (port === undefined) m.unplaced = true;
+    else m.spec = { ...m.spec, port };
+  });
 }
 
 /**
@@ -108,17 +152,19 @@ function resolveGateway(
   const ownSpecs = gatewaySpec(gw).listeners ?? [];
   const sets: SetInfo[] = (setsByParent.get(namespacedName(ns, gw.metadata.name)) ?? []).map((ls) => {
     const lsNs = objectNamespace(ls);
+    const superseded = isXListenerSet(ls) && isSuperseded(view, ls);
+    const kind: ListenerOwnerKind = isXListenerSet(ls) ? 'XListenerSet' : 'ListenerSet';
     return {
       object: ls,
-      owner: { kind: 'ListenerSet', namespace: lsNs, name: ls.metadata.name },
-      allowed: listenerSetAllowed(view, gw, lsNs),
+      owner: { kind, namespace: lsNs, name: ls.metadata.name },
+      allowed: !superseded && listenerSetAllowed(view, gw, lsNs),
+      superseded,
       specs: listenerSetSpec(ls)?.listeners ?? [],
     };
   });
 
   // Merged list: Gateway listeners, then admitted sets' listeners in precedence order.
-  const merged: { owner: ListenerOwner; spec: Listener; gen?: number; fromGateway: boolean; set?: number }[] =
-    [];
+  const merged: MergedListener[] = [];
   for (const spec of ownSpecs)
     merged.push({ owner: gwOwner, spec, gen: gw.metadata.generation, fromGateway: true });
   sets.forEach((s, idx) => {
@@ -127,8 +173,11 @@ function resolveGateway(
       merged.push({ owner: s.owner, spec, gen: s.object.metadata.generation, fromGateway: false, set: idx });
     }
   });
-  const conflicts = detectConflicts(
-    merged.map((m) => ({
+  placeDynamicPorts(merged, sets, opts);
+  // Listeners without a port take no part in conflicts: they serve nothing.
+  const placed = merged.filter((m) => !m.unplaced);
+  const placedConflicts = detectConflicts(
+    placed.map((m) => ({
       port: m.spec.port,
       protocol: m.spec.protocol,
       hostname: m.spec.hostname,
@@ -136,21 +185,28 @@ function resolveGateway(
       fromGateway: m.fromGateway,
     })),
   );
+  const conflictOf = new Map(placed.map((m, k) => [m, placedConflicts[k]]));
   const policies = [gwOwner, ...sets.map((s) => s.owner)].flatMap(
     (o) => rangesByTarget.get(ownerKey(o)) ?? [],
   );
   const ranges = resolvePortRanges(
-    merged.map((m, i) => ({
+    placed.map((m) => ({
       owner: m.owner,
       name: m.spec.name,
       port: m.spec.port,
-      conflicted: conflicts[i] !== undefined,
+      conflicted: conflictOf.get(m) !== undefined,
     })),
     policies,
     opts.maxPortRangePorts ?? DEFAULT_MAX_RANGE_PORTS,
   );
-  const resolved = merged.map((m, i) => {
-    const rangeConflict = ranges.conflicts[i];
+  const rangeOf = new Map(
+    placed.map((m, k) => [m, { conflict: ranges.conflicts[k], endPort: ranges.endPorts[k] }]),
+  );
+  const resolved = merged.map((m) => {
+    if (m.unplaced)
+      return unsupportedPortListener(opts, notAllowedListener(opts, m.owner, m.spec, m.gen), m.gen);
+    const conflict = conflictOf.get(m);
+    const range = rangeOf.get(m);
     const l = validateListener(
       view,
       opts,
@@ -158,13 +214,12 @@ function resolveGateway(
         owner: m.owner,
         spec: m.spec,
         generation: m.gen,
-        conflict: conflicts[i] ?? (rangeConflict ? Reason.ProtocolConflict : undefined),
-        ...(rangeConflict && !conflicts[i] ? { conflictMessage: rangeConflict } : {}),
+        conflict: conflict ?? (range?.conflict ? Reason.ProtocolConflict : undefined),
+        ...(range?.conflict && !conflict ? { conflictMessage: range.conflict } : {}),
       },
       certificates,
     );
-    const endPort = ranges.endPorts[i];
-    return endPort === undefined ? l : { ...l, endPort };
+    return range?.endPort === undefined ? l : { ...l, endPort: range.endPort };
   });
 
   markOverlappingTLS(resolved, opts);
@@ -184,6 +239,8 @@ function resolveGateway(
   });
   const listenerSets: ResolvedListenerSet[] = sets.map((s, idx) => {
     const gen = s.object.metadata.generation;
+    if (s.superseded)
+      return { object: s.object, allowed: false, accepted: false, listeners: [], superseded: true };
     if (!s.allowed) {
       return {
         object: s.object,
@@ -304,7 +361,7 @@ export function resolveGateways(
   memo?: BuildMemo,
   classes: readonly ResolvedGatewayClass[] = resolveGatewayClasses(view, opts),
 ): ResolvedGateway[] {
-  const setsByParent = listenerSetsByParent(view);
+  const setsByParent = listenerSetsByParent(view, opts.xListenerSets === true);
   const rangesByTarget = portRangesByTarget(view.list('ListenerPortRange'));
   const acceptedClasses = new Map(classes.filter((c) => c.accepted).map((c) => [c.object.metadata.name, c]));
   return ownedGateways(view, classes).map((gw) =>

@@ -1,6 +1,8 @@
 /**
  * ListenerSet (gateway.networking.k8s.io/v1, GEP-1713): which sets belong to a Gateway, whether the
- * Gateway's spec.allowedListeners admits them, their precedence order, and their status.
+ * Gateway's spec.allowedListeners admits them, their precedence order, and their status. With
+ * BuildOptions.xListenerSets the legacy XListenerSets take part as sets of the same kind
+ * (xlistenersets.ts, docs/gateway-api.md §29).
  */
 import type { KubeObject } from '../store/objects';
 import { namespacedName, objectNamespace } from '../store/objects';
@@ -11,6 +13,8 @@ import { GATEWAY_API_GROUP, GATEWAY_API_VERSION, gatewaySpec, listenerSetSpec } 
 import { ConditionType, Reason, makeCondition } from '../status/conditions';
 import { labelsMatch, namespaceLabels } from './selectors';
 import { compareStrings } from '../util/compare';
+import { XLISTENERSET_KIND } from '../store/objects';
+import { supersededConditions, xListenerSetStatus } from './xlistenersets';
 
 /** Returns the parent Gateway a ListenerSet names, defaults applied; undefined if it is not a Gateway. */
 export function listenerSetParent(ls: KubeObject): { namespace: string; name: string } | undefined {
@@ -23,7 +27,10 @@ export function listenerSetParent(ls: KubeObject): { namespace: string; name: st
   return { namespace: ref.namespace || objectNamespace(ls), name: ref.name };
 }
 
-/** Orders ListenerSets by GEP-1713 precedence: oldest creationTimestamp first, then "namespace/name". */
+/**
+ * Orders ListenerSets by GEP-1713 precedence: oldest creationTimestamp first, then "namespace/name",
+ * then kind (a ListenerSet before an XListenerSet), so the order is total.
+ */
 export function compareListenerSets(a: KubeObject, b: KubeObject): number {
   const ta = a.metadata.creationTimestamp ?? '';
   const tb = b.metadata.creationTimestamp ?? '';
@@ -35,7 +42,7 @@ export function compareListenerSets(a: KubeObject, b: KubeObject): number {
   }
   const ka = namespacedName(objectNamespace(a), a.metadata.name);
   const kb = namespacedName(objectNamespace(b), b.metadata.name);
-  return compareStrings(ka, kb);
+  return compareStrings(ka, kb) || compareStrings(a.kind, b.kind);
 }
 
 /** Returns the ListenerSets whose parentRef names this Gateway in precedence order, minus deleting ones. */
@@ -52,10 +59,16 @@ export function listenerSetsForGateway(view: StoreView, gateway: KubeObject): Ku
     .sort(compareListenerSets);
 }
 
-/** Returns all ListenerSets by the "namespace/name" of the Gateway they name, each in precedence order. */
-export function listenerSetsByParent(view: StoreView): Map<string, KubeObject[]> {
+/**
+ * Returns all ListenerSets (and XListenerSets when `xListenerSets`) by the "namespace/name" of the
+ * Gateway they name, each in precedence order.
+ */
+export function listenerSetsByParent(view: StoreView, xListenerSets = false): Map<string, KubeObject[]> {
   const out = new Map<string, KubeObject[]>();
-  for (const ls of view.list('ListenerSet')) {
+  const all = xListenerSets
+    ? [...view.list('ListenerSet'), ...view.list(XLISTENERSET_KIND)]
+    : view.list('ListenerSet');
+  for (const ls of all) {
     if (ls.metadata.deletionTimestamp) continue;
     const parent = listenerSetParent(ls);
     if (!parent) continue;
@@ -98,6 +111,7 @@ export function listenerStatus(l: ResolvedListener): ListenerStatus {
 }
 
 export type ListenerSetVerdict =
+  | { kind: 'Superseded' }
   | { kind: 'NotAllowed' }
   | { kind: 'ParentNotAccepted' }
   | { kind: 'ListenersNotValid' }
@@ -105,6 +119,7 @@ export type ListenerSetVerdict =
 
 /** Returns the top-level verdict for a ListenerSet, from its resolved form and its parent's acceptance. */
 export function listenerSetVerdict(set: ResolvedListenerSet, parentAccepted: boolean): ListenerSetVerdict {
+  if (set.superseded) return { kind: 'Superseded' };
   if (!set.allowed) return { kind: 'NotAllowed' };
   if (!parentAccepted) return { kind: 'ParentNotAccepted' };
   const ready = set.listeners.filter((l) => l.ready).length;
@@ -112,7 +127,10 @@ export function listenerSetVerdict(set: ResolvedListenerSet, parentAccepted: boo
   return { kind: 'Accepted', partial: ready < set.listeners.length };
 }
 
-/** Builds the ListenerSet status subresource (conditions + one entry per spec listener). */
+/**
+ * Builds the ListenerSet status subresource (conditions + one entry per spec listener); an
+ * XListenerSet's is in its legacy schema (xlistenersets.ts).
+ */
 export function listenerSetStatus(
   set: ResolvedListenerSet,
   verdict: ListenerSetVerdict,
@@ -124,6 +142,9 @@ export function listenerSetStatus(
     makeCondition(type, status, reason, message, gen, opts.now);
   let conditions: Condition[];
   switch (verdict.kind) {
+    case 'Superseded':
+      conditions = supersededConditions(set, opts);
+      break;
     case 'NotAllowed': {
       const msg = "the parent Gateway's allowedListeners does not admit ListenerSets from this namespace";
       conditions = [
@@ -158,6 +179,7 @@ export function listenerSetStatus(
       ];
       break;
   }
+  if (obj.kind === XLISTENERSET_KIND) return xListenerSetStatus(set, conditions, listenerStatus);
   const status: ListenerSetStatus = {
     conditions,
     listeners: set.listeners.map((l) => listenerStatus(l)),

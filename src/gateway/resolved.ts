@@ -53,11 +53,24 @@ export interface BuildOptions {
   managedFleets?: boolean | 'local';
   /** The most ports a ListenerPortRange may span (docs/gateway-api.md §30); default 1,024. */
   maxPortRangePorts?: number;
+  /**
+   * Read the legacy XListenerSet kind (`--enable-xlistenerset`, docs/gateway-api.md §29). Off:
+   * XListenerSets in the store are ignored (Kubernetes mode does not even watch them).
+   */
+  xListenerSets?: boolean;
+  /**
+   * The pool XListenerSet listeners without a port get theirs from (`--dynamic-port-range A-B`,
+   * docs/gateway-api.md §29), inclusive; unset: such listeners are not accepted.
+   */
+  dynamicPorts?: { first: number; last: number };
 }
 
-/** Names the Gateway or ListenerSet a listener is declared in. */
+/** The kinds a listener can be declared in. */
+export type ListenerOwnerKind = 'Gateway' | 'ListenerSet' | 'XListenerSet';
+
+/** Names the Gateway, ListenerSet or XListenerSet a listener is declared in. */
 export interface ListenerOwner {
-  kind: 'Gateway' | 'ListenerSet';
+  kind: ListenerOwnerKind;
   namespace: string;
   name: string;
 }
@@ -120,6 +133,11 @@ export interface ResolvedListenerSet {
   /** Accepted by its parent Gateway (allowedListeners, parent accepted, at least one valid listener). */
   accepted: boolean;
   listeners: ResolvedListener[];
+  /**
+   * An XListenerSet with the namespace/name of a ListenerSet: the ListenerSet wins and this one
+   * serves nothing (docs/gateway-api.md §29).
+   */
+  superseded?: boolean;
 }
 
 /** Describes one Gateway Convoy owns after resolution: its acceptance, addresses and merged listeners. */

@@ -5,6 +5,9 @@ import {
   FLEET_PARAMETERS_VERSION,
   GATEWAY_GROUP,
   PORT_RANGE_KIND,
+  XLISTENERSET_GROUP,
+  XLISTENERSET_KIND,
+  XLISTENERSET_VERSION,
 } from '../store/objects';
 
 /** Describes how one watched kind is reached on the API server and trimmed before it enters the store. */
@@ -106,8 +109,27 @@ export const RESOURCE_TYPES: readonly ResourceType[] = [
   },
 ];
 
+/**
+ * The legacy XListenerSet (docs/gateway-api.md §29): watched only with `--enable-xlistenerset`,
+ * so it is not among RESOURCE_TYPES and needs no RBAC otherwise.
+ */
+export const XLISTENERSET_RESOURCE: ResourceType = {
+  kind: XLISTENERSET_KIND,
+  group: XLISTENERSET_GROUP,
+  version: XLISTENERSET_VERSION,
+  plural: 'xlistenersets',
+  namespaced: true,
+  optional: true,
+};
+
+/** Returns the resources to watch: RESOURCE_TYPES, plus XListenerSet when it is enabled. */
+export function watchedResources(xListenerSets: boolean): readonly ResourceType[] {
+  return xListenerSets ? [...RESOURCE_TYPES, XLISTENERSET_RESOURCE] : RESOURCE_TYPES;
+}
+
 /** Returns the resource of a watched kind, or undefined for a kind Convoy does not watch. */
 export function resourceForKind(kind: string): ResourceType | undefined {
+  if (kind === XLISTENERSET_KIND) return XLISTENERSET_RESOURCE;
   return RESOURCE_TYPES.find((r) => r.kind === kind);
 }
 

@@ -62,6 +62,10 @@ export const Reason = {
   ParentNotProgrammed: 'ParentNotProgrammed',
   // Listener
   PortUnavailable: 'PortUnavailable',
+  /** An XListenerSet listener without a port, and no port to give it (docs/gateway-api.md §29). */
+  UnsupportedPort: 'UnsupportedPort',
+  /** Convoy's: an XListenerSet whose namespace/name a ListenerSet also has (docs/gateway-api.md §29). */
+  SupersededByListenerSet: 'SupersededByListenerSet',
   UnsupportedProtocol: 'UnsupportedProtocol',
   UnsupportedValue: 'UnsupportedValue',
   TooManyListeners: 'TooManyListeners',

@@ -33,6 +33,7 @@ export const WATCHED_KINDS = [
   'GatewayClass',
   'Gateway',
   'ListenerSet',
+  'XListenerSet',
   'HTTPRoute',
   'GRPCRoute',
   'TLSRoute',
@@ -50,6 +51,14 @@ export type WatchedKind = (typeof WATCHED_KINDS)[number];
 export const CLUSTER_SCOPED_KINDS: ReadonlySet<string> = new Set(['GatewayClass', 'Namespace']);
 
 export const GATEWAY_GROUP = 'gateway.networking.k8s.io';
+
+/**
+ * The legacy experimental ListenerSet (docs/gateway-api.md §29), read only with
+ * `--enable-xlistenerset`.
+ */
+export const XLISTENERSET_GROUP = 'gateway.networking.x-k8s.io';
+export const XLISTENERSET_VERSION = 'v1alpha1';
+export const XLISTENERSET_KIND = 'XListenerSet';
 
 /** Convoy's parameters CRD for managed fleets (docs/architecture.md §13). */
 export const FLEET_PARAMETERS_GROUP = 'gateway.convoy.dev';

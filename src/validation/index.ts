@@ -41,10 +41,15 @@ import {
   FLEET_PARAMETERS_VERSION,
   PORT_RANGE_KIND,
 } from '../store/objects';
+import { XLISTENERSET_GROUP, XLISTENERSET_KIND, XLISTENERSET_VERSION } from '../store/objects';
+import { xListenerSetSpec } from './crds/xlistenerset';
 
 export { GATEWAY_KIND_SCHEMAS } from './crds/kinds';
 
-/** Convoy's own CRDs (docs/architecture.md §13), validated like the Gateway API kinds. */
+/**
+ * Kinds of other groups, validated like the Gateway API kinds: Convoy's own CRDs
+ * (docs/architecture.md §13) and the legacy XListenerSet (docs/gateway-api.md §29).
+ */
 const CONVOY_KIND_SCHEMAS: Record<string, { group: string; versions: string[]; spec: SchemaNode }> = {
   [FLEET_PARAMETERS_KIND]: {
     group: FLEET_PARAMETERS_GROUP,
@@ -55,6 +60,11 @@ const CONVOY_KIND_SCHEMAS: Record<string, { group: string; versions: string[]; s
     group: FLEET_PARAMETERS_GROUP,
     versions: [FLEET_PARAMETERS_VERSION],
     spec: listenerPortRangeSpec,
+  },
+  [XLISTENERSET_KIND]: {
+    group: XLISTENERSET_GROUP,
+    versions: [XLISTENERSET_VERSION],
+    spec: xListenerSetSpec,
   },
 };
 

@@ -54,6 +54,19 @@ describe('convoy serve flags', () => {
     });
   });
 
+  test('--enable-xlistenerset and --dynamic-port-range (docs/gateway-api.md §29)', () => {
+    assert.equal(options(['--enable-xlistenerset']).xListenerSets, true);
+    assert.equal(options(['--enable-xlistenerset']).dynamicPorts, undefined);
+    const o = options(['--enable-xlistenerset', '--dynamic-port-range', '30000-30999']);
+    assert.deepEqual(o.dynamicPorts, { first: 30000, last: 30999 });
+    usageError(['--dynamic-port-range', '30000-30999'], /add --enable-xlistenerset/);
+    usageError(
+      ['--enable-xlistenerset', '--dynamic-port-range', '30999-30000'],
+      /--dynamic-port-range: .*exceed/,
+    );
+    usageError(['--enable-xlistenerset', '--dynamic-port-range', '0-10'], /--dynamic-port-range: .*within/);
+  });
+
   test('every flag reaches the options; --gateway-address repeats', () => {
     const o = options([
       '--from-dir=objects',

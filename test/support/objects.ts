@@ -155,6 +155,25 @@ export function listenerSet(
   };
 }
 
+/**
+ * A legacy XListenerSet (gateway.networking.x-k8s.io/v1alpha1, docs/gateway-api.md §29); a
+ * listener's port may be 0 or left out for the implementation to assign.
+ */
+export function xListenerSet(
+  name: string,
+  parent: { name: string; namespace?: string },
+  listeners: (Omit<Listener, 'port'> & { port?: number })[],
+  o: Meta & { status?: Record<string, unknown> } = {},
+): KubeObject {
+  return {
+    apiVersion: 'gateway.networking.x-k8s.io/v1alpha1',
+    kind: 'XListenerSet',
+    metadata: meta(name, o),
+    spec: { parentRef: { group: 'gateway.networking.k8s.io', kind: 'Gateway', ...parent }, listeners },
+    ...(o.status ? { status: o.status } : {}),
+  };
+}
+
 // ---------------------------------------------------------------------------------------------
 // Routes
 

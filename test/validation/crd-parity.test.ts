@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { GATEWAY_KIND_SCHEMAS } from '../../src/validation';
 import type { SchemaNode } from '../../src/validation/schema';
+import { XLISTENERSET_CRD_RELEASE, xListenerSetSpec } from '../../src/validation/crds/xlistenerset';
 
 const GATEWAY_API_VERSION = 'v1.6.1';
 
@@ -196,3 +197,61 @@ test('every standard CRD Convoy reads has a schema', { skip: crdDir ? false : 'C
   const files = readdirSync(crdDir!).filter((f) => f.endsWith('.yaml'));
   for (const s of Object.values(GATEWAY_KIND_SCHEMAS)) assert.ok(files.includes(s.crdFile), s.crdFile);
 });
+
+/** Finds the legacy XListenerSet CRD (e2e/cluster/build-binaries.sh crds, or the Go module cache). */
+function findLegacyCrd(): string | undefined {
+  const file = 'gateway.networking.x-k8s.io_xlistenersets.yaml';
+  const candidates: string[] = [];
+  if (process.env.CONVOY_CRD_DIR)
+    candidates.push(join(process.env.CONVOY_CRD_DIR, '..', 'crds-legacy', file));
+  const cacheRoot = process.env.CONVOY_CACHE ?? join(homedir(), '.cache', 'convoy');
+  if (existsSync(cacheRoot)) {
+    for (const d of readdirSync(cacheRoot)) candidates.push(join(cacheRoot, d, 'crds-legacy', file));
+  }
+  try {
+    const modcache = execFileSync('go', ['env', 'GOMODCACHE'], { encoding: 'utf8', timeout: 10_000 }).trim();
+    if (modcache) {
+      candidates.push(
+        join(modcache, `sigs.k8s.io/gateway-api@${XLISTENERSET_CRD_RELEASE}/config/crd/experimental`, file),
+      );
+    }
+  } catch {
+    // no Go toolchain: fine
+  }
+  return candidates.find((f) => existsSync(f));
+}
+
+const legacyCrd = findLegacyCrd();
+
+test(
+  `the XListenerSet schema matches the ${XLISTENERSET_CRD_RELEASE} experimental CRD`,
+  { skip: legacyCrd ? false : 'legacy CRD not available' },
+  () => {
+    const crd = parseAllDocuments(readFileSync(legacyCrd!, 'utf8'))[0].toJS() as {
+      metadata: { annotations: Record<string, string> };
+      spec: {
+        group: string;
+        names: { kind: string };
+        versions: { name: string; served: boolean; schema: { openAPIV3Schema: CrdSchema } }[];
+      };
+    };
+    assert.equal(
+      crd.metadata.annotations['gateway.networking.k8s.io/bundle-version'],
+      XLISTENERSET_CRD_RELEASE,
+    );
+    assert.equal(crd.spec.group, 'gateway.networking.x-k8s.io');
+    assert.equal(crd.spec.names.kind, 'XListenerSet');
+    assert.deepEqual(
+      crd.spec.versions.filter((v) => v.served).map((v) => v.name),
+      ['v1alpha1'],
+    );
+    const diffs: string[] = [];
+    compare(
+      crd.spec.versions[0].schema.openAPIV3Schema.properties!.spec,
+      xListenerSetSpec,
+      'XListenerSet.spec',
+      diffs,
+    );
+    assert.deepEqual(diffs, [], `\n${diffs.join('\n')}`);
+  },
+);

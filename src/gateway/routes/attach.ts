@@ -8,7 +8,14 @@
  * - allowedRoutes (kinds and namespaces) and hostname intersection decide attachment.
  * - Each parentRef is evaluated independently; status entries echo the parentRef as written.
  */
-import type { ListenerOwner, ResolvedGateway, ResolvedListener, StoreView, BuildOptions } from '../resolved';
+import type {
+  ListenerOwner,
+  ListenerOwnerKind,
+  ResolvedGateway,
+  ResolvedListener,
+  StoreView,
+  BuildOptions,
+} from '../resolved';
 import type { Condition, ObjectStatus } from '../../status/types';
 import { objectNamespace } from '../../store/objects';
 import type { ParentReference, RouteParentStatus } from '../api';
@@ -17,11 +24,11 @@ import { ConditionType, Reason, makeCondition } from '../../status/conditions';
 import { intersectHostnames } from '../hostnames';
 import { labelsMatch, namespaceLabels } from '../selectors';
 import type { AttachedRoute, CompiledRoute } from './types';
-import { objectKey } from '../../store/objects';
+import { XLISTENERSET_GROUP, XLISTENERSET_KIND, objectKey } from '../../store/objects';
 
-/** A Gateway or ListenerSet Convoy owns, as a route parent. */
+/** A Gateway, ListenerSet or XListenerSet Convoy owns, as a route parent. */
 export interface ParentTarget {
-  kind: 'Gateway' | 'ListenerSet';
+  kind: ListenerOwnerKind;
   namespace: string;
   name: string;
   /** The fleet (`namespace/name` of the Gateway) the parent's listeners belong to. */
@@ -55,10 +62,11 @@ export function indexParents(gateways: ResolvedGateway[]): Map<string, ParentTar
     for (const set of gw.listenerSets) {
       const sns = objectNamespace(set.object);
       const sname = set.object.metadata.name;
-      const key = objectKey('ListenerSet', sns, sname);
+      const kind = set.object.kind === XLISTENERSET_KIND ? 'XListenerSet' : 'ListenerSet';
+      const key = objectKey(kind, sns, sname);
       if (out.has(key)) continue;
       out.set(key, {
-        kind: 'ListenerSet',
+        kind,
         namespace: sns,
         name: sname,
         fleet: gw.fleet,
@@ -185,7 +193,12 @@ export function targetOf(
 ): ParentTarget | undefined {
   if (!ref || typeof ref !== 'object' || typeof ref.name !== 'string') return undefined;
   const { group, kind } = normalizedParentKind(ref);
-  if (group !== GATEWAY_API_GROUP || (kind !== 'Gateway' && kind !== 'ListenerSet')) return undefined;
+  // The legacy XListenerSet is named with its own group (docs/gateway-api.md §29).
+  const known =
+    group === GATEWAY_API_GROUP
+      ? kind === 'Gateway' || kind === 'ListenerSet'
+      : group === XLISTENERSET_GROUP && kind === XLISTENERSET_KIND;
+  if (!known) return undefined;
   return parents.get(objectKey(kind, ref.namespace || routeNamespace, ref.name));
 }
 

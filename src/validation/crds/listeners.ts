@@ -1,8 +1,9 @@
 /**
  * The `listeners` list shared by the Gateway and ListenerSet CRDs: the listener schema and the
- * CEL rules over the list (the ListenerSet variant tolerates listeners without a port).
+ * CEL rules over the list (the ListenerSet variant tolerates listeners without a port). The legacy
+ * XListenerSet CRD (xlistenerset.ts) builds its variant from the same parts.
  */
-import type { ArrayNode, Rule } from '../schema';
+import type { ArrayNode, IntegerNode, Rule } from '../schema';
 import { arr, map, obj, rule, str, withRules } from '../schema';
 import type { Obj } from './common';
 import {
@@ -42,39 +43,50 @@ const listenerTls = withRules(
   ),
 );
 
-const listener = obj(
-  {
-    allowedRoutes: obj(
-      {
-        kinds: arr(obj({ group: group('gateway.networking.k8s.io'), kind: kind() }, { required: ['kind'] }), {
-          maxItems: 8,
-        }),
-        namespaces: obj(
-          {
-            from: str({ enum: ['All', 'Selector', 'Same'], default: 'Same' }),
-            selector: labelSelector(),
-          },
-          { default: { from: 'Same' } },
-        ),
-      },
-      { default: { namespaces: { from: 'Same' } } },
-    ),
-    hostname: hostname(),
-    name: sectionName(),
-    port: port(),
-    protocol: str({ minLength: 1, maxLength: 255, pattern: PROTOCOL }),
-    tls: listenerTls,
-  },
-  { required: ['name', 'port', 'protocol'] },
-);
+/** Returns the listener schema with `portNode` as its port, required unless `portOptional`. */
+export const listenerSchema = (portNode: IntegerNode, portOptional = false) =>
+  obj(
+    {
+      allowedRoutes: obj(
+        {
+          kinds: arr(
+            obj({ group: group('gateway.networking.k8s.io'), kind: kind() }, { required: ['kind'] }),
+            {
+              maxItems: 8,
+            },
+          ),
+          namespaces: obj(
+            {
+              from: str({ enum: ['All', 'Selector', 'Same'], default: 'Same' }),
+              selector: labelSelector(),
+            },
+            { default: { from: 'Same' } },
+          ),
+        },
+        { default: { namespaces: { from: 'Same' } } },
+      ),
+      hostname: hostname(),
+      name: sectionName(),
+      port: portNode,
+      protocol: str({ minLength: 1, maxLength: 255, pattern: PROTOCOL }),
+      tls: listenerTls,
+    },
+    { required: portOptional ? ['name', 'protocol'] : ['name', 'port', 'protocol'] },
+  );
+
+const listener = listenerSchema(port());
 
 const sameHostname = (a: Listener, b: Listener) =>
   a.hostname !== undefined && b.hostname !== undefined
     ? a.hostname === b.hostname
     : a.hostname === undefined && b.hostname === undefined;
 
-function listenerRules(forListenerSet: boolean): Rule[] {
-  return [
+/**
+ * Returns the CEL rules over a listener list; `tlsModeRule` false leaves out "tls mode must be set
+ * for protocol TLS", which the legacy XListenerSet CRD does not have.
+ */
+export function listenerRules(forListenerSet: boolean, tlsModeRule = true): Rule[] {
+  const rules: Rule[] = [
     // self.all(l, l.protocol in ['HTTP', 'TCP', 'UDP'] ? !has(l.tls) : true)
     rule<Listener[]>("tls must not be specified for protocols ['HTTP', 'TCP', 'UDP']", (ls) =>
       failing(ls, (l) => !['HTTP', 'TCP', 'UDP'].includes(l.protocol) || l.tls === undefined),
@@ -85,10 +97,6 @@ function listenerRules(forListenerSet: boolean): Rule[] {
         ls,
         (l) => !(l.protocol === 'HTTPS' && l.tls) || l.tls.mode === '' || l.tls.mode === 'Terminate',
       ),
-    ),
-    // self.all(l, (l.protocol == 'TLS' ? has(l.tls) && has(l.tls.mode) && l.tls.mode != '' : true))
-    rule<Listener[]>('tls mode must be set for protocol TLS', (ls) =>
-      failing(ls, (l) => l.protocol !== 'TLS' || (!!l.tls && l.tls.mode !== undefined && l.tls.mode !== '')),
     ),
     // self.all(l, l.protocol in ['TCP', 'UDP'] ? (!has(l.hostname) || l.hostname == '') : true)
     rule<Listener[]>("hostname must not be specified for protocols ['TCP', 'UDP']", (ls) =>
@@ -118,6 +126,12 @@ function listenerRules(forListenerSet: boolean): Rule[] {
       ),
     ),
   ];
+  if (!tlsModeRule) return rules;
+  // self.all(l, (l.protocol == 'TLS' ? has(l.tls) && has(l.tls.mode) && l.tls.mode != '' : true))
+  const tlsMode = rule<Listener[]>('tls mode must be set for protocol TLS', (ls) =>
+    failing(ls, (l) => l.protocol !== 'TLS' || (!!l.tls && l.tls.mode !== undefined && l.tls.mode !== '')),
+  );
+  return [...rules.slice(0, 2), tlsMode, ...rules.slice(2)];
 }
 
 export const listeners = (forListenerSet: boolean): ArrayNode =>

@@ -7,7 +7,7 @@ import * as path from 'node:path';
 import { parseAllDocuments, parse } from 'yaml';
 import { buildBootstrap, renderXdsSdsFiles } from '../../../src/envoy/bootstrap';
 import type { BootstrapOptions } from '../../../src/envoy/bootstrap';
-import { RESOURCE_TYPES } from '../../../src/kubernetes/resources';
+import { RESOURCE_TYPES, XLISTENERSET_RESOURCE } from '../../../src/kubernetes/resources';
 import { repoRoot } from '../../support/repo';
 
 /** The deployment artifacts stay in step with the code: bootstraps, RBAC, Deployment shape. */
@@ -188,6 +188,33 @@ describe('deploy/ artifacts', () => {
     } finally {
       fs.rmSync(out, { recursive: true, force: true });
     }
+  });
+
+  test('XListenerSet RBAC lives apart: the base role has none, deploy/xlistenerset grants read + status', () => {
+    type Role = K8sDoc & { rules: { apiGroups: string[]; resources: string[]; verbs: string[] }[] };
+    const base = find('ClusterRole', 'convoy') as Role;
+    assert.ok(!base.rules.some((r) => r.apiGroups.includes(XLISTENERSET_RESOURCE.group)));
+    const legacy = docs('xlistenerset/01-rbac-xlistenerset.yaml');
+    const role = legacy.find((d) => d.kind === 'ClusterRole') as Role;
+    const allowed = (resource: string, verb: string) =>
+      role.rules.some(
+        (r) =>
+          r.apiGroups.includes(XLISTENERSET_RESOURCE.group) &&
+          r.resources.includes(resource) &&
+          r.verbs.includes(verb),
+      );
+    for (const verb of ['list', 'watch']) assert.ok(allowed(XLISTENERSET_RESOURCE.plural, verb), verb);
+    assert.ok(allowed(`${XLISTENERSET_RESOURCE.plural}/status`, 'update'));
+    assert.ok(!role.rules.some((r) => r.verbs.includes('create') || r.verbs.includes('delete')));
+    const binding = legacy.find((d) => d.kind === 'ClusterRoleBinding') as K8sDoc & {
+      roleRef: { name: string };
+      subjects: { name: string; namespace: string }[];
+    };
+    assert.equal(binding.roleRef.name, role.metadata.name);
+    assert.deepEqual(
+      binding.subjects.map((x) => `${x.namespace}/${x.name}`),
+      ['convoy-system/convoy'],
+    );
   });
 
   test('the ClusterRole grants read on every kind the provider watches, and writes only status', () => {
