@@ -26,6 +26,8 @@ import { attachRoutes, indexParents } from './routes/attach';
 import { compileRoutes } from './routes/compilers';
 import { ROUTE_KINDS } from './routes/types';
 import { collectEndpointRefusals } from './endpoint-guard';
+import { resolveBackendTlsPolicies } from './backend-tls';
+import { backendTlsPolicyStatuses } from './backend-tls-status';
 
 import type { BuildState } from './incremental/state';
 import { namedParentsOf } from './incremental/state';
@@ -53,10 +55,12 @@ export function buildGateways(
   const gateways = resolveGateways(view, opts, memo, classes);
   memo.lastGoodCertificates.endFullBuild();
   const endpoints = opts.endpoints ?? {};
+  const backendTls = resolveBackendTlsPolicies(view);
   const policy: BackendPolicy = {
     externalNameServices: opts.externalNameServices,
     endpoints,
     refusedEndpoints: collectEndpointRefusals(view.list('EndpointSlice'), endpoints),
+    backendTls,
   };
   const routes = compileRoutes(view, gateways, policy, memo.routes);
   const attachment = attachRoutes(view, opts, gateways, routes);
@@ -64,7 +68,7 @@ export function buildGateways(
     for (const l of allListeners(gw)) l.attachedRoutes = attachment.counts.get(l.qualifiedName) ?? 0;
   }
   const fleets = gateways
-    .map((gw) => buildFleet(view, gw, attachment.attached, memo))
+    .map((gw) => buildFleet(view, gw, attachment.attached, memo, backendTls))
     .sort((a, b) => compareStrings(a.fleet, b.fleet));
   const routeStatuses = [...attachment.statuses, ...staleRouteStatuses(view, opts, attachment.statuses)].sort(
     compareStatuses,
@@ -73,6 +77,7 @@ export function buildGateways(
     ...gatewayClassStatuses(classes, opts),
     ...gatewayAndListenerSetStatuses(gateways, opts),
     ...routeStatuses,
+    ...backendTlsPolicyStatuses(view, opts, backendTls, fleets),
   ];
   const parents = indexParents(gateways);
   const listenerFleet = new Map<string, string>();

@@ -13,6 +13,7 @@ import type { GatewayStatusAddress } from './api';
 import type { EndpointPolicy } from './endpoint-guard';
 import type { FleetParameters } from './fleet-parameters';
 import type { ManagedFleetModel } from '../model/managed-fleet';
+import type { BackendClientCertificate } from './backend-client-certificate';
 
 /** Read-only view of the store the build runs against (ObjectStore satisfies it). */
 export interface StoreView {
@@ -138,6 +139,11 @@ export interface ResolvedGateway {
   listeners: ResolvedListener[];
   /** ListenerSets whose parentRef names this Gateway (accepted or not), in precedence order. */
   listenerSets: ResolvedListenerSet[];
+  /**
+   * spec.tls.backend.clientCertificateRef resolved: the certificate to present to TLS backends, or
+   * why it cannot be (docs/gateway-api.md §24); absent when the Gateway names none.
+   */
+  backendClientCertificate?: BackendClientCertificate;
 }
 
 /** A GatewayClass Convoy owns (its controllerName), and whether Convoy accepts it. */

@@ -63,6 +63,11 @@ function parentKey(entry: Record<string, unknown>): string {
   return `${canonicalJson(entry.parentRef)}|${String(entry.controllerName ?? '')}`;
 }
 
+/** Returns the key of a policy's status.ancestors entry: its ancestorRef and controllerName. */
+function ancestorKey(entry: Record<string, unknown>): string {
+  return `${canonicalJson(entry.ancestorRef)}|${String(entry.controllerName ?? '')}`;
+}
+
 /** Merges a keyed list (listeners by name, parents by parentRef+controllerName). */
 function mergeKeyedList(prev: Json, next: Json[], key: (e: Record<string, unknown>) => string): Json[] {
   const old = new Map<string, Record<string, unknown>>();
@@ -90,6 +95,9 @@ export function mergeStatus(previous: ObjectStatus | undefined, next: ObjectStat
   }
   if (Array.isArray(status.parents)) {
     status.parents = mergeKeyedList(prev.parents, status.parents, parentKey);
+  }
+  if (Array.isArray(status.ancestors)) {
+    status.ancestors = mergeKeyedList(prev.ancestors, status.ancestors, ancestorKey);
   }
   return { ...next, status };
 }
