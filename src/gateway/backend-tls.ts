@@ -180,19 +180,18 @@ export function resolvePolicy(view: StoreView, obj: KubeObject): ResolvedBackend
   };
   const base = { object: obj, key: tls.policy, targets };
   if (v.wellKnownCACertificates) {
-    if (v.wellKnownCACertificates !== 'System') {
-      return {
-        ...base,
-        accepted: {
-          status: 'False',
-          reason: Reason.Invalid,
-          message: `wellKnownCACertificates ${v.wellKnownCACertificates} is not supported (only System)`,
-        },
-        resolvedRefs: ok,
-        tls: { ...tls, refuse: true },
-      };
-    }
-    return { ...base, accepted: acceptedVerdict(), resolvedRefs: ok, tls: { ...tls, systemCAs: true } };
+    // Envoy refuses SAN verification against its system_root_certs (no trusted CA), and a bundle
+    // path differs per host: well-known CA sets are not supported, as the spec allows (Invalid).
+    return {
+      ...base,
+      accepted: {
+        status: 'False',
+        reason: Reason.Invalid,
+        message: `wellKnownCACertificates ${v.wellKnownCACertificates} is not supported; name a CA ConfigMap in caCertificateRefs`,
+      },
+      resolvedRefs: ok,
+      tls: { ...tls, refuse: true },
+    };
   }
   const bundles: string[] = [];
   let problem: Verdict | undefined;

@@ -224,8 +224,6 @@ export interface UpstreamTlsModel {
   sni: string;
   /** PEM bundle of the trusted CAs (the policy's valid caCertificateRefs, concatenated in order). */
   caBundle?: string;
-  /** Trust the system's CA bundle instead (wellKnownCACertificates: System). */
-  systemCAs?: boolean;
   /** SANs the backend certificate must carry one of (the hostname when the policy lists none). */
   subjectAltNames: { type: 'DNS' | 'URI'; value: string }[];
   /** SDS name of the client certificate the Gateway presents (spec.tls.backend.clientCertificateRef). */

@@ -21,6 +21,7 @@ import {
   tlsSecret,
 } from '../support/objects';
 import { ROOT_CERT, SELF_CERT } from '../support/certs';
+import { envoyValidate, staticBootstrap } from '../envoy/helpers';
 
 const route = (services: string[]) =>
   httpRoute('r', [{ backendRefs: services.map((s) => backendRef(s, 443)) }], {
@@ -108,6 +109,19 @@ describe('BackendTLSPolicy (docs/gateway-api.md §24)', () => {
       assert.equal(c.tls?.refuse, true);
       assert.deepEqual(c.endpoints, []);
     }
+  });
+
+  test('wellKnownCACertificates is not supported: Accepted=False/Invalid, the backend refused', () => {
+    const r = build([
+      ...svc('b'),
+      route(['b']),
+      backendTlsPolicy('p', 'b', 'b.example.com', { wellKnown: 'System' }),
+    ]);
+    assert.deepEqual(policyConditions(r.statuses, 'p'), [
+      ['Accepted', 'False', 'Invalid'],
+      ['ResolvedRefs', 'True', 'ResolvedRefs'],
+    ]);
+    assert.deepEqual(fleet(r).clusters[0].endpoints, []);
   });
 
   test('a CA reference of another kind: InvalidKind', () => {
@@ -269,5 +283,66 @@ describe('Gateway backend client certificate (docs/gateway-api.md §24)', () => 
       ]);
       assert.equal(fleet(r).clusters[0].tls?.clientCertificate, undefined);
     }
+  });
+});
+
+describe('real Envoy accepts the upstream TLS translation (envoy --mode validate)', () => {
+  test('inline CA with SANs, a refusing policy and a client certificate', () => {
+    const gw = gateway('gw', [httpListener('http', 80)]);
+    (gw.spec as Record<string, unknown>).tls = {
+      backend: { clientCertificateRef: { group: '', kind: 'Secret', name: 'client' } },
+    };
+    const r = build(
+      [
+        ...svc('b'),
+        ...svc('c'),
+        ...svc('d'),
+        route(['b', 'c', 'd']),
+        tlsSecret('client'),
+        caConfigMap('ca', ROOT_CERT),
+        backendTlsPolicy('p-b', 'b', 'b.example.com', {
+          subjectAltNames: [
+            { type: 'Hostname', hostname: '*.example.org' },
+            { type: 'URI', uri: 'spiffe://td/b' },
+          ],
+        }),
+        backendTlsPolicy('p-c', 'c', 'c.example.com', { caConfigMaps: ['ca', 'ca2'] }),
+        caConfigMap('ca2', SELF_CERT),
+        backendTlsPolicy('p-d', 'd', 'd.example.com', { caConfigMaps: ['missing'] }),
+      ],
+      gw,
+    );
+    const res = translateFleet(fleet(r), { bindAddress: '127.0.0.1' });
+    // The refusing policy's cluster (d) has no endpoints and no TLS context: nothing to trust.
+    assert.deepEqual(
+      res.clusters.map((c) => [c.name, Boolean(c.transport_socket)]),
+      [
+        ['default/b/443', true],
+        ['default/c/443', true],
+        ['default/d/443', false],
+      ],
+    );
+    assert.deepEqual(res.endpoints.find((e) => e.cluster_name === 'default/d/443')?.endpoints ?? [], []);
+    const run = envoyValidate(staticBootstrap(res), 'backend-tls');
+    assert.equal(run.status, 0, `envoy --mode validate rejected it:\n${run.output}`);
+  });
+
+  test('control: Envoy rejects an UpstreamTlsContext whose CA is not a certificate', () => {
+    const r = build([
+      ...svc('b'),
+      route(['b']),
+      caConfigMap('ca', ROOT_CERT),
+      backendTlsPolicy('p', 'b', 'b.example.com'),
+    ]);
+    const f = fleet(r);
+    const broken = {
+      ...f,
+      clusters: f.clusters.map((c) => ({ ...c, tls: { ...c.tls!, caBundle: 'garbage' } })),
+    };
+    const run = envoyValidate(
+      staticBootstrap(translateFleet(broken, { bindAddress: '127.0.0.1' })),
+      'backend-tls-control',
+    );
+    assert.notEqual(run.status, 0);
   });
 });

@@ -39,7 +39,8 @@ export const translateCluster = memoByNode((model: ClusterModel): Cluster => {
         common_lb_config: { healthy_panic_threshold: { value: 0 } },
       };
   cluster.circuit_breakers = { thresholds: [{ max_retries: { value: MAX_CONCURRENT_RETRIES } }] };
-  if (model.tls) cluster.transport_socket = upstreamTls(model.tls);
+  // A refusing policy's cluster has no endpoints (and no CA to build a context from): it answers 503.
+  if (model.tls && !model.tls.refuse) cluster.transport_socket = upstreamTls(model.tls);
   if (model.protocol === 'http2') {
     cluster.typed_extension_protocol_options = {
       [ExtensionNames.HttpProtocolOptions]: typed<HttpProtocolOptions>(ExtensionTypeUrl.HttpProtocolOptions, {

@@ -6,8 +6,8 @@ import { Enum, ExtensionNames, ExtensionTypeUrl, adsConfigSource, typed } from '
 
 /**
  * Builds the TLS transport socket of a cluster whose Service port a BackendTLSPolicy targets
- * (docs/gateway-api.md §24): SNI from the policy's hostname, the CA bundle inline (or the system
- * bundle) and the subject alternative names the backend certificate must carry.
+ * (docs/gateway-api.md §24): SNI from the policy's hostname, the CA bundle inline and the subject
+ * alternative names the backend certificate must carry.
  *
  * The CA is inline rather than a separate SDS resource: a policy's CA change then rewrites only
  * the clusters of the Service ports it targets, and a cluster never waits for a second resource
@@ -16,7 +16,7 @@ import { Enum, ExtensionNames, ExtensionTypeUrl, adsConfigSource, typed } from '
  */
 export function upstreamTls(tls: UpstreamTlsModel): TransportSocket {
   const validation: CertificateValidationContext = {
-    ...(tls.systemCAs ? { system_root_certs: {} } : { trusted_ca: { inline_string: tls.caBundle ?? '' } }),
+    trusted_ca: { inline_string: tls.caBundle ?? '' },
     match_typed_subject_alt_names: tls.subjectAltNames.map((san) => ({
       san_type: san.type === 'URI' ? Enum.SanType.URI : Enum.SanType.DNS,
       matcher: { exact: san.value },
