@@ -34,7 +34,8 @@ export function backendTlsPolicyStatuses(
   for (const fleet of fleets) {
     for (const cluster of fleet.clusters) {
       const parts = parseClusterName(cluster.name);
-      if (!parts) continue;
+      // Policies apply to HTTPRoute and GRPCRoute backends only (docs/gateway-api.md §24).
+      if (!parts || cluster.protocol === 'tcp') continue;
       const svc = view.get('Service', parts.namespace, parts.service);
       const portName =
         ((svc?.spec ?? {}) as ServiceLike).ports?.find((p) => p.port === parts.port)?.name ?? '';

@@ -307,12 +307,16 @@ export interface UpstreamTlsSource {
   clientCertificate?: string;
 }
 
-/** Returns the TLS of one Service port's cluster: its winning BackendTLSPolicy, if any. */
+/**
+ * Returns the TLS of one Service port's cluster: its winning BackendTLSPolicy, if any. TLSRoute
+ * (`tcp`) clusters never get one: a passthrough backend must receive the client's own TLS bytes.
+ */
 function upstreamTlsOf(
   src: UpstreamTlsSource,
   service: KubeObject,
   ref: ClusterRef,
 ): UpstreamTlsModel | undefined {
+  if (ref.protocol === 'tcp') return undefined;
   const portName = servicePorts(service).find((p) => p.port === ref.port)?.name ?? '';
   const policy = src.index.forPort(ref.namespace, ref.service, portName);
   if (!policy) return undefined;

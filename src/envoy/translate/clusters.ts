@@ -40,7 +40,8 @@ export const translateCluster = memoByNode((model: ClusterModel): Cluster => {
       };
   cluster.circuit_breakers = { thresholds: [{ max_retries: { value: MAX_CONCURRENT_RETRIES } }] };
   // A refusing policy's cluster has no endpoints (and no CA to build a context from): it answers 503.
-  if (model.tls && !model.tls.refuse) cluster.transport_socket = upstreamTls(model.tls);
+  if (model.tls && !model.tls.refuse)
+    cluster.transport_socket = upstreamTls(model.tls, model.protocol === 'http2');
   if (model.protocol === 'http2') {
     cluster.typed_extension_protocol_options = {
       [ExtensionNames.HttpProtocolOptions]: typed<HttpProtocolOptions>(ExtensionTypeUrl.HttpProtocolOptions, {

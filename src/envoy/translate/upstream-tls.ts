@@ -14,7 +14,7 @@ import { Enum, ExtensionNames, ExtensionTypeUrl, adsConfigSource, typed } from '
  * to warm (§24 gives the measurement). The Gateway's backend client certificate is an SDS
  * reference to the fleet's Secret of that name, fetched over ADS like listener certificates.
  */
-export function upstreamTls(tls: UpstreamTlsModel): TransportSocket {
+export function upstreamTls(tls: UpstreamTlsModel, http2 = false): TransportSocket {
   const validation: CertificateValidationContext = {
     trusted_ca: { inline_string: tls.caBundle ?? '' },
     match_typed_subject_alt_names: tls.subjectAltNames.map((san) => ({
@@ -26,6 +26,8 @@ export function upstreamTls(tls: UpstreamTlsModel): TransportSocket {
     sni: tls.sni,
     common_tls_context: {
       validation_context: validation,
+      // HTTP/2 backends (gRPC, h2c appProtocol) speak h2 over TLS: offer it by ALPN.
+      ...(http2 ? { alpn_protocols: ['h2'] } : {}),
       ...(tls.clientCertificate
         ? {
             tls_certificate_sds_secret_configs: [
