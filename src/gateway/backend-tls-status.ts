@@ -47,7 +47,8 @@ export function backendTlsPolicyStatuses(
     }
   }
   const out: ObjectStatus[] = [];
-  for (const policy of index.policies) {
+  // In key order, whatever order the store lists them in: output is deterministic.
+  for (const policy of [...index.policies].sort((a, b) => compareStrings(a.key, b.key))) {
     const gateways = [...(ancestors.get(policy) ?? [])].sort(compareStrings);
     if (gateways.length === 0 && !hasOurAncestor(policy, opts.controllerName)) continue;
     const gen = policy.object.metadata.generation;
