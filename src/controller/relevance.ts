@@ -4,6 +4,8 @@ import type { StoreChange } from '../store/store';
 import type { StoreView } from '../gateway/resolved';
 import { envoyServicePart } from '../gateway/gateways';
 import { fleetObjectName } from '../model/managed-fleet';
+import { backendClientCertificateRef } from '../gateway/backend-client-certificate';
+import type { BackendTLSPolicySpec } from '../gateway/backend-tls';
 
 /**
  * Indexes the Secrets and Services the Gateway API objects refer to.
@@ -15,6 +17,15 @@ import { fleetObjectName } from '../model/managed-fleet';
 export class ReferenceIndex {
   private secrets = new Set<string>();
   private services = new Set<string>();
+  /** Secrets named as Gateways' backend client certificates: a change needs a full build. */
+  private clientSecrets = new Set<string>();
+  /** ConfigMaps BackendTLSPolicies name as CA bundles (docs/gateway-api.md §24). */
+  private configMaps = new Set<string>();
+  /**
+   * Whether any BackendTLSPolicy exists: route and ListenerSet changes then take a full build,
+   * since the policies' ancestors (their status) follow which Gateways use which Services.
+   */
+  hasBackendTlsPolicies = false;
 
   /** Builds the index of a store view; `extraServices` (`namespace/name`) always count as referenced. */
   static fromStore(view: StoreView, extraServices: string[] = []): ReferenceIndex {
@@ -28,6 +39,16 @@ export class ReferenceIndex {
     }
     for (const kind of ['HTTPRoute', 'GRPCRoute', 'TLSRoute']) {
       for (const route of view.list(kind)) index.addRoute(route);
+    }
+    for (const gw of view.list('Gateway')) {
+      const ref = backendClientCertificateRef(gw);
+      if (ref?.name) index.clientSecrets.add(namespacedName(ref.namespace ?? objectNamespace(gw), ref.name));
+    }
+    for (const policy of view.list('BackendTLSPolicy')) {
+      index.hasBackendTlsPolicies = true;
+      const refs = (policy.spec as BackendTLSPolicySpec | undefined)?.validation?.caCertificateRefs;
+      for (const ref of Array.isArray(refs) ? refs : [])
+        if (ref?.name) index.configMaps.add(namespacedName(objectNamespace(policy), ref.name));
     }
     return index;
   }
@@ -73,6 +94,16 @@ export class ReferenceIndex {
     return this.secrets.has(key);
   }
 
+  /** Returns whether a Gateway names Secret `namespace/name` as its backend client certificate. */
+  referencesClientSecret(key: string): boolean {
+    return this.clientSecrets.has(key);
+  }
+
+  /** Returns whether a BackendTLSPolicy names ConfigMap `namespace/name`. */
+  referencesConfigMap(key: string): boolean {
+    return this.configMaps.has(key);
+  }
+
   /** Returns whether a route (or the extra list) refers to Service `namespace/name`. */
   referencesService(key: string): boolean {
     return this.services.has(key);
@@ -96,7 +127,17 @@ export function changeImpact(change: StoreChange, index: ReferenceIndex | undefi
   const objects = change.type === 'put' ? [change.object, change.previous] : [change.previous];
   const present = objects.filter((o): o is KubeObject => o !== undefined);
   switch (change.kind) {
+    case 'ConfigMap':
+      return present.some((o) =>
+        index.referencesConfigMap(namespacedName(objectNamespace(o), o.metadata.name)),
+      )
+        ? 'full'
+        : 'none';
     case 'Secret':
+      if (
+        present.some((o) => index.referencesClientSecret(namespacedName(objectNamespace(o), o.metadata.name)))
+      )
+        return 'full';
       if (!present.some((o) => index.referencesSecret(namespacedName(objectNamespace(o), o.metadata.name))))
         return 'none';
       // An update in place (same key, so same namespace/name): only its content can differ.
@@ -111,9 +152,11 @@ export function changeImpact(change: StoreChange, index: ReferenceIndex | undefi
         : 'none';
     case 'HTTPRoute':
     case 'GRPCRoute':
+      if (index.hasBackendTlsPolicies) return 'full';
       if (change.type === 'put' && !change.previous) return 'added';
       return change.type === 'put' && change.previous ? 'route' : 'full';
     case 'ListenerSet':
+      if (index.hasBackendTlsPolicies) return 'full';
       // A creation: candidate for the ListenerSet fast path (which falls back when it must).
       return change.type === 'put' && !change.previous ? 'added' : 'full';
     default:

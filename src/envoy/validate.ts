@@ -53,6 +53,8 @@ export function staticBootstrap(res: EnvoyResources): Obj {
     const assignment = cla.get(c.name!);
     if (!assignment) missing.push(`load assignment ${c.name}`);
     copy.load_assignment = assignment ?? { cluster_name: c.name };
+    // An upstream TLS context's client certificate (docs/gateway-api.md §24) resolves statically too.
+    rewrite(copy.transport_socket);
     return copy;
   });
   if (missing.length) throw new Error('translation is inconsistent: missing ' + missing.join(', '));

@@ -19,11 +19,13 @@ import { clusterName, parseClusterName } from '../model/names';
 import { namespacedName } from '../store/objects';
 import { endpointRefusal } from './endpoint-guard';
 import type { EndpointPolicy, EndpointRefusals } from './endpoint-guard';
+import type { BackendTlsIndex } from './backend-tls';
+import type { UpstreamTlsModel } from '../model/fleet';
 
 export const SERVICE_NAME_LABEL = 'kubernetes.io/service-name';
 export const H2C_APP_PROTOCOL = 'kubernetes.io/h2c';
 
-/** appProtocols that need TLS towards the backend, which Convoy does not originate. */
+/** appProtocols that need TLS towards the backend: usable only with a BackendTLSPolicy (§24). */
 const TLS_APP_PROTOCOLS: ReadonlySet<string> = new Set(['https', 'HTTPS', 'kubernetes.io/wss', 'tls']);
 
 export type ClusterProtocol = ClusterModel['protocol'];
@@ -48,6 +50,8 @@ export interface BackendPolicy {
   endpoints?: EndpointPolicy;
   /** The refused endpoints of the build's EndpointSlices, under `endpoints`. */
   refusedEndpoints?: EndpointRefusals;
+  /** The build's BackendTLSPolicies (docs/gateway-api.md §24). */
+  backendTls?: BackendTlsIndex;
 }
 
 export type BackendResolution =
@@ -175,11 +179,16 @@ export function resolveBackendRef(
       message: `Service ${namespace}/${ref.name} port ${ref.port} is refused: ${refusal}`,
     };
   }
-  if (use !== 'tcp' && sp.appProtocol && TLS_APP_PROTOCOLS.has(sp.appProtocol)) {
+  if (
+    use !== 'tcp' &&
+    sp.appProtocol &&
+    TLS_APP_PROTOCOLS.has(sp.appProtocol) &&
+    !policy.backendTls?.forPort(namespace, ref.name, sp.name ?? '')
+  ) {
     return {
       ok: false,
       reason: Reason.UnsupportedProtocol,
-      message: `Service ${namespace}/${ref.name} port ${ref.port} has appProtocol ${sp.appProtocol}; TLS to backends is not supported`,
+      message: `Service ${namespace}/${ref.name} port ${ref.port} has appProtocol ${sp.appProtocol} but no BackendTLSPolicy targets it`,
     };
   }
   return {
@@ -228,6 +237,7 @@ export function buildClusters(
   refs: Iterable<ClusterRef>,
   memo?: ClusterModelMemo,
   scope = '',
+  tls?: UpstreamTlsSource,
 ): ClusterModel[] {
   const byName = new Map<string, ClusterRef>();
   for (const ref of refs) {
@@ -241,28 +251,46 @@ export function buildClusters(
     .sort((a, b) => compareStrings(a.name, b.name))
     .map((ref) => {
       if (ref.externalName) {
-        return { name: ref.name, protocol: ref.protocol, endpoints: [], externalName: ref.externalName };
+        const svc = view.get('Service', ref.namespace, ref.service);
+        const upstream = tls && svc ? upstreamTlsOf(tls, svc, ref) : undefined;
+        // A refusing policy leaves the cluster without endpoints, like any other (EDS, none sent).
+        if (upstream?.refuse) return { name: ref.name, protocol: ref.protocol, endpoints: [], tls: upstream };
+        return {
+          name: ref.name,
+          protocol: ref.protocol,
+          endpoints: [],
+          externalName: ref.externalName,
+          ...(upstream ? { tls: upstream } : {}),
+        };
       }
       // The same Service and EndpointSlice objects as last build: the same ClusterModel (and its
       // identity, which translation and encoding are memoized on).
       const service = view.get('Service', ref.namespace, ref.service);
       const sliceList = slices.slices(ref.namespace, ref.service);
+      const upstreamTls = tls && service ? upstreamTlsOf(tls, service, ref) : undefined;
+      const tlsKey = upstreamTls ? JSON.stringify(upstreamTls) : '';
       const prev = previous?.get(ref.name);
       const memo =
         prev &&
         prev.model.protocol === ref.protocol &&
         prev.port === ref.port &&
         prev.service === service &&
+        prev.tlsKey === tlsKey &&
         sameItems(prev.slices, sliceList)
           ? prev
           : {
               port: ref.port,
               service,
               slices: sliceList,
+              tlsKey,
               model: {
                 name: ref.name,
                 protocol: ref.protocol,
-                endpoints: serviceEndpoints(view, ref.namespace, ref.service, ref.port, slices),
+                // A policy without a usable CA refuses connections: no endpoint, Envoy answers 503.
+                endpoints: upstreamTls?.refuse
+                  ? []
+                  : serviceEndpoints(view, ref.namespace, ref.service, ref.port, slices),
+                ...(upstreamTls ? { tls: upstreamTls } : {}),
               },
             };
       next.set(ref.name, memo);
@@ -272,7 +300,33 @@ export function buildClusters(
   return out;
 }
 
+/** Where a fleet's clusters take TLS from: the build's policies and the Gateway's client certificate. */
+export interface UpstreamTlsSource {
+  index: BackendTlsIndex;
+  /** SDS name of the Gateway's valid backend client certificate. */
+  clientCertificate?: string;
+}
+
+/**
+ * Returns the TLS of one Service port's cluster: its winning BackendTLSPolicy, if any. TLSRoute
+ * (`tcp`) clusters never get one: a passthrough backend must receive the client's own TLS bytes.
+ */
+function upstreamTlsOf(
+  src: UpstreamTlsSource,
+  service: KubeObject,
+  ref: ClusterRef,
+): UpstreamTlsModel | undefined {
+  if (ref.protocol === 'tcp') return undefined;
+  const portName = servicePorts(service).find((p) => p.port === ref.port)?.name ?? '';
+  const policy = src.index.forPort(ref.namespace, ref.service, portName);
+  if (!policy) return undefined;
+  return src.clientCertificate
+    ? { ...policy.tls, clientCertificate: src.clientCertificate }
+    : { ...policy.tls };
+}
+
 interface ClusterEntry {
+  tlsKey: string;
   port: number;
   service: KubeObject | undefined;
   slices: readonly KubeObject[];
@@ -347,11 +401,12 @@ export function refreshClusterEndpoints(
 ): ClusterModel[] {
   const slices = new EndpointSliceIndex(view);
   return clusters.map((c) => {
-    const service = c.externalName ? undefined : parseClusterName(c.name);
+    const service = c.externalName || c.tls?.refuse ? undefined : parseClusterName(c.name);
     if (!service) return c;
     return {
       name: c.name,
       protocol: c.protocol,
+      ...(c.tls ? { tls: c.tls } : {}),
       endpoints: serviceEndpoints(view, service.namespace, service.service, service.port, slices).filter(
         (e) => endpointRefusal(e.address, e.port, policy) === undefined,
       ),

@@ -27,6 +27,8 @@ import { compileRoutes } from './routes/compilers';
 import { ROUTE_KINDS } from './routes/types';
 import { collectEndpointRefusals } from './endpoint-guard';
 import { portRangeStatuses } from './port-range-status';
+import { resolveBackendTlsPolicies } from './backend-tls';
+import { backendTlsPolicyStatuses } from './backend-tls-status';
 
 import type { BuildState } from './incremental/state';
 import { namedParentsOf } from './incremental/state';
@@ -54,10 +56,12 @@ export function buildGateways(
   const gateways = resolveGateways(view, opts, memo, classes);
   memo.lastGoodCertificates.endFullBuild();
   const endpoints = opts.endpoints ?? {};
+  const backendTls = resolveBackendTlsPolicies(view);
   const policy: BackendPolicy = {
     externalNameServices: opts.externalNameServices,
     endpoints,
     refusedEndpoints: collectEndpointRefusals(view.list('EndpointSlice'), endpoints),
+    backendTls,
   };
   const routes = compileRoutes(view, gateways, policy, memo.routes);
   const attachment = attachRoutes(view, opts, gateways, routes);
@@ -65,7 +69,7 @@ export function buildGateways(
     for (const l of allListeners(gw)) l.attachedRoutes = attachment.counts.get(l.qualifiedName) ?? 0;
   }
   const fleets = gateways
-    .map((gw) => buildFleet(view, gw, attachment.attached, memo))
+    .map((gw) => buildFleet(view, gw, attachment.attached, memo, backendTls))
     .sort((a, b) => compareStrings(a.fleet, b.fleet));
   const routeStatuses = [...attachment.statuses, ...staleRouteStatuses(view, opts, attachment.statuses)].sort(
     compareStatuses,
@@ -75,6 +79,7 @@ export function buildGateways(
     ...gatewayAndListenerSetStatuses(gateways, opts),
     ...routeStatuses,
     ...portRangeStatuses(view, gateways, opts),
+    ...backendTlsPolicyStatuses(view, opts, backendTls, fleets),
   ];
   const parents = indexParents(gateways);
   const listenerFleet = new Map<string, string>();

@@ -3,7 +3,7 @@
  * is published in GatewayClass.status.supportedFeatures, and the conformance suite infers which
  * tests to run from it: list only what is implemented end to end (route compiler in routes/,
  * Envoy translation in src/envoy); classes with managed fleets add MANAGED_FLEET_FEATURES. Not
- * claimed: frontend/backend client certificates, TLSRoute mixed modes, TCP/UDP.
+ * claimed: frontend client certificate validation, TLSRoute mixed modes, TCP/UDP.
  */
 
 export const SUPPORTED_FEATURES: readonly string[] = [
@@ -45,6 +45,10 @@ export const SUPPORTED_FEATURES: readonly string[] = [
   // GRPCRoute
   'GRPCRoute',
   'GRPCRouteNamedRouteRule',
+  // TLS to backends, docs/gateway-api.md §24.
+  'BackendTLSPolicy',
+  'BackendTLSPolicySANValidation',
+  'GatewayBackendClientCertificate',
   // TLSRoute: passthrough (core) and terminate (extended); not mixed modes on one port.
   'TLSRoute',
   'TLSRouteModeTerminate',

@@ -9,6 +9,7 @@ import { objectNamespace } from '../store/objects';
 import type { ResolvedGateway, ResolvedListener, StoreView } from './resolved';
 import type { ClusterRef } from './backends';
 import { buildClusters } from './backends';
+import type { BackendTlsIndex } from './backend-tls';
 
 import type { AttachedRoute, CompiledRoute } from './routes/types';
 import { CATCH_ALL, ListenerClaims, isolateHostnames } from './routes/vhosts';
@@ -41,6 +42,7 @@ export function buildFleet(
   gw: ResolvedGateway,
   attached: ReadonlyMap<string, AttachedRoute[]>,
   memo: BuildMemo,
+  backendTls?: BackendTlsIndex,
 ): FleetModel {
   const namespace = objectNamespace(gw.object);
   const name = gw.object.metadata.name;
@@ -105,16 +107,21 @@ export function buildFleet(
   }
   vhosts.commit();
   const managed = gw.managed;
+  const client = gw.backendClientCertificate?.ok ? gw.backendClientCertificate.secret : undefined;
+  const clusters = buildClusters(
+    view,
+    referencedClusters(ports, usedRoutes, memo.virtualHosts),
+    memo.clusters,
+    gw.fleet,
+    backendTls && !backendTls.empty ? { index: backendTls, clientCertificate: client?.name } : undefined,
+  );
+  // The client certificate is served over SDS like listener certificates, when a cluster uses it.
+  if (client && clusters.some((c) => c.tls?.clientCertificate)) secrets.set(client.name, client);
   return {
     fleet: gw.fleet,
     gateway: { namespace, name },
     ports: managed && !managed.local ? withBindPorts(ports) : ports,
-    clusters: buildClusters(
-      view,
-      referencedClusters(ports, usedRoutes, memo.virtualHosts),
-      memo.clusters,
-      gw.fleet,
-    ),
+    clusters,
     secrets: [...secrets.values()].sort((a, b) => compareStrings(a.name, b.name)),
     ...(managed ? { managed } : {}),
   };

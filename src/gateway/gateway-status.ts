@@ -59,6 +59,20 @@ export function gatewayStatus(g: ResolvedGateway, opts: BuildOptions): ObjectSta
     ];
     if (g.managed && !g.managed.local) conditions.push(routabilityCondition(g.managed.routability, cond));
   }
+  const client = g.backendClientCertificate;
+  if (client) {
+    // Only Gateways that name a backend client certificate report ResolvedRefs (docs/gateway-api.md §24).
+    conditions.push(
+      client.ok
+        ? cond(
+            ConditionType.ResolvedRefs,
+            'True',
+            Reason.ResolvedRefs,
+            'every reference of the Gateway resolved',
+          )
+        : cond(ConditionType.ResolvedRefs, 'False', client.reason, client.message),
+    );
+  }
   const status: GatewayStatus = {
     addresses: g.addresses.map((a) => ({ ...a })),
     conditions,

@@ -25,6 +25,7 @@ import { ConditionType, Reason } from '../status/conditions';
 import { detectConflicts } from './conflicts';
 import { resolveGatewayClasses } from './gatewayclass';
 import type { GatewayInfrastructureResult } from './managed-gateway';
+import { resolveBackendClientCertificate } from './backend-client-certificate';
 import { managedAddresses, resolveGatewayInfrastructure } from './managed-gateway';
 import {
   gatewayNotAccepted,
@@ -269,7 +270,17 @@ function resolveGateway(
     listeners,
     listenerSets,
     ...(ranges.ranges.length ? { portRanges: ranges.ranges } : {}),
+    ...backendClientCertificateField(view, gw),
   };
+}
+
+/** Returns the resolved backend client certificate of a Gateway as a ResolvedGateway field. */
+function backendClientCertificateField(
+  view: StoreView,
+  gw: KubeObject,
+): Pick<ResolvedGateway, 'backendClientCertificate'> {
+  const resolved = resolveBackendClientCertificate(view, gw);
+  return resolved ? { backendClientCertificate: resolved } : {};
 }
 
 /** Returns the managed part of a resolved Gateway, or its addresses as an unmanaged one. */

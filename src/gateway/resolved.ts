@@ -14,6 +14,7 @@ import type { EndpointPolicy } from './endpoint-guard';
 import type { FleetParameters } from './fleet-parameters';
 import type { ManagedFleetModel } from '../model/managed-fleet';
 import type { ResolvedPortRange } from './port-ranges';
+import type { BackendClientCertificate } from './backend-client-certificate';
 
 /** Read-only view of the store the build runs against (ObjectStore satisfies it). */
 export interface StoreView {
@@ -167,6 +168,11 @@ export interface ResolvedGateway {
   listenerSets: ResolvedListenerSet[];
   /** The ListenerPortRange policies on its listeners and their verdicts (docs/gateway-api.md §30). */
   portRanges?: ResolvedPortRange[];
+  /**
+   * spec.tls.backend.clientCertificateRef resolved: the certificate to present to TLS backends, or
+   * why it cannot be (docs/gateway-api.md §24); absent when the Gateway names none.
+   */
+  backendClientCertificate?: BackendClientCertificate;
 }
 
 /** A GatewayClass Convoy owns (its controllerName), and whether Convoy accepts it. */

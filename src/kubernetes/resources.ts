@@ -10,6 +10,9 @@ import {
   XLISTENERSET_VERSION,
 } from '../store/objects';
 
+/** The only ConfigMap key Convoy reads: a BackendTLSPolicy's CA bundle (docs/gateway-api.md §24). */
+const CA_CERTIFICATE_KEY = 'ca.crt';
+
 /** Describes how one watched kind is reached on the API server and trimmed before it enters the store. */
 export interface ResourceType {
   kind: WatchedKind;
@@ -68,6 +71,7 @@ export const RESOURCE_TYPES: readonly ResourceType[] = [
   gw('GRPCRoute', 'grpcroutes'),
   gw('TLSRoute', 'tlsroutes'),
   gw('ReferenceGrant', 'referencegrants'),
+  gw('BackendTLSPolicy', 'backendtlspolicies'),
   // RBAC cannot restrict Secrets by type; the field selector at least keeps every other Secret
   // (service-account tokens, Helm releases, user data) out of the process entirely.
   {
@@ -79,6 +83,8 @@ export const RESOURCE_TYPES: readonly ResourceType[] = [
     optional: false,
     fieldSelector: 'type=kubernetes.io/tls',
   },
+  // ConfigMaps hold BackendTLSPolicy CA bundles (docs/gateway-api.md §24); only `ca.crt` is kept.
+  { kind: 'ConfigMap', group: '', version: 'v1', plural: 'configmaps', namespaced: true, optional: false },
   { kind: 'Service', group: '', version: 'v1', plural: 'services', namespaced: true, optional: false },
   {
     kind: 'EndpointSlice',
@@ -171,6 +177,12 @@ export function trimObject(r: ResourceType, raw: Record<string, unknown>): KubeO
       const kept: Record<string, string> = {};
       for (const k of SECRET_KEYS_KEPT) if (typeof data[k] === 'string') kept[k] = data[k];
       out.data = kept;
+      break;
+    }
+    case 'ConfigMap': {
+      const data = (raw.data ?? {}) as Record<string, unknown>;
+      const ca = data[CA_CERTIFICATE_KEY];
+      out.data = typeof ca === 'string' ? { [CA_CERTIFICATE_KEY]: ca } : {};
       break;
     }
     case 'EndpointSlice':

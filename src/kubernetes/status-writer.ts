@@ -38,6 +38,17 @@ export interface KubernetesStatusWriterOptions {
 
 const ROUTE_KINDS = new Set(['HTTPRoute', 'GRPCRoute', 'TLSRoute']);
 
+/**
+ * The status list each kind shares with other controllers, entry by entry (controllerName):
+ * routes' `parents`, policies' `ancestors` (docs/gateway-api.md §24).
+ */
+const SHARED_LIST: Record<string, 'parents' | 'ancestors'> = {
+  HTTPRoute: 'parents',
+  GRPCRoute: 'parents',
+  TLSRoute: 'parents',
+  BackendTLSPolicy: 'ancestors',
+};
+
 /** The field manager of Convoy's status writes (visible in metadata.managedFields). */
 export const STATUS_FIELD_MANAGER = 'convoy';
 
@@ -124,8 +135,9 @@ export class KubernetesStatusWriter implements StatusSink {
     for (const [key, previous] of [...this.latest]) {
       if (seen.has(key) || this.cleanups.has(previous)) continue;
       this.applied.delete(key);
-      if (ROUTE_KINDS.has(previous.kind)) {
-        const cleanup: ObjectStatus = { ...previous, status: { parents: [] } };
+      const shared = SHARED_LIST[previous.kind];
+      if (shared) {
+        const cleanup: ObjectStatus = { ...previous, status: { [shared]: [] } };
         this.cleanups.add(cleanup);
         this.latest.set(key, cleanup);
         this.pending.set(key, cleanup);
@@ -364,13 +376,18 @@ export class KubernetesStatusWriter implements StatusSink {
     desired: Record<string, unknown>,
   ): Record<string, unknown> {
     let next = withSchemaDefaults(desired);
-    if (ROUTE_KINDS.has(kind)) {
+    const shared = SHARED_LIST[kind];
+    if (shared) {
       const ours = (p: unknown) => isRecord(p) && p.controllerName === this.o.controllerName;
-      const others = Array.isArray(current.parents) ? current.parents.filter((p) => !ours(p)) : [];
-      const mine = Array.isArray(next.parents) ? next.parents.filter(ours) : [];
-      // A route that never had a parents list (and gets none of ours) is left without one.
-      if (others.length || mine.length || Array.isArray(current.parents)) next.parents = [...others, ...mine];
-      else delete next.parents;
+      const stored = current[shared];
+      const wanted = next[shared];
+      const others = Array.isArray(stored) ? stored.filter((p) => !ours(p)) : [];
+      const mine = Array.isArray(wanted) ? wanted.filter(ours) : [];
+      // A route that never had a parents list (and gets none of ours) is left without one; a
+      // policy's ancestors list is required by its CRD, so it is always written.
+      if (others.length || mine.length || Array.isArray(stored) || shared === 'ancestors')
+        next[shared] = [...others, ...mine];
+      else delete next[shared];
     }
     next = mergeStatus(
       { apiVersion: '', kind: '', metadata: { name: '' }, status: current },

@@ -216,6 +216,33 @@ export interface ClusterModel {
    * Service port) instead of EDS endpoints.
    */
   externalName?: string;
+  /**
+   * TLS to the backend (a BackendTLSPolicy targets this Service port; docs/gateway-api.md §24).
+   * Absent: plaintext.
+   */
+  tls?: UpstreamTlsModel;
+}
+
+/**
+ * Describes how Envoy originates TLS to one Service port, from its accepted BackendTLSPolicy and
+ * the Gateway's backend client certificate; docs/gateway-api.md §24.
+ */
+export interface UpstreamTlsModel {
+  /** The policy's `namespace/name`, for traceability. */
+  policy: string;
+  /** SNI sent to the backend: the policy's validation.hostname. */
+  sni: string;
+  /** PEM bundle of the trusted CAs (the policy's valid caCertificateRefs, concatenated in order). */
+  caBundle?: string;
+  /** SANs the backend certificate must carry one of (the hostname when the policy lists none). */
+  subjectAltNames: { type: 'DNS' | 'URI'; value: string }[];
+  /** SDS name of the client certificate the Gateway presents (spec.tls.backend.clientCertificateRef). */
+  clientCertificate?: string;
+  /**
+   * The policy has no usable CA (every caCertificateRef is invalid): connections must fail, so the
+   * cluster gets no endpoints and Envoy answers 503.
+   */
+  refuse?: boolean;
 }
 
 export interface EndpointModel {

@@ -64,7 +64,7 @@ function parentKey(entry: Record<string, unknown>): string {
   return `${canonicalJson(entry.parentRef)}|${String(entry.controllerName ?? '')}`;
 }
 
-/** Returns the key of a policy status.ancestors entry: its ancestorRef and controllerName. */
+/** Returns the key of a policy's status.ancestors entry: its ancestorRef and controllerName. */
 function ancestorKey(entry: Record<string, unknown>): string {
   return `${canonicalJson(entry.ancestorRef)}|${String(entry.controllerName ?? '')}`;
 }

@@ -192,6 +192,38 @@ export function validateMetadata(meta: unknown, namespaced: boolean, nameRule: N
   return errors;
 }
 
+/**
+ * Validates a ConfigMap as the API server does for the fields Convoy reads: string `data` with valid
+ * config keys, `binaryData`, `immutable`, and the 1 MiB total.
+ */
+export function validateConfigMap(o: Record<string, unknown>): string[] {
+  const errors = unknownFields(o, ['apiVersion', 'kind', 'metadata', 'data', 'binaryData', 'immutable']);
+  if (o.immutable !== undefined && o.immutable !== null && typeof o.immutable !== 'boolean') {
+    errors.push(`immutable: Invalid value: ${q(o.immutable)}: must be a boolean`);
+  }
+  const data = o.data !== undefined && o.data !== null ? (stringMap('data', o.data, errors) ?? {}) : {};
+  const binary =
+    o.binaryData !== undefined && o.binaryData !== null
+      ? (stringMap('binaryData', o.binaryData, errors) ?? {})
+      : {};
+  let size = 0;
+  for (const [field, m] of [
+    ['data', data],
+    ['binaryData', binary],
+  ] as const) {
+    for (const [k, v] of Object.entries(m)) {
+      if (k.length > 253 || !CONFIG_KEY.test(k) || k === '.' || k === '..') {
+        errors.push(
+          `${field}[${k}]: Invalid value: ${q(k)}: a valid config key must consist of alphanumeric characters, '-', '_' or '.'`,
+        );
+      }
+      size += k.length + v.length;
+    }
+  }
+  if (size > MAX_SECRET_SIZE) errors.push(`[]: Too long: must have at most ${MAX_SECRET_SIZE} bytes`);
+  return errors;
+}
+
 /** Top-level fields that are not in `allowed` are refused (kubectl's strict field validation). */
 export function unknownFields(o: Record<string, unknown>, allowed: string[], path = ''): string[] {
   const errors: string[] = [];

@@ -22,6 +22,7 @@
 import type { KubeObject } from '../store/objects';
 import { CLUSTER_SCOPED_KINDS, GATEWAY_GROUP } from '../store/objects';
 import {
+  validateConfigMap,
   validateEndpointSlice,
   validateMetadata,
   validateNamespace,
@@ -77,6 +78,7 @@ interface CoreKind {
 const CORE_KINDS: Record<string, CoreKind> = {
   Secret: { apiVersions: ['v1'], nameRule: 'subdomain', validate: validateSecret },
   Service: { apiVersions: ['v1'], nameRule: 'dns1035', validate: validateService },
+  ConfigMap: { apiVersions: ['v1'], nameRule: 'subdomain', validate: validateConfigMap },
   EndpointSlice: {
     apiVersions: ['discovery.k8s.io/v1'],
     nameRule: 'subdomain',

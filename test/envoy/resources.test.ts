@@ -169,6 +169,7 @@ describe('helpers', () => {
         'envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager.PathWithEscapedSlashesAction',
       DenominatorType: 'envoy.type.v3.FractionalPercent.DenominatorType',
       ClusterNotFoundResponseCode: 'envoy.config.route.v3.RouteAction.ClusterNotFoundResponseCode',
+      SanType: 'envoy.extensions.transport_sockets.tls.v3.SubjectAltNameMatcher.SanType',
     };
     for (const [key, values] of Object.entries(Enum) as [keyof typeof Enum, Record<string, number>][]) {
       const e = root.lookupEnum(protoEnums[key]);

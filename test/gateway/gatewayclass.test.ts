@@ -94,7 +94,7 @@ describe('GatewayClass parametersRef', () => {
 
 describe('supported feature names', () => {
   // Names as spelled in Gateway API v1.6.1 pkg/features (gateway, httproute, grpcroute, tlsroute,
-  // referencegrant). A typo here would make the conformance suite silently skip tests.
+  // referencegrant, backendtlspolicy). A typo here would make the conformance suite silently skip tests.
   const KNOWN = new Set([
     'Gateway',
     'GatewayPort8080',
@@ -103,6 +103,8 @@ describe('supported feature names', () => {
     'GatewayHTTPSListenerDetectMisdirectedRequests',
     'GatewayInfrastructurePropagation',
     'GatewayAddressEmpty',
+    'BackendTLSPolicy',
+    'BackendTLSPolicySANValidation',
     'GatewayBackendClientCertificate',
     'GatewayFrontendClientCertificateValidation',
     'GatewayFrontendClientCertificateValidationInsecureFallback',

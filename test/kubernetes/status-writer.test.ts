@@ -147,6 +147,55 @@ describe('KubernetesStatusWriter against a fake API server', () => {
     assert.equal(parents[1].controllerName, OURS);
   });
 
+  test('BackendTLSPolicy: keeps other controllers’ ancestors, replaces ours, removes ours once it is not ours', async () => {
+    const POLICIES = '/apis/gateway.networking.k8s.io/v1/backendtlspolicies';
+    const foreign = {
+      ancestorRef: {
+        group: 'gateway.networking.k8s.io',
+        kind: 'Gateway',
+        namespace: 'default',
+        name: 'other',
+      },
+      controllerName: 'example.com/other',
+      conditions: [cond('Accepted', 'True', 'Accepted', '2025-01-01T00:00:00Z')],
+    };
+    api.upsert(POLICIES, {
+      metadata: { name: 'p', namespace: 'default' },
+      spec: {},
+      status: { ancestors: [foreign] },
+    });
+    const policyStatus: ObjectStatus = {
+      apiVersion: 'gateway.networking.k8s.io/v1',
+      kind: 'BackendTLSPolicy',
+      metadata: { namespace: 'default', name: 'p', generation: 1 },
+      status: {
+        ancestors: [
+          {
+            ancestorRef: {
+              group: 'gateway.networking.k8s.io',
+              kind: 'Gateway',
+              namespace: 'default',
+              name: 'gw',
+            },
+            controllerName: OURS,
+            conditions: [cond('Accepted', 'True', 'Accepted', '2026-01-01T00:00:00Z')],
+          },
+        ],
+      },
+    };
+    const w = make();
+    w.setLeader(true);
+    w.publish([policyStatus, classStatus('2026-01-01T00:00:00Z')]);
+    await w.idle();
+    const ancestors = (api.get(POLICIES, 'default', 'p')!.status as { ancestors: Record<string, unknown>[] })
+      .ancestors;
+    assert.deepEqual(ancestors[0], foreign);
+    assert.equal(ancestors[1].controllerName, OURS);
+    w.publish([classStatus('2026-01-01T00:00:00Z')]);
+    await w.idle();
+    assert.deepEqual(api.get(POLICIES, 'default', 'p')!.status, { ancestors: [foreign] });
+  });
+
   test('skips the write when only lastTransitionTime differs, and keeps the stored time for unchanged conditions', async () => {
     const w = make();
     w.setLeader(true);

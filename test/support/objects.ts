@@ -310,6 +310,53 @@ export function referenceGrant(name: string, spec: ReferenceGrantSpec, o: Meta =
 }
 
 // ---------------------------------------------------------------------------------------------
+// BackendTLSPolicy and its CA ConfigMaps (docs/gateway-api.md §24)
+
+export interface BackendTlsPolicyOpts extends Meta {
+  sectionName?: string;
+  /** ConfigMap names (core group); ignored when `wellKnown` is set. */
+  caConfigMaps?: string[];
+  /** Raw caCertificateRefs, e.g. with another kind. */
+  caRefs?: { group: string; kind: string; name: string }[];
+  wellKnown?: string;
+  subjectAltNames?: { type: 'Hostname' | 'URI'; hostname?: string; uri?: string }[];
+}
+
+export function backendTlsPolicy(
+  name: string,
+  service: string,
+  hostname: string,
+  o: BackendTlsPolicyOpts = {},
+): KubeObject {
+  const validation: Record<string, unknown> = { hostname };
+  if (o.wellKnown) validation.wellKnownCACertificates = o.wellKnown;
+  else
+    validation.caCertificateRefs =
+      o.caRefs ?? (o.caConfigMaps ?? ['ca']).map((n) => ({ group: '', kind: 'ConfigMap', name: n }));
+  if (o.subjectAltNames) validation.subjectAltNames = o.subjectAltNames;
+  return {
+    apiVersion: 'gateway.networking.k8s.io/v1',
+    kind: 'BackendTLSPolicy',
+    metadata: meta(name, o),
+    spec: {
+      targetRefs: [
+        {
+          group: '',
+          kind: 'Service',
+          name: service,
+          ...(o.sectionName ? { sectionName: o.sectionName } : {}),
+        },
+      ],
+      validation,
+    },
+  };
+}
+
+export function caConfigMap(name: string, caPem: string, o: Meta = {}): KubeObject {
+  return { apiVersion: 'v1', kind: 'ConfigMap', metadata: meta(name, o), data: { 'ca.crt': caPem } };
+}
+
+// ---------------------------------------------------------------------------------------------
 // TLS Secrets
 
 export interface TlsSecretOpts extends Meta {

@@ -285,6 +285,25 @@ export function tlsRoute(): Json {
   };
 }
 
+export function backendTLSPolicy(): Json {
+  return {
+    apiVersion: GW_API,
+    kind: 'BackendTLSPolicy',
+    metadata: { name: 'policy' },
+    spec: {
+      targetRefs: [{ group: '', kind: 'Service', name: 'svc', sectionName: 'https' }],
+      validation: {
+        caCertificateRefs: [{ group: '', kind: 'ConfigMap', name: 'ca' }],
+        hostname: 'backend.example.com',
+        subjectAltNames: [
+          { type: 'Hostname', hostname: '*.example.com' },
+          { type: 'URI', uri: 'spiffe://example.com/backend' },
+        ],
+      },
+    },
+  };
+}
+
 export function referenceGrant(): Json {
   return {
     apiVersion: GW_API,
@@ -396,6 +415,23 @@ export const VALID_OBJECTS: { description: string; object: Json }[] = [
   },
   { description: 'TLSRoute', object: tlsRoute() },
   { description: 'ReferenceGrant', object: referenceGrant() },
+  { description: 'BackendTLSPolicy', object: backendTLSPolicy() },
+  {
+    description: 'BackendTLSPolicy with system CAs',
+    object: {
+      apiVersion: GW_API,
+      kind: 'BackendTLSPolicy',
+      metadata: { name: 'system' },
+      spec: {
+        targetRefs: [{ group: '', kind: 'Service', name: 'svc' }],
+        validation: { wellKnownCACertificates: 'System', hostname: 'backend.example.com' },
+      },
+    },
+  },
+  {
+    description: 'ConfigMap with a CA bundle',
+    object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'ca' }, data: { 'ca.crt': 'x' } },
+  },
   {
     description: 'ReferenceGrant v1beta1',
     object: { ...referenceGrant(), apiVersion: 'gateway.networking.k8s.io/v1beta1' },

@@ -10,6 +10,7 @@
  */
 import type { Json } from './fixtures';
 import {
+  backendTLSPolicy,
   endpointSlice,
   gateway,
   gatewayClass,
@@ -1322,6 +1323,81 @@ const tlsRouteFixtures: InvalidFixture[] = [
   },
 ];
 
+const backendTLSPolicyFixtures: InvalidFixture[] = [
+  {
+    description: 'BackendTLSPolicy targeting one Service with and without a sectionName',
+    object: edit(backendTLSPolicy(), {
+      'spec.targetRefs[1]': { group: '', kind: 'Service', name: 'svc' },
+    }),
+    expectFieldPath: 'spec.targetRefs',
+    expectMessage:
+      'sectionName must be specified when targetRefs includes 2 or more references to the same target',
+  },
+  {
+    description: 'BackendTLSPolicy targeting one Service port twice',
+    object: edit(backendTLSPolicy(), {
+      'spec.targetRefs[1]': { group: '', kind: 'Service', name: 'svc', sectionName: 'https' },
+    }),
+    expectFieldPath: 'spec.targetRefs',
+    expectMessage:
+      'sectionName must be unique when targetRefs includes 2 or more references to the same target',
+  },
+  {
+    description: 'BackendTLSPolicy with both CA refs and well-known CAs',
+    object: edit(backendTLSPolicy(), { 'spec.validation.wellKnownCACertificates': 'System' }),
+    expectFieldPath: 'spec.validation',
+    expectMessage: 'must not contain both CACertificateRefs and WellKnownCACertificates',
+  },
+  {
+    description: 'BackendTLSPolicy with neither CA refs nor well-known CAs',
+    object: edit(backendTLSPolicy(), { 'spec.validation.caCertificateRefs': DELETE }),
+    expectFieldPath: 'spec.validation',
+    expectMessage: 'must specify either CACertificateRefs or WellKnownCACertificates',
+  },
+  {
+    description: 'BackendTLSPolicy Hostname SAN without hostname',
+    object: edit(backendTLSPolicy(), { 'spec.validation.subjectAltNames[0]': { type: 'Hostname' } }),
+    expectFieldPath: 'spec.validation.subjectAltNames[0]',
+    expectMessage: 'SubjectAltName element must contain Hostname, if Type is set to Hostname',
+  },
+  {
+    description: 'BackendTLSPolicy URI SAN with a hostname',
+    object: edit(backendTLSPolicy(), {
+      'spec.validation.subjectAltNames[1].hostname': 'a.example.com',
+    }),
+    expectFieldPath: 'spec.validation.subjectAltNames[1]',
+    expectMessage: 'SubjectAltName element must not contain Hostname, if Type is not set to Hostname',
+  },
+  {
+    description: 'BackendTLSPolicy URI SAN without uri',
+    object: edit(backendTLSPolicy(), { 'spec.validation.subjectAltNames[1]': { type: 'URI' } }),
+    expectFieldPath: 'spec.validation.subjectAltNames[1]',
+    expectMessage: 'SubjectAltName element must contain URI, if Type is set to URI',
+  },
+  {
+    description: 'BackendTLSPolicy Hostname SAN with a uri',
+    object: edit(backendTLSPolicy(), {
+      'spec.validation.subjectAltNames[0].uri': 'spiffe://example.com/x',
+    }),
+    expectFieldPath: 'spec.validation.subjectAltNames[0]',
+    expectMessage: 'SubjectAltName element must not contain URI, if Type is not set to URI',
+  },
+  {
+    description: 'BackendTLSPolicy without hostname',
+    object: edit(backendTLSPolicy(), { 'spec.validation.hostname': DELETE }),
+    expectFieldPath: 'spec.validation.hostname',
+    expectMessage: 'Required value',
+  },
+  {
+    description: 'BackendTLSPolicy with an unknown well-known CA set',
+    object: edit(backendTLSPolicy(), {
+      'spec.validation.caCertificateRefs': DELETE,
+      'spec.validation.wellKnownCACertificates': 'Everything',
+    }),
+    expectFieldPath: 'spec.validation.wellKnownCACertificates',
+  },
+];
+
 const otherGatewayKindFixtures: InvalidFixture[] = [
   {
     description: 'ReferenceGrant from without namespace',
@@ -1501,5 +1577,6 @@ export const INVALID_FIXTURES: InvalidFixture[] = [
   ...grpcRouteFixtures,
   ...tlsRouteFixtures,
   ...otherGatewayKindFixtures,
+  ...backendTLSPolicyFixtures,
   ...coreFixtures,
 ];

@@ -155,11 +155,13 @@ describe('semantics', () => {
       'gateway.networking.k8s.io/v1beta1',
     ]);
     assert.deepEqual(servedApiVersions('EndpointSlice'), ['discovery.k8s.io/v1']);
-    assert.deepEqual(servedApiVersions('ConfigMap'), []);
+    assert.deepEqual(servedApiVersions('ConfigMap'), ['v1']);
+    assert.deepEqual(servedApiVersions('BackendTLSPolicy'), ['gateway.networking.k8s.io/v1']);
+    assert.deepEqual(servedApiVersions('Pod'), []);
   });
 
   test('kinds Convoy does not read are refused, not crashed on', () => {
-    assert.match(validate({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x' } })[0], /^kind: /);
+    assert.match(validate({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'x' } })[0], /^kind: /);
     assert.match(validate({ apiVersion: 'v1', metadata: { name: 'x' } })[0], /^kind: Required value/);
   });
 });

@@ -3,6 +3,7 @@ import type { HttpProtocolOptions } from '../../generated/envoy/extensions/upstr
 import type { ClusterModel } from '../../model/fleet';
 import { Enum, ExtensionNames, ExtensionTypeUrl, adsConfigSource, memoByNode, typed } from './common';
 import { parseClusterName } from '../../model/names';
+import { upstreamTls } from './upstream-tls';
 
 /** Upstream connect timeout for every cluster. */
 export const CONNECT_TIMEOUT = { seconds: 5 } as const;
@@ -23,6 +24,7 @@ export const MAX_CONCURRENT_RETRIES = 1024;
  * - The panic threshold is 0: Envoy otherwise sends traffic to every endpoint, ready or not, once
  *   fewer than half are healthy, which would route to Pods Kubernetes reports as not ready.
  * - Concurrent retries are limited like concurrent requests (MAX_CONCURRENT_RETRIES).
+ * - A Service port a BackendTLSPolicy targets gets a TLS transport socket (upstream-tls.ts).
  * - `http2` (h2c, gRPC) upstreams get HTTP/2 through the v3 HttpProtocolOptions extension;
  *   `http1` and `tcp` need nothing (HTTP/1.1 is the default for HTTP routes, tcp_proxy is raw TCP).
  */
@@ -37,6 +39,9 @@ export const translateCluster = memoByNode((model: ClusterModel): Cluster => {
         common_lb_config: { healthy_panic_threshold: { value: 0 } },
       };
   cluster.circuit_breakers = { thresholds: [{ max_retries: { value: MAX_CONCURRENT_RETRIES } }] };
+  // A refusing policy's cluster has no endpoints (and no CA to build a context from): it answers 503.
+  if (model.tls && !model.tls.refuse)
+    cluster.transport_socket = upstreamTls(model.tls, model.protocol === 'http2');
   if (model.protocol === 'http2') {
     cluster.typed_extension_protocol_options = {
       [ExtensionNames.HttpProtocolOptions]: typed<HttpProtocolOptions>(ExtensionTypeUrl.HttpProtocolOptions, {

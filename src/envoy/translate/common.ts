@@ -23,6 +23,7 @@ export const ExtensionTypeUrl = {
   TcpProxy: `${TYPE_PREFIX}envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy`,
   TlsInspector: `${TYPE_PREFIX}envoy.extensions.filters.listener.tls_inspector.v3.TlsInspector`,
   DownstreamTlsContext: `${TYPE_PREFIX}envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext`,
+  UpstreamTlsContext: `${TYPE_PREFIX}envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext`,
   StdoutAccessLog: `${TYPE_PREFIX}envoy.extensions.access_loggers.stream.v3.StdoutAccessLog`,
   FileAccessLog: `${TYPE_PREFIX}envoy.extensions.access_loggers.file.v3.FileAccessLog`,
   HttpProtocolOptions: `${TYPE_PREFIX}envoy.extensions.upstreams.http.v3.HttpProtocolOptions`,
@@ -75,6 +76,7 @@ export const Enum = {
   PathWithEscapedSlashesAction: { UNESCAPE_AND_REDIRECT: 3 },
   DenominatorType: { MILLION: 2 },
   ClusterNotFoundResponseCode: { INTERNAL_SERVER_ERROR: 2 },
+  SanType: { DNS: 2, URI: 3 },
 } as const;
 
 /** Returns the config source `{ ads: {}, resource_api_version: V3 }`: fetch the resource over ADS. */

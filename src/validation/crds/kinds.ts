@@ -14,6 +14,7 @@ import { grpcRouteSpec } from './grpcroute';
 import { httpRouteSpec } from './httproute';
 import { listenerSetSpec } from './listenerset';
 import { referenceGrantSpec } from './referencegrant';
+import { backendTLSPolicySpec } from './backendtlspolicy';
 import { tlsRouteSpec } from './tlsroute';
 
 export interface GatewayKindSchema {
@@ -51,5 +52,10 @@ export const GATEWAY_KIND_SCHEMAS: Record<string, GatewayKindSchema> = {
     versions: ['v1', 'v1beta1'],
     crdFile: 'gateway.networking.k8s.io_referencegrants.yaml',
     spec: referenceGrantSpec,
+  },
+  BackendTLSPolicy: {
+    versions: ['v1'],
+    crdFile: 'gateway.networking.k8s.io_backendtlspolicies.yaml',
+    spec: backendTLSPolicySpec,
   },
 };

@@ -237,6 +237,7 @@ describe('deploy/ artifacts', () => {
       'httproutes',
       'grpcroutes',
       'tlsroutes',
+      'backendtlspolicies',
     ]) {
       assert.ok(
         allowed('gateway.networking.k8s.io', `${plural}/status`, 'update'),
