@@ -26,7 +26,7 @@ export class ReferenceIndex {
     for (const kind of ['Gateway', 'ListenerSet']) {
       for (const owner of view.list(kind)) index.addListenerOwner(owner);
     }
-    for (const kind of ['HTTPRoute', 'GRPCRoute', 'TLSRoute']) {
+    for (const kind of ['HTTPRoute', 'GRPCRoute', 'TLSRoute', 'TCPRoute', 'UDPRoute']) {
       for (const route of view.list(kind)) index.addRoute(route);
     }
     return index;

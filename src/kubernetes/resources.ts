@@ -63,6 +63,8 @@ export const RESOURCE_TYPES: readonly ResourceType[] = [
   gw('HTTPRoute', 'httproutes'),
   gw('GRPCRoute', 'grpcroutes'),
   gw('TLSRoute', 'tlsroutes'),
+  gw('TCPRoute', 'tcproutes'),
+  gw('UDPRoute', 'udproutes'),
   gw('ReferenceGrant', 'referencegrants'),
   // RBAC cannot restrict Secrets by type; the field selector at least keeps every other Secret
   // (service-account tokens, Helm releases, user data) out of the process entirely.

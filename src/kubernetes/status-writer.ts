@@ -31,7 +31,7 @@ export interface KubernetesStatusWriterOptions {
   conflictRetries?: number;
 }
 
-const ROUTE_KINDS = new Set(['HTTPRoute', 'GRPCRoute', 'TLSRoute']);
+const ROUTE_KINDS = new Set(['HTTPRoute', 'GRPCRoute', 'TLSRoute', 'TCPRoute', 'UDPRoute']);
 
 /** The field manager of Convoy's status writes (visible in metadata.managedFields). */
 export const STATUS_FIELD_MANAGER = 'convoy';

@@ -36,6 +36,8 @@ export const WATCHED_KINDS = [
   'HTTPRoute',
   'GRPCRoute',
   'TLSRoute',
+  'TCPRoute',
+  'UDPRoute',
   'ReferenceGrant',
   'Secret',
   'Service',

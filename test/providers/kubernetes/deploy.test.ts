@@ -210,6 +210,8 @@ describe('deploy/ artifacts', () => {
       'httproutes',
       'grpcroutes',
       'tlsroutes',
+      'tcproutes',
+      'udproutes',
     ]) {
       assert.ok(
         allowed('gateway.networking.k8s.io', `${plural}/status`, 'update'),
