@@ -35,17 +35,53 @@ describe('TCP and UDP listeners', () => {
     assert.equal(proxy([]), undefined);
   });
 
-  test('udp_proxy: the heaviest backend, ties by name; none drops datagrams', () => {
+  test('udp_proxy: one backend directly, several through the weighted cluster, none drops datagrams', () => {
+    const port = { name: 'udp-53', port: 53, filterChains: [] };
+    const l4 = (backends: { cluster: string; weight: number }[]) => ({
+      protocol: 'UDP' as const,
+      listener: 'Gateway/ns/gw/udp',
+      backends,
+    });
+    assert.equal(udpCluster(port, l4([{ cluster: 'ns/a/53/udp', weight: 2 }])), 'ns/a/53/udp');
     assert.equal(
-      udpCluster([
-        { cluster: 'ns/b/53/udp', weight: 2 },
-        { cluster: 'ns/a/53/udp', weight: 2 },
-        { cluster: 'ns/c/53/udp', weight: 1 },
-      ]),
+      udpCluster(
+        port,
+        l4([
+          { cluster: 'ns/a/53/udp', weight: 2 },
+          { cluster: 'ns/b/53/udp', weight: 0 },
+        ]),
+      ),
       'ns/a/53/udp',
     );
-    assert.equal(udpCluster([{ cluster: 'ns/a/53/udp', weight: 0 }]), INVALID_BACKEND_CLUSTER);
-    assert.equal(udpCluster([]), INVALID_BACKEND_CLUSTER);
+    assert.equal(
+      udpCluster(
+        port,
+        l4([
+          { cluster: 'ns/a/53/udp', weight: 2 },
+          { cluster: 'ns/b/53/udp', weight: 1 },
+        ]),
+      ),
+      'convoy:udp-weighted:udp-53',
+    );
+    assert.equal(udpCluster(port, l4([{ cluster: 'ns/a/53/udp', weight: 0 }])), INVALID_BACKEND_CLUSTER);
+    assert.equal(udpCluster(port, l4([])), INVALID_BACKEND_CLUSTER);
+  });
+
+  test('the weighted UDP cluster: one locality per backend with its weight and endpoints', () => {
+    const res = translateFleet(l4Fleet(), { bindAddress: '127.0.0.1' });
+    const weighted = res.clusters.filter((c) => c.name!.startsWith('convoy:'));
+    assert.equal(weighted.length, 1);
+    assert.deepEqual(
+      weighted[0].load_assignment?.endpoints?.map((l) => [
+        l.locality?.sub_zone,
+        l.load_balancing_weight?.value,
+        l.lb_endpoints?.map((e) => e.endpoint?.address?.socket_address?.address),
+      ]),
+      [
+        ['other/dns/53/udp', 1, ['10.2.0.1']],
+        ['other/dns-b/53/udp', 4, ['10.2.0.2']],
+      ],
+    );
   });
 
   test('the same model gives byte-identical listeners; a TCP and a UDP listener share a port number', () => {

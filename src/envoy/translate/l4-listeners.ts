@@ -4,10 +4,10 @@ import type { AccessLog } from '../../generated/envoy/config/accesslog/v3/Access
 import type { TcpProxy } from '../../generated/envoy/extensions/filters/network/tcp_proxy/v3/TcpProxy';
 import type { UdpProxyConfig } from '../../generated/envoy/extensions/filters/udp/udp_proxy/v3/UdpProxyConfig';
 import type { Route as UdpRoute } from '../../generated/envoy/extensions/filters/udp/udp_proxy/v3/Route';
-import type { L4PortModel, PortModel, WeightedCluster } from '../../model/fleet';
+import type { L4PortModel, PortModel } from '../../model/fleet';
 import { ExtensionNames, ExtensionTypeUrl, typed } from './common';
 import { INVALID_BACKEND_CLUSTER, activeBackends } from './routes';
-import { compareStrings } from '../../util/compare';
+import { needsUdpWeightedCluster, udpWeightedClusterName } from './udp-weights';
 
 /**
  * Translates the ports of TCP and UDP listeners (docs/gateway-api.md §28) to Envoy Listeners.
@@ -18,9 +18,9 @@ import { compareStrings } from '../../util/compare';
  *   share of connections. With nothing to forward to, the chain's only filter closes every
  *   connection (direct_response without payload).
  * - UDP: a UDP socket (`udp_listener_config`) whose listener filter is udp_proxy, routing every
- *   datagram session to one cluster through the matcher's `on_no_match`. udp_proxy has no weighted
- *   clusters, so a route with several backends is served by its heaviest one (ties: the first by
- *   name); with none, sessions go to INVALID_BACKEND_CLUSTER and their datagrams are dropped.
+ *   datagram session to one cluster through the matcher's `on_no_match`: the route's one backend,
+ *   or the port's locality-weighted cluster when it has several (udp-weights.ts); with none,
+ *   sessions go to INVALID_BACKEND_CLUSTER and their datagrams are dropped.
  *
  * Each port is its own Listener, translated from its PortModel alone: a change to one TCP or UDP route
  * changes only its listener's bytes.
@@ -59,12 +59,14 @@ export function l4TcpProxy(l4: L4PortModel, accessLog: AccessLog[]): Filter | un
   return { name: ExtensionNames.TcpProxy, typed_config: typed<TcpProxy>(ExtensionTypeUrl.TcpProxy, proxy) };
 }
 
-/** Returns the cluster a UDP port sends its sessions to: the heaviest backend, ties by name. */
-export function udpCluster(backends: readonly WeightedCluster[]): string {
-  const active = activeBackends([...backends]);
-  if (active.length === 0) return INVALID_BACKEND_CLUSTER;
-  const [best] = [...active].sort((a, b) => b.weight - a.weight || compareStrings(a.cluster, b.cluster));
-  return best.cluster;
+/**
+ * Returns the cluster a UDP port sends its sessions to: its one backend, the port's weighted cluster
+ * (udp-weights.ts) when it has several, INVALID_BACKEND_CLUSTER when it has none.
+ */
+export function udpCluster(port: PortModel, l4: L4PortModel): string {
+  if (needsUdpWeightedCluster(l4)) return udpWeightedClusterName(port);
+  const [only] = activeBackends(l4.backends);
+  return only ? only.cluster : INVALID_BACKEND_CLUSTER;
 }
 
 /**
@@ -80,7 +82,7 @@ export function buildL4Listener(
 ): Listener {
   const portValue = port.bindPort ?? port.port;
   if (l4.protocol === 'UDP') {
-    const route = typed<UdpRoute>(UDP_ROUTE_TYPE_URL, { cluster: udpCluster(l4.backends) });
+    const route = typed<UdpRoute>(UDP_ROUTE_TYPE_URL, { cluster: udpCluster(port, l4) });
     const proxy = typed<UdpProxyConfig>(UDP_PROXY_TYPE_URL, {
       stat_prefix: l4.listener,
       matcher: { on_no_match: { action: { name: 'route', typed_config: route } } },
