@@ -33,6 +33,7 @@ export function conformanceBuildDir(): string {
 export function localImageBinaries(): ImageBinaries {
   return {
     echoBasic: path.join(conformanceBuildDir(), 'echo-basic'),
+    dnsServer: path.join(conformanceBuildDir(), 'dns-server'),
     envoy: envoyBinary(),
     node: process.execPath,
     convoyMain: convoyMain(),
