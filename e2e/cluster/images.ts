@@ -8,6 +8,8 @@
 export interface ImageBinaries {
   /** echo-basic built by e2e/conformance/build.sh. */
   echoBasic: string;
+  /** e2e/conformance/dns-server built by e2e/conformance/build.sh: the coredns stand-in. */
+  dnsServer: string;
   /** The project's Envoy (.venv/bin/envoy). */
   envoy: string;
   /** The Node binary that runs Convoy. */
@@ -18,7 +20,7 @@ export interface ImageBinaries {
 
 export interface ImageProgram {
   /** What the image stands for, for logs and the pod's containerStatuses.imageID. */
-  kind: 'echo-basic' | 'envoy' | 'convoy' | 'coredns-placeholder';
+  kind: 'echo-basic' | 'envoy' | 'convoy' | 'coredns';
   binary: string;
   /** Arguments put before the container's own (e.g. the script Node runs). */
   prefixArgs: string[];
@@ -39,9 +41,9 @@ function repositoryOf(image: string): string {
  * The program standing in for `image`, or undefined when the table has none (the pod then stays
  * Waiting with reason ErrImagePull, as a kubelet reports an image it cannot get).
  *
- * coredns maps to a placeholder that only sleeps: building coredns costs minutes of Go on two
- * cores and only the suite's UDPRoute tests use it, which Convoy does not claim. The pod is Ready
- * (no probe), which is what the suite's NamespacesMustBeReady gate needs.
+ * coredns maps to dns-server (e2e/conformance/dns-server), which answers what the suite's Corefile
+ * asks of zone foo.bar.com (whoami) and refuses every other name instead of forwarding it to public
+ * resolvers; it takes the container's `-conf` argument and ignores it.
  */
 export function programForImage(image: string, bins: ImageBinaries): ImageProgram | undefined {
   const repo = repositoryOf(image);
@@ -72,12 +74,9 @@ export function programForImage(image: string, bins: ImageBinaries): ImageProgra
     };
   if (last === 'coredns')
     return {
-      kind: 'coredns-placeholder',
-      binary: '/bin/sh',
-      prefixArgs: [
-        '-c',
-        'echo "coredns placeholder: no DNS is served (docs: e2e/cluster/README.md)"; exec sleep infinity',
-      ],
+      kind: 'coredns',
+      binary: bins.dnsServer,
+      prefixArgs: [],
       entrypoints: ['/coredns', 'coredns'],
     };
   return undefined;
@@ -86,15 +85,13 @@ export function programForImage(image: string, bins: ImageBinaries): ImageProgra
 /**
  * The argv a container runs, following the kubelet's rules: `command` replaces the image's
  * entrypoint and `args` its default arguments. A command naming the image's entrypoint runs the
- * table's binary; any other command (e.g. `/bin/sh -c ...`) runs as given. The placeholder never
- * takes the container's arguments.
+ * table's binary; any other command (e.g. `/bin/sh -c ...`) runs as given.
  */
 export function containerArgv(
   program: ImageProgram,
   command: readonly string[] | undefined,
   args: readonly string[] | undefined,
 ): string[] {
-  if (program.kind === 'coredns-placeholder') return [program.binary, ...program.prefixArgs];
   const cmd = command ?? [];
   if (cmd.length === 0) return [program.binary, ...program.prefixArgs, ...(args ?? [])];
   if (program.entrypoints.includes(cmd[0]))

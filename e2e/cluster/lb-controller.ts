@@ -3,15 +3,17 @@ import type { KubeClient } from '../../src/kubernetes/client';
 import { AddressPool } from './address-pool';
 import { Informer } from './informer';
 import { BRIDGE, LB_CIDR, ip } from './pod-network';
+import { UdpForwarder } from './udp-forwarder';
 
 /**
  * A test-only load-balancer controller for the private world (like cloud-provider-kind): each
  * Service of type LoadBalancer gets an address from 198.51.100.0/24, added to the bridge of the
  * outer namespace and written to status.loadBalancer.ingress, and each of its TCP ports is
  * forwarded by an in-process proxy to the Service's ready endpoints (from EndpointSlices),
- * round robin. UDP ports get an address but no forwarding. A Service that requests an address
- * (spec.loadBalancerIP) gets it when it lies in the pool and is free; otherwise it stays pending
- * with no ingress, as a cloud load balancer leaves a Service whose address it cannot give.
+ * round robin; each UDP port by a UdpForwarder, round robin per client session. A Service that
+ * requests an address (spec.loadBalancerIP) gets it when it lies in the pool and is free;
+ * otherwise it stays pending with no ingress, as a cloud load balancer leaves a Service whose
+ * address it cannot give.
  */
 
 interface ServicePort {
@@ -38,6 +40,8 @@ interface Balancer {
   address: string;
   /** Listening servers by service port number. */
   servers: Map<number, net.Server>;
+  /** UDP forwarders by service port number (a UDP port may share its number with a TCP one). */
+  udpServers?: Map<number, UdpForwarder>;
   next: number;
 }
 
@@ -176,8 +180,9 @@ export class LoadBalancerController {
     );
   }
 
-  /** Opens a forwarder per TCP port of the Service and closes those of ports it no longer has. */
+  /** Opens a forwarder per TCP and UDP port of the Service and closes those of ports it no longer has. */
   private async syncPorts(svc: Service, b: Balancer): Promise<void> {
+    await this.syncUdpPorts(svc, b);
     const ports = (svc.spec.ports ?? []).filter((p) => (p.protocol ?? 'TCP') === 'TCP');
     const want = new Set(ports.map((p) => p.port));
     for (const [port, server] of b.servers) {
@@ -194,6 +199,29 @@ export class LoadBalancerController {
         server.listen(p.port, b.address, () => resolve());
       });
       b.servers.set(p.port, server);
+    }
+  }
+
+  /** Opens a UdpForwarder per UDP port of the Service and closes those of ports it no longer has. */
+  private async syncUdpPorts(svc: Service, b: Balancer): Promise<void> {
+    const ports = (svc.spec.ports ?? []).filter((p) => p.protocol === 'UDP');
+    const want = new Set(ports.map((p) => p.port));
+    const servers = (b.udpServers ??= new Map());
+    for (const [port, forwarder] of servers) {
+      if (want.has(port)) continue;
+      forwarder.close();
+      servers.delete(port);
+    }
+    const { namespace, name } = svc.metadata;
+    for (const p of ports) {
+      if (servers.has(p.port)) continue;
+      const pick = () => {
+        const current = this.services.objects.get(`${namespace}/${name}`);
+        const sp = current?.spec.ports?.find((q) => q.port === p.port && q.protocol === 'UDP');
+        const eps = sp ? this.endpoints(namespace, name, sp) : [];
+        return eps.length ? eps[b.next++ % eps.length] : undefined;
+      };
+      servers.set(p.port, await UdpForwarder.bind(b.address, p.port, pick));
     }
   }
 
@@ -222,6 +250,7 @@ export class LoadBalancerController {
 
   private async remove(uid: string, b: Balancer): Promise<void> {
     for (const s of b.servers.values()) s.close();
+    for (const u of b.udpServers?.values() ?? []) u.close();
     this.balancers.delete(uid);
     this.pool.release(uid);
     await ip(['addr', 'del', `${b.address}/32`, 'dev', BRIDGE]).catch(() => undefined);

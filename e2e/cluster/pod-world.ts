@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { convoyMain, envoyBinary } from '../harness';
 import { LocalCluster, REPO_ROOT } from './cluster';
@@ -29,10 +30,29 @@ export function conformanceBuildDir(): string {
   return res.stdout.trim().split('\n').pop() ?? '';
 }
 
+/**
+ * Returns a copy of `binary` under the OS temp dir, refreshed when its size or time differs: the
+ * suite's coredns pod mounts its ConfigMap at /root, which hides the build cache under /root.
+ */
+function copyOutsideRoot(binary: string): string {
+  const dir = path.join(os.tmpdir(), 'convoy-pod-images');
+  const target = path.join(dir, path.basename(binary));
+  const src = fs.statSync(binary);
+  const dst = fs.existsSync(target) ? fs.statSync(target) : undefined;
+  if (!dst || dst.size !== src.size || dst.mtimeMs < src.mtimeMs) {
+    fs.mkdirSync(dir, { recursive: true });
+    fs.copyFileSync(binary, `${target}.tmp`);
+    fs.chmodSync(`${target}.tmp`, 0o755);
+    fs.renameSync(`${target}.tmp`, target);
+  }
+  return target;
+}
+
 /** The programs standing in for images in this checkout. */
 export function localImageBinaries(): ImageBinaries {
   return {
     echoBasic: path.join(conformanceBuildDir(), 'echo-basic'),
+    dnsServer: copyOutsideRoot(path.join(conformanceBuildDir(), 'dns-server')),
     envoy: envoyBinary(),
     node: process.execPath,
     convoyMain: convoyMain(),

@@ -1,13 +1,33 @@
 #!/usr/bin/env bash
-# Builds the Gateway API v1.6.1 conformance test binary (and echo-basic) from the Go module
-# proxy, cached outside the repository keyed by version and Go toolchain. Prints the cache
-# directory (holding gateway-conformance.test and echo-basic) on its last line.
+# Builds the Gateway API v1.6.1 conformance test binary, echo-basic and dns-server (dns-server/main.go,
+# the stand-in for the suite's coredns) from the Go module proxy, cached outside the repository
+# keyed by version and Go toolchain. Prints the cache directory (holding gateway-conformance.test,
+# echo-basic and dns-server) on its last line.
 set -euo pipefail
 GATEWAY_API_VERSION="${GATEWAY_API_VERSION:-v1.6.1}"
 GO_VERSION="$(go env GOVERSION)"
 OUT="${CONVOY_CACHE:-$HOME/.cache/convoy}/gateway-conformance-$GATEWAY_API_VERSION-$GO_VERSION"
 export GOTOOLCHAIN=local GOFLAGS=-modcacherw CGO_ENABLED=0
-if [[ -x "$OUT/gateway-conformance.test" && -x "$OUT/echo-basic" ]]; then echo "$OUT"; exit 0; fi
+DNS_SRC="$(cd "$(dirname "$0")" && pwd)/dns-server/main.go"
+
+# The stand-in for the suite's coredns image (dns-server/main.go), rebuilt when its source changes.
+build_dns_server() {
+  if [[ -x "$OUT/dns-server" ]] && cmp -s "$DNS_SRC" "$OUT/dns-src/main.go"; then return 0; fi
+  mkdir -p "$OUT/dns-src"
+  cp "$DNS_SRC" "$OUT/dns-src/main.go"
+  (
+    cd "$OUT/dns-src"
+    printf 'module convoy.local/dnsserver\n\ngo 1.26.0\n\nrequire github.com/miekg/dns v1.1.73\n' >go.mod
+    go mod tidy
+    go build -trimpath -o "$OUT/dns-server" .
+  ) >&2
+}
+
+if [[ -x "$OUT/gateway-conformance.test" && -x "$OUT/echo-basic" ]]; then
+  build_dns_server
+  echo "$OUT"
+  exit 0
+fi
 mkdir -p "$OUT/src" && cd "$OUT/src"
 start=$SECONDS
 cat >go.mod <<MOD
@@ -34,5 +54,6 @@ go mod tidy >&2
 go get -t "sigs.k8s.io/gateway-api/conformance@$GATEWAY_API_VERSION" >&2
 go test -c -trimpath -o "$OUT/gateway-conformance.test" sigs.k8s.io/gateway-api/conformance >&2
 go build -trimpath -o "$OUT/echo-basic" sigs.k8s.io/gateway-api/conformance/echo-basic >&2
+build_dns_server
 echo "$((SECONDS - start))" >"$OUT/build-seconds"
 echo "$OUT"

@@ -33,7 +33,7 @@ const XDS_PORT = 18000;
 const XDS_ADDRESS = `${BRIDGE_ADDRESS}:${XDS_PORT}`;
 /** The EnvoyFleet the conformance GatewayClass names: one Envoy per Gateway, short drains. */
 const CONFORMANCE_FLEET = 'conformance';
-const PROFILES = 'GATEWAY-HTTP,GATEWAY-TLS,GATEWAY-GRPC';
+const PROFILES = 'GATEWAY-HTTP,GATEWAY-TLS,GATEWAY-GRPC,GATEWAY-TCP,GATEWAY-UDP';
 /**
  * Addresses for GatewayStaticAddresses (docs/operations.md §22): one the load-balancer controller's
  * pool can give (198.51.100.10-254, e2e/cluster/lb-controller.ts) and one outside it, which it

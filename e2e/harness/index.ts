@@ -10,3 +10,4 @@ export * from './xds-resources';
 export * from './load';
 export * from './stalling-proxy';
 export * from './ads-clients';
+export * from './l4-backends';

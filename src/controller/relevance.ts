@@ -37,7 +37,7 @@ export class ReferenceIndex {
     for (const kind of ['Gateway', 'ListenerSet', 'XListenerSet']) {
       for (const owner of view.list(kind)) index.addListenerOwner(owner);
     }
-    for (const kind of ['HTTPRoute', 'GRPCRoute', 'TLSRoute']) {
+    for (const kind of ['HTTPRoute', 'GRPCRoute', 'TLSRoute', 'TCPRoute', 'UDPRoute']) {
       for (const route of view.list(kind)) index.addRoute(route);
     }
     for (const gw of view.list('Gateway')) {

@@ -1,4 +1,4 @@
-import type { FleetModel, FilterChainModel, HttpPortModel } from '../model/fleet';
+import type { ClusterModel, FleetModel, FilterChainModel, HttpPortModel } from '../model/fleet';
 import type { EnvoyResources } from './resources';
 import type { RouteConfiguration } from '../generated/envoy/config/route/v3/RouteConfiguration';
 import { translateListener } from './translate/listeners';
@@ -9,6 +9,7 @@ import { translateSecret } from './translate/secrets';
 import { memoByNode } from './translate/common';
 import type { AccessLogOptions } from './translate/access-log';
 import { tracing as tracingFor, type TracingOptions } from './translate/tracing';
+import { buildUdpWeightedCluster, needsUdpWeightedCluster } from './translate/udp-weights';
 
 /**
  * Translates a FleetModel (the model of one Gateway's fleet) into the typed Envoy resources its
@@ -89,7 +90,13 @@ export function translateFleet(model: FleetModel, options: TranslateOptions = {}
     // DNS clusters carry their own load assignment; only EDS clusters get one over ADS.
     if (!cluster.externalName) out.endpoints.push(translateEndpoints(cluster));
   }
-  // After the model's clusters, which are sorted: a deterministic place.
+  // After the model's clusters, which are sorted, in port order: a deterministic place.
+  let byName: Map<string, ClusterModel> | undefined;
+  for (const port of model.ports) {
+    if (!port.l4 || !needsUdpWeightedCluster(port.l4)) continue;
+    byName ??= new Map(model.clusters.map((c) => [c.name, c]));
+    out.clusters.push(buildUdpWeightedCluster(port, port.l4, byName));
+  }
   if (traced) out.clusters.push(traced.cluster);
   for (const secret of model.secrets) out.secrets.push(translateSecret(secret));
   return out;

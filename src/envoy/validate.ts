@@ -50,7 +50,8 @@ export function staticBootstrap(res: EnvoyResources): Obj {
     const copy = structuredClone(c) as Obj;
     delete copy.eds_cluster_config;
     copy.type = 0; // STATIC (numbers: protobufjs verify() rejects enum names)
-    const assignment = cla.get(c.name!);
+    // A cluster with its own load_assignment (a UDP port's weighted cluster) keeps it.
+    const assignment = cla.get(c.name!) ?? (copy.load_assignment as Obj | undefined);
     if (!assignment) missing.push(`load assignment ${c.name}`);
     copy.load_assignment = assignment ?? { cluster_name: c.name };
     // An upstream TLS context's client certificate (docs/gateway-api.md §24) resolves statically too.

@@ -398,6 +398,18 @@ export interface TLSRouteSpec extends CommonRouteSpec {
 }
 
 // ---------------------------------------------------------------------------------------------
+// TCPRoute and UDPRoute (the same shape: exactly one rule of backendRefs, no hostnames)
+
+export interface L4RouteRule {
+  name?: string;
+  backendRefs?: BackendRef[];
+}
+
+export interface L4RouteSpec extends CommonRouteSpec {
+  rules?: L4RouteRule[];
+}
+
+// ---------------------------------------------------------------------------------------------
 // Typed views of store objects
 
 export type GatewayClassObject = KubeObject & { spec?: GatewayClassSpec };

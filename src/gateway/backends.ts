@@ -30,7 +30,7 @@ const TLS_APP_PROTOCOLS: ReadonlySet<string> = new Set(['https', 'HTTPS', 'kuber
 
 export type ClusterProtocol = ClusterModel['protocol'];
 /** Which route kind refers to a backend; decides the default upstream protocol. */
-export type BackendUse = 'http' | 'grpc' | 'tcp';
+export type BackendUse = 'http' | 'grpc' | 'tcp' | 'udp';
 
 /** A reference to one Service port, as a cluster. */
 export interface ClusterRef {
@@ -59,7 +59,7 @@ export type BackendResolution =
 
 /** The route kind and namespace a backendRef is written in (the "from" of a ReferenceGrant). */
 export interface BackendReferrer {
-  kind: 'HTTPRoute' | 'GRPCRoute' | 'TLSRoute';
+  kind: 'HTTPRoute' | 'GRPCRoute' | 'TLSRoute' | 'TCPRoute' | 'UDPRoute';
   namespace: string;
 }
 
@@ -86,6 +86,16 @@ interface EndpointSliceLike {
 function servicePorts(svc: KubeObject): ServicePort[] {
   const spec = svc.spec as ServiceSpec | undefined;
   return Array.isArray(spec?.ports) ? spec.ports : [];
+}
+
+/**
+ * Returns the Service port with number `port` and transport UDP (`udp`) or TCP (otherwise; SCTP ports
+ * are never used): a Service may use one number for both, e.g. DNS on 53.
+ */
+function servicePortOf(svc: KubeObject, port: number, udp: boolean): ServicePort | undefined {
+  return servicePorts(svc).find(
+    (p) => p.port === port && ((p.protocol ?? 'TCP') === 'UDP') === udp && p.protocol !== 'SCTP',
+  );
 }
 
 /**
@@ -159,12 +169,12 @@ export function resolveBackendRef(
         : `Service ${namespace}/${ref.name} is an ExternalName Service without spec.externalName`,
     };
   }
-  const sp = servicePorts(svc).find((p) => p.port === ref.port);
+  const sp = servicePortOf(svc, ref.port, use === 'udp');
   if (!sp) {
     return {
       ok: false,
       reason: Reason.BackendNotFound,
-      message: `Service ${namespace}/${ref.name} has no port ${ref.port}`,
+      message: `Service ${namespace}/${ref.name} has no ${use === 'udp' ? 'UDP' : 'TCP'} port ${ref.port}`,
     };
   }
   const refusal = externalName
@@ -181,6 +191,7 @@ export function resolveBackendRef(
   }
   if (
     use !== 'tcp' &&
+    use !== 'udp' &&
     sp.appProtocol &&
     TLS_APP_PROTOCOLS.has(sp.appProtocol) &&
     !policy.backendTls?.forPort(namespace, ref.name, sp.name ?? '')
@@ -194,7 +205,7 @@ export function resolveBackendRef(
   return {
     ok: true,
     cluster: {
-      name: clusterName(namespace, ref.name, ref.port),
+      name: clusterName(namespace, ref.name, ref.port, use === 'udp'),
       namespace,
       service: ref.name,
       port: ref.port,
@@ -212,7 +223,7 @@ function hostOfExternalName(name: string): string {
 
 /** Returns the upstream protocol of a cluster: tcp for TCP routes, http2 for gRPC or h2c, else http1. */
 function protocolFor(use: BackendUse, appProtocol: string | undefined): ClusterProtocol {
-  if (use === 'tcp') return 'tcp';
+  if (use === 'tcp' || use === 'udp') return use;
   if (use === 'grpc' || appProtocol === H2C_APP_PROTOCOL) return 'http2';
   return 'http1';
 }
@@ -222,7 +233,7 @@ function describeRef(ref: BackendObjectReference): string {
   return ref.namespace ? `${ref.namespace}/${ref.name}` : String(ref.name);
 }
 
-const PROTOCOL_RANK: Record<ClusterProtocol, number> = { tcp: 0, http1: 1, http2: 2 };
+const PROTOCOL_RANK: Record<ClusterProtocol, number> = { udp: 0, tcp: 0, http1: 1, http2: 2 };
 
 /**
  * Builds one ClusterModel per distinct cluster name, sorted by name.
@@ -289,7 +300,14 @@ export function buildClusters(
                 // A policy without a usable CA refuses connections: no endpoint, Envoy answers 503.
                 endpoints: upstreamTls?.refuse
                   ? []
-                  : serviceEndpoints(view, ref.namespace, ref.service, ref.port, slices),
+                  : serviceEndpoints(
+                      view,
+                      ref.namespace,
+                      ref.service,
+                      ref.port,
+                      slices,
+                      ref.protocol === 'udp',
+                    ),
                 ...(upstreamTls ? { tls: upstreamTls } : {}),
               },
             };
@@ -407,9 +425,14 @@ export function refreshClusterEndpoints(
       name: c.name,
       protocol: c.protocol,
       ...(c.tls ? { tls: c.tls } : {}),
-      endpoints: serviceEndpoints(view, service.namespace, service.service, service.port, slices).filter(
-        (e) => endpointRefusal(e.address, e.port, policy) === undefined,
-      ),
+      endpoints: serviceEndpoints(
+        view,
+        service.namespace,
+        service.service,
+        service.port,
+        slices,
+        service.udp,
+      ).filter((e) => endpointRefusal(e.address, e.port, policy) === undefined),
     };
   });
 }
@@ -420,7 +443,8 @@ export function refreshClusterEndpoints(
  * Slice ports are matched by name (the Service port's name, or "" for an unnamed port) and the
  * slice's port number is used. Endpoints whose conditions.ready is false are skipped; FQDN slices
  * are ignored. The result is de-duplicated and sorted by address, then port. Pass an
- * EndpointSliceIndex when resolving many clusters from one view.
+ * EndpointSliceIndex when resolving many clusters from one view. `udp` selects the Service's UDP port
+ * (and the slices' UDP ports) instead of its TCP port.
  */
 export function serviceEndpoints(
   view: StoreView,
@@ -428,10 +452,11 @@ export function serviceEndpoints(
   service: string,
   port: number,
   index?: EndpointSliceIndex,
+  udp = false,
 ): EndpointModel[] {
   const svc = view.get('Service', namespace, service);
   if (!svc) return [];
-  const sp = servicePorts(svc).find((p) => p.port === port);
+  const sp = servicePortOf(svc, port, udp);
   if (!sp) return [];
   const portName = sp.name ?? '';
   const seen = new Map<string, EndpointModel>();
@@ -439,7 +464,7 @@ export function serviceEndpoints(
     const s = slice as unknown as EndpointSliceLike;
     if (s.addressType === 'FQDN') continue;
     const slicePort = (s.ports ?? []).find(
-      (p) => (p.name ?? '') === portName && (p.protocol ?? 'TCP') === 'TCP',
+      (p) => (p.name ?? '') === portName && (p.protocol ?? 'TCP') === (udp ? 'UDP' : 'TCP'),
     );
     if (!slicePort || typeof slicePort.port !== 'number') continue;
     for (const ep of s.endpoints ?? []) {

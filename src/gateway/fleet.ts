@@ -20,6 +20,7 @@ import { VirtualHostMemo } from './virtual-hosts';
 import { compareStrings } from '../util/compare';
 import { hostnameChainName } from '../model/names';
 import { sniPortName } from './port-name';
+import { l4Port } from './l4-ports';
 
 /** Route kinds served by HTTP and HTTPS listeners' route configurations. */
 export const HTTP_KINDS: ReadonlySet<string> = new Set(['HTTPRoute', 'GRPCRoute']);
@@ -48,14 +49,19 @@ export function buildFleet(
   const name = gw.object.metadata.name;
   const ready = gw.accepted ? gw.listeners.filter((l) => l.ready) : [];
   const byPort = new Map<number, ResolvedListener[]>();
+  const usedRoutes = new Set<CompiledRoute>();
+  const ports: PortModel[] = [];
   for (const l of ready) {
+    // UDP may share a port number with any TCP-based listener; TCP listeners conflict with every other.
+    if (l.protocol === 'UDP') {
+      ports.push(l4Port(l, 'UDP', attached.get(l.qualifiedName) ?? [], usedRoutes));
+      continue;
+    }
     const list = byPort.get(l.port);
     if (list) list.push(l);
     else byPort.set(l.port, [l]);
   }
-  const usedRoutes = new Set<CompiledRoute>();
   const secrets = new Map<string, SecretModel>();
-  const ports: PortModel[] = [];
   const vhosts = new VirtualHostMemo(memo.virtualHosts, gw.fleet);
   for (const port of [...byPort.keys()].sort((a, b) => a - b)) {
     const listeners = byPort.get(port)!;
@@ -103,9 +109,13 @@ export function buildFleet(
       }
       filterChains.sort((a, b) => compareStrings(a.name, b.name));
       ports.push({ name: sniPortName(port, gw.listeners, first), port, ...rangeOf(sni), filterChains });
+    } else if (first.protocol === 'TCP') {
+      ports.push(l4Port(first, 'TCP', attached.get(first.qualifiedName) ?? [], usedRoutes));
     }
   }
   vhosts.commit();
+  // By port, then name: a UDP port sorts after the TCP-based port of the same number.
+  ports.sort((a, b) => a.port - b.port || compareStrings(a.name, b.name));
   const managed = gw.managed;
   const client = gw.backendClientCertificate?.ok ? gw.backendClientCertificate.secret : undefined;
   const clusters = buildClusters(
@@ -201,6 +211,7 @@ function referencedClusters(
       if (fc.virtualHosts) for (const n of vhosts.clusterNamesOf(fc.virtualHosts)) names.add(n);
       for (const b of fc.tcpBackends ?? []) names.add(b.cluster);
     }
+    for (const b of p.l4?.backends ?? []) names.add(b.cluster);
   }
   const refs: ClusterRef[] = [];
   for (const route of used) for (const c of route.clusters) if (names.has(c.name)) refs.push(c);

@@ -20,13 +20,15 @@ export type CertificateState = Pick<BuildMemo, 'certificates' | 'lastGoodCertifi
 // Protocols and route kinds
 
 /** Protocols Convoy serves. */
-export const SUPPORTED_PROTOCOLS: ReadonlySet<string> = new Set(['HTTP', 'HTTPS', 'TLS']);
+export const SUPPORTED_PROTOCOLS: ReadonlySet<string> = new Set(['HTTP', 'HTTPS', 'TLS', 'TCP', 'UDP']);
 
 /** Route kinds each supported protocol accepts (also the default supportedKinds). */
 export const ROUTE_KINDS_BY_PROTOCOL: Readonly<Record<string, readonly string[]>> = {
   HTTP: ['HTTPRoute', 'GRPCRoute'],
   HTTPS: ['HTTPRoute', 'GRPCRoute'],
   TLS: ['TLSRoute'],
+  TCP: ['TCPRoute'],
+  UDP: ['UDPRoute'],
 };
 
 export interface KindResolution {
@@ -138,7 +140,7 @@ export function validateListener(
       ConditionType.Accepted,
       'False',
       Reason.UnsupportedProtocol,
-      `protocol ${JSON.stringify(protocol)} is not supported; supported protocols are HTTP, HTTPS and TLS`,
+      `protocol ${JSON.stringify(protocol)} is not supported; supported protocols are HTTP, HTTPS, TLS, TCP and UDP`,
     );
   } else if (protocol === 'HTTPS' && tlsMode === 'Passthrough') {
     accepted = cond(

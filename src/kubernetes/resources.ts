@@ -70,6 +70,8 @@ export const RESOURCE_TYPES: readonly ResourceType[] = [
   gw('HTTPRoute', 'httproutes'),
   gw('GRPCRoute', 'grpcroutes'),
   gw('TLSRoute', 'tlsroutes'),
+  gw('TCPRoute', 'tcproutes'),
+  gw('UDPRoute', 'udproutes'),
   gw('ReferenceGrant', 'referencegrants'),
   gw('BackendTLSPolicy', 'backendtlspolicies'),
   // RBAC cannot restrict Secrets by type; the field selector at least keeps every other Secret

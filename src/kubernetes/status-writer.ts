@@ -36,7 +36,7 @@ export interface KubernetesStatusWriterOptions {
   conflictRetries?: number;
 }
 
-const ROUTE_KINDS = new Set(['HTTPRoute', 'GRPCRoute', 'TLSRoute']);
+const ROUTE_KINDS = new Set(['HTTPRoute', 'GRPCRoute', 'TLSRoute', 'TCPRoute', 'UDPRoute']);
 
 /**
  * The status list each kind shares with other controllers, entry by entry (controllerName):

@@ -65,6 +65,22 @@ export interface PortModel {
   http?: HttpPortModel;
   /** TLS-terminating or passthrough filter chains, selected by SNI. */
   filterChains: FilterChainModel[];
+  /** A TCP or UDP listener (docs/gateway-api.md §28): no chains, no HTTP, one route's backends. */
+  l4?: L4PortModel;
+}
+
+/**
+ * Describes a TCP or UDP listener port: the backends of the one route it serves (the oldest route
+ * attached to its listener), or none (every connection or datagram is dropped).
+ */
+export interface L4PortModel {
+  protocol: 'TCP' | 'UDP';
+  /** Qualified name of the Gateway API listener (`Gateway/ns/name/listener`); also the stat prefix. */
+  listener: string;
+  /** Weighted clusters of the route's valid backends; empty: nothing to forward to. */
+  backends: WeightedCluster[];
+  /** Share (same scale as the weights) of invalid backendRefs, whose connections are refused. */
+  invalidWeight?: number;
 }
 
 export interface HttpPortModel {
@@ -208,8 +224,11 @@ export interface HeaderModifierModel {
 export interface ClusterModel {
   /** `ns/service/port`; also the EDS service name. */
   name: string;
-  /** Upstream protocol from appProtocol: h2c for gRPC, else HTTP/1.1; tcp for TLS routes. */
-  protocol: 'http1' | 'http2' | 'tcp';
+  /**
+   * Upstream protocol from appProtocol: h2c for gRPC, else HTTP/1.1; tcp for TLS and TCP routes,
+   * udp for UDP routes (named `ns/service/port/udp`: a Service may use one number for both).
+   */
+  protocol: 'http1' | 'http2' | 'tcp' | 'udp';
   endpoints: EndpointModel[];
   /**
    * For an ExternalName Service: the DNS name Envoy resolves itself (STRICT_DNS cluster on the

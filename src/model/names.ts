@@ -96,22 +96,24 @@ export function parseRouteMatchName(
   return { kind, namespace, name: route };
 }
 
-/** Returns the cluster name of a Service port, `namespace/service/port`; also its EDS service name. */
-
-export function clusterName(namespace: string, service: string, port: number): string {
-  return `${namespacedName(namespace, service)}/${port}`;
+/**
+ * Returns the cluster name of a Service port, `namespace/service/port`, or `namespace/service/port/udp`
+ * for its UDP port (a Service may use one port number for TCP and UDP); also its EDS service name.
+ */
+export function clusterName(namespace: string, service: string, port: number, udp = false): string {
+  return `${namespacedName(namespace, service)}/${port}${udp ? '/udp' : ''}`;
 }
 
 /** Parses a cluster name made by clusterName into its parts; undefined for anything else. */
 export function parseClusterName(
   name: string,
-): { namespace: string; service: string; port: number } | undefined {
+): { namespace: string; service: string; port: number; udp: boolean } | undefined {
   const parts = name.split('/');
-  if (parts.length !== 3) return undefined;
+  if (parts.length !== 3 && !(parts.length === 4 && parts[3] === 'udp')) return undefined;
   const [namespace, service, portText] = parts;
   const port = Number(portText);
   if (!namespace || !service || !/^[0-9]+$/.test(portText) || port > 65535) return undefined;
-  return { namespace, service, port };
+  return { namespace, service, port, udp: parts.length === 4 };
 }
 
 /** Returns the Service of a cluster as `namespace/service`; undefined if the name is not a cluster name. */

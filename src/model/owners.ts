@@ -65,6 +65,11 @@ export function ownersOf(
     case 'Listener':
       for (const port of model.ports) {
         if (port.name !== name) continue;
+        // A TCP or UDP port serves exactly its own listener, though others may share its number.
+        if (port.l4) {
+          addListener(port.l4.listener);
+          continue;
+        }
         for (const qn of portListeners.get(port.port) ?? []) addListener(qn);
         for (const chain of port.filterChains) addListener(chain.name);
       }

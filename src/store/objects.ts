@@ -37,6 +37,8 @@ export const WATCHED_KINDS = [
   'HTTPRoute',
   'GRPCRoute',
   'TLSRoute',
+  'TCPRoute',
+  'UDPRoute',
   'ReferenceGrant',
   'BackendTLSPolicy',
   'Secret',

@@ -1,6 +1,7 @@
 import { decodeMessage } from '../envoy/protos';
 import type { EnvoyResources } from '../envoy/resources';
 import { messageNameOf } from '../envoy/resources';
+import { INVALID_BACKEND_CLUSTER } from '../envoy/translate/routes';
 
 /**
  * Cross-resource checks run before a fleet snapshot is accepted (docs/xds.md §8):
@@ -9,7 +10,8 @@ import { messageNameOf } from '../envoy/resources';
  * - every EDS cluster has a ClusterLoadAssignment;
  * - every SDS secret referenced by a listener or cluster TLS context has a Secret;
  * - every cluster named by a route (cluster, weighted clusters, mirrors) or by a tcp_proxy exists,
- *   unless the route sets cluster_not_found_response_code (a deliberate dangling reference).
+ *   unless the route sets cluster_not_found_response_code (a deliberate dangling reference), and
+ *   except INVALID_BACKEND_CLUSTER among a tcp_proxy's weighted clusters (a TCPRoute's invalid share).
  * Nested Any fields are accepted in both forms: `{ '@type', ...fields }` and `{ type_url, value }`.
  */
 
@@ -180,8 +182,11 @@ function chainNeeds(chain: Obj, lWhere: string, out: Need[]): void {
     } else if (unpacked.type === TCP_PROXY) {
       clusterNeed(`${cWhere} tcp_proxy`, unpacked.msg.cluster, out);
       const weighted = unpacked.msg.weighted_clusters;
+      // The share of a TCPRoute's invalid backends names INVALID_BACKEND_CLUSTER on purpose: tcp_proxy
+      // closes the connections it picks it for (docs/gateway-api.md §28).
       if (isObj(weighted))
-        for (const wc of arr(weighted.clusters)) clusterNeed(`${cWhere} tcp_proxy`, wc.name, out);
+        for (const wc of arr(weighted.clusters))
+          if (wc.name !== INVALID_BACKEND_CLUSTER) clusterNeed(`${cWhere} tcp_proxy`, wc.name, out);
     }
   }
 }

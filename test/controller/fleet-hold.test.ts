@@ -154,7 +154,7 @@ describe(
     test('a Gateway whose listeners all turn invalid is held, and its endpoints still follow', async () => {
       const r = await run(edge(1));
       const served = listeners(r);
-      await put(r, edge(2, { listeners: [httpListener('udp', 8080, undefined, { protocol: 'UDP' })] }));
+      await put(r, edge(2, { listeners: [httpListener('sctp', 8080, undefined, { protocol: 'SCTP' })] }));
       assert.deepEqual(listeners(r), served);
       assert.deepEqual(condSummary(gatewayStatus(r).conditions).slice(0, 2), [
         'Accepted=False/ListenersNotValid',

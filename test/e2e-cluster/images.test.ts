@@ -4,6 +4,7 @@ import { containerArgv, programForImage } from '../../e2e/cluster/images';
 
 const bins = {
   echoBasic: '/c/echo-basic',
+  dnsServer: '/c/dns-server',
   envoy: '/v/envoy',
   node: '/n/node',
   convoyMain: '/r/dist/src/cli/main.js',
@@ -22,7 +23,7 @@ test('the image table maps echo-basic (any tag or digest), every envoyproxy/envo
   assert.equal(programForImage('docker.io/envoyproxy/envoy-distroless:v1.36.2', bins)?.kind, 'envoy');
   assert.equal(programForImage('ghcr.io/example/convoy:dev', bins)?.binary, '/n/node');
   assert.equal(programForImage('convoy:dev', bins)?.kind, 'convoy');
-  assert.equal(programForImage('registry.k8s.io/coredns/coredns:v1.12.2', bins)?.kind, 'coredns-placeholder');
+  assert.equal(programForImage('registry.k8s.io/coredns/coredns:v1.12.2', bins)?.kind, 'coredns');
   assert.equal(programForImage('nginx:1.27', bins), undefined);
   assert.equal(programForImage('registry.example:5000/envoyproxy/envoyish:1', bins), undefined);
   assert.equal(programForImage('example/not-envoyproxy/envoy:1', bins), undefined);
@@ -55,6 +56,9 @@ test('containerArgv follows command/args: an entrypoint command runs the table b
     'certgen',
   ]);
   const dns = programForImage('registry.k8s.io/coredns/coredns:v1.12.2', bins)!;
-  assert.equal(containerArgv(dns, undefined, ['-conf', '/root/Corefile'])[0], '/bin/sh');
-  assert.ok(!containerArgv(dns, undefined, ['-conf', '/root/Corefile']).includes('-conf'));
+  assert.deepEqual(containerArgv(dns, undefined, ['-conf', '/root/Corefile']), [
+    '/c/dns-server',
+    '-conf',
+    '/root/Corefile',
+  ]);
 });

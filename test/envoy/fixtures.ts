@@ -6,6 +6,7 @@ import type {
   VirtualHostModel,
 } from '../../src/model/fleet';
 import { routeFeaturesFleet } from './fixtures-route-features';
+import { l4Fleet } from './fixtures-l4';
 import { EXAMPLE_CERT, EXAMPLE_KEY, TENANT_CERT, TENANT_KEY } from '../support/certs';
 
 /**
@@ -476,4 +477,5 @@ export const GOLDEN_FLEETS: Record<string, () => FleetModel> = {
   https: httpsFleet,
   'tls-passthrough': tlsPassthroughFleet,
   mixed: mixedFleet,
+  'tcp-udp': l4Fleet,
 };

@@ -94,7 +94,7 @@ describe('GatewayClass parametersRef', () => {
 
 describe('supported feature names', () => {
   // Names as spelled in Gateway API v1.6.1 pkg/features (gateway, httproute, grpcroute, tlsroute,
-  // referencegrant, backendtlspolicy). A typo here would make the conformance suite silently skip tests.
+  // tcproute, udproute, referencegrant, backendtlspolicy). A typo here would make the conformance suite silently skip tests.
   const KNOWN = new Set([
     'Gateway',
     'GatewayPort8080',
@@ -110,6 +110,8 @@ describe('supported feature names', () => {
     'GatewayFrontendClientCertificateValidationInsecureFallback',
     'ListenerSet',
     'ReferenceGrant',
+    'TCPRoute',
+    'UDPRoute',
     'HTTPRoute',
     'HTTPRouteDestinationPortMatching',
     'HTTPRouteBackendRequestHeaderModification',

@@ -60,7 +60,15 @@ describe('resolveRouteKinds', () => {
     { protocol: 'HTTP', want: ['HTTPRoute', 'GRPCRoute'], invalid: [] },
     { protocol: 'HTTPS', want: ['HTTPRoute', 'GRPCRoute'], invalid: [] },
     { protocol: 'TLS', want: ['TLSRoute'], invalid: [] },
-    { protocol: 'TCP', want: [], invalid: [] },
+    { protocol: 'TCP', want: ['TCPRoute'], invalid: [] },
+    { protocol: 'UDP', want: ['UDPRoute'], invalid: [] },
+    {
+      protocol: 'UDP',
+      kinds: [{ kind: 'TCPRoute' }],
+      want: [],
+      invalid: ['gateway.networking.k8s.io/TCPRoute'],
+    },
+    { protocol: 'FOO', want: [], invalid: [] },
     { protocol: 'HTTP', kinds: [{ kind: 'HTTPRoute' }], want: ['HTTPRoute'], invalid: [] },
     {
       protocol: 'HTTP',
@@ -290,7 +298,7 @@ describe('Gateway listener validation (status table)', () => {
     },
     {
       name: 'unsupported protocol next to a valid one → Accepted=True/ListenersNotValid',
-      listeners: [httpListener('web'), { name: 'udp', port: 5353, protocol: 'UDP' }],
+      listeners: [httpListener('web'), { name: 'udp', port: 5353, protocol: 'example.com/QUIC' }],
       want: {
         web: OK,
         udp: [

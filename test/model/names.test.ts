@@ -38,9 +38,12 @@ describe('resource names (src/model/names.ts)', () => {
       ['default', 'echo', 80],
       ['a-b', 'c.d', 65535],
     ] as const) {
-      const name = clusterName(ns, svc, port);
-      assert.deepEqual(parseClusterName(name), { namespace: ns, service: svc, port });
-      assert.equal(clusterService(name), `${ns}/${svc}`);
+      for (const udp of [false, true]) {
+        const name = clusterName(ns, svc, port, udp);
+        assert.equal(name.endsWith('/udp'), udp);
+        assert.deepEqual(parseClusterName(name), { namespace: ns, service: svc, port, udp });
+        assert.equal(clusterService(name), `${ns}/${svc}`);
+      }
     }
   });
 

@@ -16,6 +16,7 @@ import { Enum, ExtensionNames, ExtensionTypeUrl, adsConfigSource, memoByNode, ty
 import { activeBackends } from './routes';
 import { DEFAULT_ACCESS_LOG, accessLogs, type AccessLogOptions } from './access-log';
 import { rangeBindPorts } from '../../model/port-range';
+import { buildL4Listener } from './l4-listeners';
 
 /**
  * Translates PortModels to Envoy Listeners (LDS).
@@ -287,6 +288,10 @@ function buildListener(
   accessLog: AccessLogOptions,
   tracing: HcmTracing | undefined,
 ): Listener | undefined {
+  if (port.l4) {
+    const tcpLogs = accessLogs(accessLog).tcp;
+    return buildL4Listener(port, port.l4, bindAddress, tcpLogs, PER_CONNECTION_BUFFER_LIMIT_BYTES);
+  }
   const chains: FilterChain[] = [];
   const serverNames = assignServerNames(port.filterChains);
   const chainVariant = JSON.stringify([port.name, accessLog, tracing ?? null]);

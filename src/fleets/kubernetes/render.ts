@@ -144,7 +144,7 @@ function renderService(model: FleetModel & { managed: ManagedFleetModel }, metad
       type: s.type,
       selector: selectorLabels(model),
       ports: model.ports.flatMap((p) => [
-        { name: p.name, protocol: 'TCP', port: p.port, targetPort: p.bindPort ?? p.port },
+        { name: p.name, protocol: transportOf(p), port: p.port, targetPort: p.bindPort ?? p.port },
         ...rangeServicePorts(p),
       ]),
       ...(s.externalTrafficPolicy ? { externalTrafficPolicy: s.externalTrafficPolicy } : {}),
@@ -256,7 +256,11 @@ function envoyContainer(
     ],
     env: [{ name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } }],
     ports: [
-      ...model.ports.map((p) => ({ name: p.name, containerPort: p.bindPort ?? p.port, protocol: 'TCP' })),
+      ...model.ports.map((p) => ({
+        name: p.name,
+        containerPort: p.bindPort ?? p.port,
+        protocol: transportOf(p),
+      })),
       { name: 'ready', containerPort: READINESS_PORT, protocol: 'TCP' },
     ],
     readinessProbe: {
@@ -295,6 +299,15 @@ function shutdownManagerContainer(
     resources: { requests: { cpu: '10m', memory: '32Mi' }, limits: { memory: '128Mi' } },
     securityContext: RESTRICTED,
   };
+}
+
+/**
+ * Returns the transport of a fleet port, for the Service and container ports: UDP for a UDP listener
+ * (docs/gateway-api.md §28), TCP for every other. A UDP and a TCP port may share a number; their
+ * names (`udp-53`, `tcp-53`) differ.
+ */
+function transportOf(port: FleetModel['ports'][number]): 'TCP' | 'UDP' {
+  return port.l4?.protocol === 'UDP' ? 'UDP' : 'TCP';
 }
 
 function base64(text: string): string {

@@ -12,6 +12,7 @@ import { compileGRPCRoute, compileHTTPRoute } from './compile';
 import { compareRouteIds } from './identity';
 import type { CompiledRouteMemo } from './memo';
 import { compileTLSRoute } from './tls';
+import { compileTCPRoute, compileUDPRoute } from './l4';
 import type { CompiledRoute, RouteKind } from './types';
 import { ROUTE_KINDS } from './types';
 
@@ -23,6 +24,8 @@ export const ROUTE_COMPILERS: Record<
   HTTPRoute: compileHTTPRoute,
   GRPCRoute: compileGRPCRoute,
   TLSRoute: compileTLSRoute,
+  TCPRoute: compileTCPRoute,
+  UDPRoute: compileUDPRoute,
 };
 
 /**

@@ -7,8 +7,14 @@ import type { KubeObject } from '../../store/objects';
 import type { RouteModel, WeightedCluster } from '../../model/fleet';
 import type { ClusterRef } from '../backends';
 
-export type RouteKind = 'HTTPRoute' | 'GRPCRoute' | 'TLSRoute';
-export const ROUTE_KINDS: readonly RouteKind[] = ['HTTPRoute', 'GRPCRoute', 'TLSRoute'];
+export type RouteKind = 'HTTPRoute' | 'GRPCRoute' | 'TLSRoute' | 'TCPRoute' | 'UDPRoute';
+export const ROUTE_KINDS: readonly RouteKind[] = [
+  'HTTPRoute',
+  'GRPCRoute',
+  'TLSRoute',
+  'TCPRoute',
+  'UDPRoute',
+];
 
 export interface RouteIdentity {
   kind: RouteKind;
@@ -56,8 +62,10 @@ export interface CompiledRoute {
   hostnames: string[];
   /** HTTPRoute/GRPCRoute: one entry per (valid rule, match), in rule/match order. */
   entries: RouteEntry[];
-  /** TLSRoute: weighted clusters for tcp_proxy (empty: reject). */
+  /** TLSRoute, TCPRoute, UDPRoute: weighted clusters for tcp_proxy / udp_proxy (empty: reject). */
   tcpBackends?: WeightedCluster[];
+  /** TCPRoute, UDPRoute: the weight of invalid backendRefs, whose share of connections is refused. */
+  invalidWeight?: number;
   /** Every cluster the entries / tcpBackends reference. */
   clusters: ClusterRef[];
   /** First unresolved reference (backendRefs and mirror backendRefs), if any. */

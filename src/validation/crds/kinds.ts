@@ -16,6 +16,7 @@ import { listenerSetSpec } from './listenerset';
 import { referenceGrantSpec } from './referencegrant';
 import { backendTLSPolicySpec } from './backendtlspolicy';
 import { tlsRouteSpec } from './tlsroute';
+import { l4RouteSpec } from './l4route';
 
 export interface GatewayKindSchema {
   /** Served versions of gateway.networking.k8s.io for this kind (standard channel, v1.6.1). */
@@ -48,6 +49,8 @@ export const GATEWAY_KIND_SCHEMAS: Record<string, GatewayKindSchema> = {
   },
   GRPCRoute: { versions: ['v1'], crdFile: 'gateway.networking.k8s.io_grpcroutes.yaml', spec: grpcRouteSpec },
   TLSRoute: { versions: ['v1'], crdFile: 'gateway.networking.k8s.io_tlsroutes.yaml', spec: tlsRouteSpec },
+  TCPRoute: { versions: ['v1'], crdFile: 'gateway.networking.k8s.io_tcproutes.yaml', spec: l4RouteSpec },
+  UDPRoute: { versions: ['v1'], crdFile: 'gateway.networking.k8s.io_udproutes.yaml', spec: l4RouteSpec },
   ReferenceGrant: {
     versions: ['v1', 'v1beta1'],
     crdFile: 'gateway.networking.k8s.io_referencegrants.yaml',

@@ -112,6 +112,39 @@ describe('rendering a managed fleet', () => {
     );
   });
 
+  test('a UDP listener port is a UDP Service and container port, next to a TCP port of the same number', () => {
+    const model = managedFleet({});
+    const l4 = (protocol: 'TCP' | 'UDP') => ({
+      name: `${protocol.toLowerCase()}-53`,
+      port: 53,
+      bindPort: 10053,
+      filterChains: [],
+      l4: { protocol, listener: `Gateway/default/web/${protocol}`, backends: [] },
+    });
+    const objects = renderFleet({ ...model, ports: [...model.ports, l4('TCP'), l4('UDP')] }, SETTINGS, CERT);
+    const service = objects.find((o) => o.kind === 'Service')!;
+    const ports = (service.spec as { ports: { name: string; protocol: string; targetPort: number }[] }).ports;
+    assert.deepEqual(
+      ports.filter((p) => p.name.endsWith('-53')).map((p) => [p.name, p.protocol, p.targetPort]),
+      [
+        ['tcp-53', 'TCP', 10053],
+        ['udp-53', 'UDP', 10053],
+      ],
+    );
+    assert.ok(ports.filter((p) => !p.name.endsWith('-53')).every((p) => p.protocol === 'TCP'));
+    const workload = objects.find((o) => o.kind === 'Deployment') as unknown as {
+      spec: { template: { spec: { containers: { ports?: { name: string; protocol: string }[] }[] } } };
+    };
+    const containerPorts = workload.spec.template.spec.containers.flatMap((c) => c.ports ?? []);
+    assert.deepEqual(
+      containerPorts.filter((p) => p.name.endsWith('-53')).map((p) => [p.name, p.protocol]),
+      [
+        ['tcp-53', 'TCP'],
+        ['udp-53', 'UDP'],
+      ],
+    );
+  });
+
   test('rendering is deterministic and the ConfigMap holds a bootstrap for the fleet', () => {
     const a = renderFleet(managedFleet({}), SETTINGS, CERT);
     const b = renderFleet(managedFleet({}), SETTINGS, CERT);

@@ -238,6 +238,8 @@ describe('deploy/ artifacts', () => {
       'grpcroutes',
       'tlsroutes',
       'backendtlspolicies',
+      'tcproutes',
+      'udproutes',
     ]) {
       assert.ok(
         allowed('gateway.networking.k8s.io', `${plural}/status`, 'update'),
