@@ -3,6 +3,7 @@ import { namespacedName, objectNamespace } from '../store/objects';
 import type { StoreChange } from '../store/store';
 import type { StoreView } from '../gateway/resolved';
 import { envoyServicePart } from '../gateway/gateways';
+import type { GatewaySpec } from '../gateway/api';
 import { fleetObjectName } from '../model/managed-fleet';
 
 /**
@@ -15,6 +16,7 @@ import { fleetObjectName } from '../model/managed-fleet';
 export class ReferenceIndex {
   private secrets = new Set<string>();
   private services = new Set<string>();
+  private configMaps = new Set<string>();
 
   /** Builds the index of a store view; `extraServices` (`namespace/name`) always count as referenced. */
   static fromStore(view: StoreView, extraServices: string[] = []): ReferenceIndex {
@@ -26,6 +28,7 @@ export class ReferenceIndex {
     for (const kind of ['Gateway', 'ListenerSet']) {
       for (const owner of view.list(kind)) index.addListenerOwner(owner);
     }
+    for (const gw of view.list('Gateway')) index.addCaBundles(gw);
     for (const kind of ['HTTPRoute', 'GRPCRoute', 'TLSRoute']) {
       for (const route of view.list(kind)) index.addRoute(route);
     }
@@ -38,6 +41,23 @@ export class ReferenceIndex {
     for (const l of listenersOf(owner)) {
       for (const ref of l.tls?.certificateRefs ?? [])
         this.secrets.add(namespacedName(ref.namespace ?? ns, ref.name));
+    }
+  }
+
+  /** Adds the ConfigMaps a Gateway's client certificate validation refers to (docs/gateway-api.md §25). */
+  addCaBundles(gw: KubeObject): void {
+    const ns = objectNamespace(gw);
+    const frontend = (gw.spec as GatewaySpec | undefined)?.tls?.frontend;
+    const configs = [
+      frontend?.default,
+      ...(Array.isArray(frontend?.perPort) ? frontend.perPort : []).map((p) => p?.tls),
+    ];
+    for (const c of configs) {
+      const refs = c?.validation?.caCertificateRefs;
+      if (!Array.isArray(refs)) continue;
+      for (const ref of refs) {
+        if (ref?.kind === 'ConfigMap') this.configMaps.add(namespacedName(ref.namespace ?? ns, ref.name));
+      }
     }
   }
 
@@ -73,6 +93,11 @@ export class ReferenceIndex {
     return this.secrets.has(key);
   }
 
+  /** Returns whether a Gateway's client certificate validation refers to ConfigMap `namespace/name`. */
+  referencesConfigMap(key: string): boolean {
+    return this.configMaps.has(key);
+  }
+
   /** Returns whether a route (or the extra list) refers to Service `namespace/name`. */
   referencesService(key: string): boolean {
     return this.services.has(key);
@@ -101,6 +126,12 @@ export function changeImpact(change: StoreChange, index: ReferenceIndex | undefi
         return 'none';
       // An update in place (same key, so same namespace/name): only its content can differ.
       return change.type === 'put' && change.previous ? 'secret' : 'full';
+    case 'ConfigMap':
+      return present.some((o) =>
+        index.referencesConfigMap(namespacedName(objectNamespace(o), o.metadata.name)),
+      )
+        ? 'full'
+        : 'none';
     case 'Service':
       return present.some((o) => index.referencesService(namespacedName(objectNamespace(o), o.metadata.name)))
         ? 'full'

@@ -6,6 +6,7 @@ import { buildRouteConfiguration } from './translate/routes';
 import { translateCluster } from './translate/clusters';
 import { translateEndpoints } from './translate/endpoints';
 import { translateSecret } from './translate/secrets';
+import { translateCaBundle } from './translate/client-validation';
 import { memoByNode } from './translate/common';
 import type { AccessLogOptions } from './translate/access-log';
 import { tracing as tracingFor, type TracingOptions } from './translate/tracing';
@@ -92,5 +93,7 @@ export function translateFleet(model: FleetModel, options: TranslateOptions = {}
   // After the model's clusters, which are sorted: a deterministic place.
   if (traced) out.clusters.push(traced.cluster);
   for (const secret of model.secrets) out.secrets.push(translateSecret(secret));
+  // After the certificates: the CA bundles of client certificate validation (their names differ).
+  for (const bundle of model.caBundles ?? []) out.secrets.push(translateCaBundle(bundle));
   return out;
 }

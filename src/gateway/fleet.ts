@@ -3,7 +3,7 @@
  * (ports, filter chains, route configurations, clusters and secrets).
  */
 import { unprivilegedBindPorts } from '../model/managed-fleet';
-import type { FilterChainModel, FleetModel, PortModel, SecretModel } from '../model/fleet';
+import type { CaBundleModel, FilterChainModel, FleetModel, PortModel, SecretModel } from '../model/fleet';
 import { objectNamespace } from '../store/objects';
 import type { ResolvedGateway, ResolvedListener, StoreView } from './resolved';
 import type { ClusterRef } from './backends';
@@ -52,6 +52,7 @@ export function buildFleet(
   }
   const usedRoutes = new Set<CompiledRoute>();
   const secrets = new Map<string, SecretModel>();
+  const caBundles = new Map<string, CaBundleModel>();
   const ports: PortModel[] = [];
   const vhosts = new VirtualHostMemo(memo.virtualHosts, gw.fleet);
   for (const port of [...byPort.keys()].sort((a, b) => a - b)) {
@@ -90,6 +91,7 @@ export function buildFleet(
             secretNames,
             routeConfigName: `https-${port}/${l.hostname ? l.hostname.toLowerCase() : CATCH_ALL}`,
             virtualHosts,
+            ...clientValidationOf(l, caBundles),
           });
         } else {
           filterChains.push(
@@ -114,8 +116,25 @@ export function buildFleet(
       gw.fleet,
     ),
     secrets: [...secrets.values()].sort((a, b) => compareStrings(a.name, b.name)),
+    ...(caBundles.size > 0
+      ? { caBundles: [...caBundles.values()].sort((a, b) => compareStrings(a.name, b.name)) }
+      : {}),
     ...(managed ? { managed } : {}),
   };
+}
+
+/**
+ * Returns the clientValidation field of an HTTPS listener's chain (none when its port validates no
+ * client certificates), and records the CA bundle it names in `bundles`.
+ */
+export function clientValidationOf(
+  l: ResolvedListener,
+  bundles: Map<string, CaBundleModel>,
+): Pick<FilterChainModel, 'clientValidation'> {
+  const v = l.clientValidation;
+  if (!v) return {};
+  bundles.set(v.bundle.name, v.bundle);
+  return { clientValidation: { caBundle: v.bundle.name, mode: v.mode } };
 }
 
 /**

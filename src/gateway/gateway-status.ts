@@ -59,6 +59,16 @@ export function gatewayStatus(g: ResolvedGateway, opts: BuildOptions): ObjectSta
     ];
     if (g.managed) conditions.push(routabilityCondition(g.managed.routability, cond));
   }
+  if (g.insecureFrontendValidation) {
+    conditions.push(
+      cond(
+        ConditionType.InsecureFrontendValidationMode,
+        'True',
+        Reason.ConfigurationChanged,
+        'client certificate validation is AllowInsecureFallback on some port: clients without a valid certificate are accepted there',
+      ),
+    );
+  }
   const status: GatewayStatus = {
     addresses: g.addresses.map((a) => ({ ...a })),
     conditions,

@@ -34,6 +34,7 @@ import {
   type CertificateState,
 } from './listener-validation';
 import { listenerSetAllowed, listenerSetsByParent } from './listenersets';
+import { resolveFrontendValidation } from './frontend-validation';
 import type { BuildMemo } from './build-memo';
 import { compareStrings } from '../util/compare';
 import { fleetName } from '../model/names';
@@ -133,11 +134,18 @@ function resolveGateway(
       fromGateway: m.fromGateway,
     })),
   );
+  const frontend = resolveFrontendValidation(view, gw);
   const resolved = merged.map((m, i) =>
     validateListener(
       view,
       opts,
-      { owner: m.owner, spec: m.spec, generation: m.gen, conflict: conflicts[i] },
+      {
+        owner: m.owner,
+        spec: m.spec,
+        generation: m.gen,
+        conflict: conflicts[i],
+        frontend: frontend.forPort(m.spec.port),
+      },
       certificates,
     ),
   );
@@ -183,6 +191,7 @@ function resolveGateway(
     fleet: fleetName(ns, gw.metadata.name),
     accepted,
     ...(problem ? { problem } : {}),
+    ...(frontend.insecureFallback ? { insecureFrontendValidation: true } : {}),
     ...managedFields(view, gw, infrastructure, opts),
     listeners,
     listenerSets,

@@ -75,6 +75,9 @@ export const RESOURCE_TYPES: readonly ResourceType[] = [
     optional: false,
     fieldSelector: 'type=kubernetes.io/tls',
   },
+  // CA bundles of frontend client certificate validation (docs/gateway-api.md §25); only the
+  // `ca.crt` key is kept (trimObject).
+  { kind: 'ConfigMap', group: '', version: 'v1', plural: 'configmaps', namespaced: true, optional: false },
   { kind: 'Service', group: '', version: 'v1', plural: 'services', namespaced: true, optional: false },
   {
     kind: 'EndpointSlice',
@@ -105,10 +108,12 @@ export function resourceForKind(kind: string): ResourceType | undefined {
 const KEPT_ANNOTATION_PREFIXES = ['convoy.dev/', GATEWAY_GROUP + '/'];
 
 const SECRET_KEYS_KEPT = ['tls.crt', 'tls.key'];
+/** The only ConfigMap key Convoy reads: a CA bundle (docs/gateway-api.md §25). */
+const CONFIGMAP_KEYS_KEPT = ['ca.crt'];
 
 /**
  * Reduces an API object to what Convoy reads: metadata without managedFields, ownerReferences,
- * finalizers or foreign annotations; Secrets without any data but the TLS pair; Services and
+ * finalizers or foreign annotations; Secrets without any data but the TLS pair; ConfigMaps without any data but `ca.crt`; Services and
  * Namespaces without status.
  *
  * apiVersion and kind are set because LIST items omit them. Gateway API objects keep their status
@@ -138,6 +143,13 @@ export function trimObject(r: ResourceType, raw: Record<string, unknown>): KubeO
       const data = (raw.data ?? {}) as Record<string, string>;
       const kept: Record<string, string> = {};
       for (const k of SECRET_KEYS_KEPT) if (typeof data[k] === 'string') kept[k] = data[k];
+      out.data = kept;
+      break;
+    }
+    case 'ConfigMap': {
+      const data = (raw.data ?? {}) as Record<string, string>;
+      const kept: Record<string, string> = {};
+      for (const k of CONFIGMAP_KEYS_KEPT) if (typeof data[k] === 'string') kept[k] = data[k];
       out.data = kept;
       break;
     }

@@ -38,6 +38,7 @@ export const WATCHED_KINDS = [
   'TLSRoute',
   'ReferenceGrant',
   'Secret',
+  'ConfigMap',
   'Service',
   'EndpointSlice',
   'Namespace',

@@ -26,6 +26,7 @@ import {
   validateMetadata,
   validateNamespace,
   validateSecret,
+  validateConfigMap,
   validateService,
   unknownFields,
   type NameRule,
@@ -55,6 +56,7 @@ interface CoreKind {
 
 const CORE_KINDS: Record<string, CoreKind> = {
   Secret: { apiVersions: ['v1'], nameRule: 'subdomain', validate: validateSecret },
+  ConfigMap: { apiVersions: ['v1'], nameRule: 'subdomain', validate: validateConfigMap },
   Service: { apiVersions: ['v1'], nameRule: 'dns1035', validate: validateService },
   EndpointSlice: {
     apiVersions: ['discovery.k8s.io/v1'],
