@@ -7,6 +7,7 @@ import { translateCluster } from './translate/clusters';
 import { translateEndpoints } from './translate/endpoints';
 import { translateSecret } from './translate/secrets';
 import { translateCaBundle } from './translate/client-validation';
+import { withMisdirectedHosts } from './translate/misdirected';
 import { memoByNode } from './translate/common';
 import type { AccessLogOptions } from './translate/access-log';
 import { tracing as tracingFor, type TracingOptions } from './translate/tracing';
@@ -46,7 +47,7 @@ const httpRouteConfiguration = memoByNode((http: HttpPortModel): RouteConfigurat
 );
 
 const chainRouteConfiguration = memoByNode((fc: FilterChainModel): RouteConfiguration =>
-  buildRouteConfiguration(fc.routeConfigName!, fc.virtualHosts ?? []),
+  buildRouteConfiguration(fc.routeConfigName!, withMisdirectedHosts(fc)),
 );
 
 /**

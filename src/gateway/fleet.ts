@@ -18,6 +18,7 @@ import { VirtualHostMemo } from './virtual-hosts';
 import { compareStrings } from '../util/compare';
 import { hostnameChainName } from '../model/names';
 import { sniPortName } from './port-name';
+import { misdirectedHosts } from './misdirected';
 
 /** Route kinds served by HTTP and HTTPS listeners' route configurations. */
 export const HTTP_KINDS: ReadonlySet<string> = new Set(['HTTPRoute', 'GRPCRoute']);
@@ -91,6 +92,7 @@ export function buildFleet(
             secretNames,
             routeConfigName: `https-${port}/${l.hostname ? l.hostname.toLowerCase() : CATCH_ALL}`,
             virtualHosts,
+            misdirectedHosts: misdirectedHosts(l, sni),
             ...clientValidationOf(l, caBundles),
           });
         } else {

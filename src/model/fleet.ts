@@ -83,6 +83,11 @@ export interface FilterChainModel {
   virtualHosts?: VirtualHostModel[];
   /** For TLS (passthrough or terminate): weighted clusters for tcp_proxy; empty = reject. */
   tcpBackends?: WeightedCluster[];
+  /**
+   * For HTTPS: the request hosts answered with 421 (another chain of the port serves them): exact
+   * names, `*.` wildcards, `*` for every host not matched otherwise (docs/gateway-api.md §26).
+   */
+  misdirectedHosts?: string[];
   /** For HTTPS: how client certificates are validated (Gateway spec.tls.frontend); absent: not asked for. */
   clientValidation?: ClientValidationModel;
 }

@@ -50,6 +50,7 @@ import type { ListenerRoutes } from '../routes/vhosts';
 import { VirtualHostMemo } from '../virtual-hosts';
 import { resolveFrontendValidation } from '../frontend-validation';
 import { clientValidationOf } from '../fleet';
+import { misdirectedHosts } from '../misdirected';
 import type { BuildState } from './state';
 import { parentNamesOf } from './state';
 import { compareStrings } from '../../util/compare';
@@ -199,6 +200,8 @@ export function addListenerSet(
         secretNames: l.certificates.map((c) => c.name),
         routeConfigName: `https-${l.port}/${host}`,
         virtualHosts: entry.virtualHosts,
+        // An exact hostname: everything else is misdirected, whatever its siblings.
+        misdirectedHosts: misdirectedHosts(l, []),
       };
       // The port's CA bundle is already served (by the chains of the Gateway's own listeners on
       // that port) or the full build adds it.
