@@ -1,5 +1,6 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import * as http2 from 'node:http2';
 import * as path from 'node:path';
 import {
   createCa,
@@ -16,7 +17,8 @@ import { CONTROLLER, GATEWAY, World, condition, listenerStatus, type Variant } f
 /**
  * Listener-level TLS features through a real Envoy in file mode, for both ADS variants: client
  * certificate validation (docs/gateway-api.md §25) on a Gateway listener and a ListenerSet
- * listener of the same port, with AllowValidOnly and AllowInsecureFallback.
+ * listener of the same port, with AllowValidOnly and AllowInsecureFallback; misdirected requests
+ * (§26), including an HTTP/2 request coalesced onto a connection made for another SNI.
  */
 
 const API = 'gateway.networking.k8s.io/v1';
@@ -61,11 +63,13 @@ for (const variant of ['delta', 'sotw'] as Variant[]) {
       untrusted = issueCert(rogueCa, { name: 'untrusted-client', usage: 'client' });
       await w.addBackend('app');
       await w.addBackend('tenant');
-      const https = (name: string, port: number, hostname: string) => ({
+      await w.addBackend('v2');
+      await w.addBackend('v3');
+      const https = (name: string, port: number, hostname?: string) => ({
         name,
         protocol: 'HTTPS',
         port,
-        hostname,
+        ...(hostname ? { hostname } : {}),
         tls: { mode: 'Terminate', certificateRefs: [{ name: 'server-cert' }] },
         allowedRoutes: { namespaces: { from: 'Same' } },
       });
@@ -97,7 +101,11 @@ for (const variant of ['delta', 'sotw'] as Variant[]) {
             },
             listeners: [
               https('strict', strictPort, 'strict.example.com'),
-              https('fallback', fallbackPort, 'fallback.example.com'),
+              // The listeners of the conformance test of misdirected requests, on one port.
+              https('fallback', fallbackPort),
+              https('second', fallbackPort, 'second.example.org'),
+              https('wild', fallbackPort, '*.wild.example.org'),
+              https('fourth', fallbackPort, 'fourth.wild.example.org'),
             ],
           },
         },
@@ -121,16 +129,28 @@ for (const variant of ['delta', 'sotw'] as Variant[]) {
         },
       ];
       w.write('01-secrets.yaml', secretDocs());
-      w.write('02-services.yaml', [...w.serviceDocs('app'), ...w.serviceDocs('tenant')]);
-      const route = (name: string, parent: object, backend: string) => ({
+      w.write(
+        '02-services.yaml',
+        ['app', 'tenant', 'v2', 'v3'].flatMap((b) => w.serviceDocs(b)),
+      );
+      const route = (name: string, parent: object, backend: string, hostnames?: string[]) => ({
         apiVersion: API,
         kind: 'HTTPRoute',
         metadata: { name, namespace: 'default' },
-        spec: { parentRefs: [parent], rules: [{ backendRefs: [{ name: backend, port: 80 }] }] },
+        spec: {
+          parentRefs: [parent],
+          ...(hostnames ? { hostnames } : {}),
+          rules: [{ backendRefs: [{ name: backend, port: 80 }] }],
+        },
       });
+      const section = (sectionName: string) => ({ name: GATEWAY.name, sectionName });
       w.write('03-routes.yaml', [
-        route('app', { name: GATEWAY.name }, 'app'),
+        route('app', section('strict'), 'app'),
         route('tenant', { name: 'tenants', kind: 'ListenerSet', sectionName: 'tenant' }, 'tenant'),
+        route('fallback', section('fallback'), 'app', ['fallback.example.com']),
+        route('second', section('second'), 'v2'),
+        route('wild', section('wild'), 'v3'),
+        route('fourth', section('fourth'), 'app'),
       ]);
       await w.startConvoy();
       await w.startEnvoy();
@@ -169,6 +189,61 @@ for (const variant of ['delta', 'sotw'] as Variant[]) {
         condition(gw?.status.conditions, 'InsecureFrontendValidationMode')?.reason,
         'ConfigurationChanged',
       );
+    });
+
+    test('misdirected: a Host another listener of the port wins by SNI gets 421, on every chain', async () => {
+      const cases: [sni: string, host: string, expected: string | number][] = [
+        ['fallback.example.com', 'fallback.example.com', 'app'],
+        ['fallback.example.com', 'second.example.org', 421],
+        ['fallback.example.com', 'unknown.example.org', 404],
+        ['second.example.org', 'second.example.org', 'v2'],
+        ['second.example.org', 'fallback.example.com', 421],
+        ['second.example.org', 'unknown.example.org', 421],
+        ['a.wild.example.org', 'a.wild.example.org', 'v3'],
+        ['a.wild.example.org', 'b.wild.example.org', 'v3'],
+        ['a.wild.example.org', 'fourth.wild.example.org', 421],
+        ['a.wild.example.org', 'second.example.org', 421],
+        ['a.wild.example.org', 'unknown.example.org', 421],
+        ['fourth.wild.example.org', 'fourth.wild.example.org', 'app'],
+        ['fourth.wild.example.org', 'b.wild.example.org', 421],
+        ['unknown.example.org', 'fallback.example.com', 'app'],
+        ['unknown.example.org', 'unknown.example.org', 404],
+      ];
+      for (const [sni, host, expected] of cases) {
+        const r = await request({ port: fallbackPort, host, path: '/', tls: { servername: sni } });
+        const got = r.status === 200 ? r.json<EchoResponse>().backend : r.status;
+        assert.equal(got, expected, `SNI ${sni}, Host ${host}`);
+      }
+      // Two exact listeners on the client-validated port, one of them a ListenerSet's.
+      const r = await request({
+        port: strictPort,
+        host: 'tenant.example.com',
+        path: '/',
+        tls: { servername: 'strict.example.com', cert: trusted.cert, key: trusted.key },
+      });
+      assert.equal(r.status, 421);
+    });
+
+    test('misdirected: an HTTP/2 connection made for one SNI answers 421 for a coalesced :authority', async () => {
+      const session = http2.connect(`https://127.0.0.1:${fallbackPort}`, {
+        servername: 'a.wild.example.org',
+        rejectUnauthorized: false,
+      });
+      try {
+        const get = (authority: string) =>
+          new Promise<number>((resolve, reject) => {
+            const req = session.request({ ':authority': authority, ':path': '/', ':method': 'GET' });
+            req.on('response', (h) => resolve(Number(h[':status'])));
+            req.on('error', reject);
+            req.resume();
+            req.end();
+          });
+        assert.equal(await get('a.wild.example.org'), 200);
+        assert.equal(await get('second.example.org'), 421);
+        assert.equal(await get('b.wild.example.org'), 200, 'the connection is still usable');
+      } finally {
+        session.close();
+      }
     });
 
     test('a CA bundle that is removed takes the port down with NoValidCACertificate; restored, it serves again', async () => {

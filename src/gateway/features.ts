@@ -16,6 +16,8 @@ export const SUPPORTED_FEATURES: readonly string[] = [
   // Client certificate validation (spec.tls.frontend), docs/gateway-api.md §25.
   'GatewayFrontendClientCertificateValidation',
   'GatewayFrontendClientCertificateValidationInsecureFallback',
+  // 421 for requests coalesced across HTTPS listeners of one port, docs/gateway-api.md §26.
+  'GatewayHTTPSListenerDetectMisdirectedRequests',
   // HTTPRoute (core + extended)
   'HTTPRoute',
   'HTTPRouteQueryParamMatching',

@@ -1,4 +1,4 @@
-import type { FilterChainModel, VirtualHostModel } from '../../model/fleet';
+import type { FilterChainModel, RouteModel, VirtualHostModel } from '../../model/fleet';
 
 /**
  * Builds the virtual hosts that answer misdirected requests on an HTTPS chain with 421
@@ -19,6 +19,22 @@ export const MISDIRECTED_VIRTUAL_HOST = 'misdirected:421';
 /** HTTP 421 Misdirected Request (RFC 9110 §15.5.20). */
 export const MISDIRECTED_STATUS = 421;
 
+/** Shared, never mutated: the one route of every 421 virtual host (so its translation is memoized). */
+const MISDIRECTED_ROUTES: RouteModel[] = [
+  {
+    name: MISDIRECTED_VIRTUAL_HOST,
+    match: { path: { type: 'PathPrefix', value: '/' } },
+    action: { kind: 'direct', status: MISDIRECTED_STATUS },
+  },
+];
+
+/** Shared, never mutated: the 421 virtual host of a chain with an exact hostname (most chains). */
+const MISDIRECTED_EVERYTHING_ELSE: VirtualHostModel = {
+  name: MISDIRECTED_VIRTUAL_HOST,
+  domains: ['*'],
+  routes: MISDIRECTED_ROUTES,
+};
+
 /** Returns the chain's virtual hosts followed by its 404 own-host fallback and its 421 virtual host. */
 export function withMisdirectedHosts(fc: FilterChainModel): VirtualHostModel[] {
   const own = fc.virtualHosts ?? [];
@@ -27,16 +43,10 @@ export function withMisdirectedHosts(fc: FilterChainModel): VirtualHostModel[] {
   const out = [...own];
   const served = fc.serverNames[0];
   if (served) out.push({ name: served, domains: [served], routes: [] });
-  out.push({
-    name: MISDIRECTED_VIRTUAL_HOST,
-    domains: hosts,
-    routes: [
-      {
-        name: MISDIRECTED_VIRTUAL_HOST,
-        match: { path: { type: 'PathPrefix', value: '/' } },
-        action: { kind: 'direct', status: MISDIRECTED_STATUS },
-      },
-    ],
-  });
+  out.push(
+    hosts.length === 1 && hosts[0] === '*'
+      ? MISDIRECTED_EVERYTHING_ELSE
+      : { name: MISDIRECTED_VIRTUAL_HOST, domains: hosts, routes: MISDIRECTED_ROUTES },
+  );
   return out;
 }
