@@ -3,7 +3,7 @@
  * is published in GatewayClass.status.supportedFeatures, and the conformance suite infers which
  * tests to run from it: list only what is implemented end to end (route compiler in routes/,
  * Envoy translation in src/envoy). Not claimed: static addresses, backend client certificates,
- * TLSRoute mixed modes, TCP/UDP.
+ * TCP/UDP.
  */
 
 export const SUPPORTED_FEATURES: readonly string[] = [
@@ -50,9 +50,10 @@ export const SUPPORTED_FEATURES: readonly string[] = [
   // GRPCRoute
   'GRPCRoute',
   'GRPCRouteNamedRouteRule',
-  // TLSRoute: passthrough (core) and terminate (extended); not mixed modes on one port.
+  // TLSRoute: passthrough (core), terminate (extended), both on one port (docs/gateway-api.md §27).
   'TLSRoute',
   'TLSRouteModeTerminate',
+  'TLSRouteModeMixed',
 ];
 
 /** Returns GatewayClass `status.supportedFeatures`: sorted, de-duplicated `{name}` objects (at most 64). */
