@@ -18,7 +18,8 @@ import { CONTROLLER, GATEWAY, World, condition, listenerStatus, type Variant } f
  * Listener-level TLS features through a real Envoy in file mode, for both ADS variants: client
  * certificate validation (docs/gateway-api.md §25) on a Gateway listener and a ListenerSet
  * listener of the same port, with AllowValidOnly and AllowInsecureFallback; misdirected requests
- * (§26), including an HTTP/2 request coalesced onto a connection made for another SNI.
+ * (§26), including an HTTP/2 request coalesced onto a connection made for another SNI; TLS
+ * Passthrough and Terminate listeners on one port (§27).
  */
 
 const API = 'gateway.networking.k8s.io/v1';
@@ -65,6 +66,7 @@ for (const variant of ['delta', 'sotw'] as Variant[]) {
       await w.addBackend('tenant');
       await w.addBackend('v2');
       await w.addBackend('v3');
+      await w.addTlsBackend('secure', 'pass.example.net');
       const https = (name: string, port: number, hostname?: string) => ({
         name,
         protocol: 'HTTPS',
@@ -106,6 +108,21 @@ for (const variant of ['delta', 'sotw'] as Variant[]) {
               https('second', fallbackPort, 'second.example.org'),
               https('wild', fallbackPort, '*.wild.example.org'),
               https('fourth', fallbackPort, 'fourth.wild.example.org'),
+              // TLSRouteModeMixed: Passthrough and Terminate on one port.
+              {
+                name: 'pass',
+                protocol: 'TLS',
+                port: w.ports.tls,
+                hostname: 'pass.example.net',
+                tls: { mode: 'Passthrough' },
+              },
+              {
+                name: 'term',
+                protocol: 'TLS',
+                port: w.ports.tls,
+                hostname: 'term.example.net',
+                tls: { mode: 'Terminate', certificateRefs: [{ name: 'term-cert' }] },
+              },
             ],
           },
         },
@@ -121,6 +138,7 @@ for (const variant of ['delta', 'sotw'] as Variant[]) {
       ]);
       secretDocs = () => [
         w.tlsSecretDoc('server-cert', '*.example.com'),
+        w.tlsSecretDoc('term-cert', 'term.example.net'),
         {
           apiVersion: 'v1',
           kind: 'ConfigMap',
@@ -131,7 +149,7 @@ for (const variant of ['delta', 'sotw'] as Variant[]) {
       w.write('01-secrets.yaml', secretDocs());
       w.write(
         '02-services.yaml',
-        ['app', 'tenant', 'v2', 'v3'].flatMap((b) => w.serviceDocs(b)),
+        ['app', 'tenant', 'v2', 'v3', 'secure'].flatMap((b) => w.serviceDocs(b)),
       );
       const route = (name: string, parent: object, backend: string, hostnames?: string[]) => ({
         apiVersion: API,
@@ -143,6 +161,16 @@ for (const variant of ['delta', 'sotw'] as Variant[]) {
           rules: [{ backendRefs: [{ name: backend, port: 80 }] }],
         },
       });
+      const tlsRoute = (name: string, parent: object, backend: string, hostname: string) => ({
+        apiVersion: API,
+        kind: 'TLSRoute',
+        metadata: { name, namespace: 'default' },
+        spec: {
+          parentRefs: [parent],
+          hostnames: [hostname],
+          rules: [{ backendRefs: [{ name: backend, port: 80 }] }],
+        },
+      });
       const section = (sectionName: string) => ({ name: GATEWAY.name, sectionName });
       w.write('03-routes.yaml', [
         route('app', section('strict'), 'app'),
@@ -151,6 +179,8 @@ for (const variant of ['delta', 'sotw'] as Variant[]) {
         route('second', section('second'), 'v2'),
         route('wild', section('wild'), 'v3'),
         route('fourth', section('fourth'), 'app'),
+        tlsRoute('pass', section('pass'), 'secure', 'pass.example.net'),
+        tlsRoute('term', section('term'), 'v2', 'term.example.net'),
       ]);
       await w.startConvoy();
       await w.startEnvoy();
@@ -244,6 +274,33 @@ for (const variant of ['delta', 'sotw'] as Variant[]) {
       } finally {
         session.close();
       }
+    });
+
+    test('mixed TLS modes on one port: passthrough reaches the TLS backend, terminate the plain one', async () => {
+      const pass = await request({
+        port: w.ports.tls,
+        host: 'pass.example.net',
+        tls: { servername: 'pass.example.net' },
+      });
+      assert.equal(pass.peerCertificate?.subjectCN, 'pass.example.net', "the backend's own certificate");
+      const e = pass.json<EchoResponse>();
+      assert.equal(e.backend, 'secure');
+      assert.equal(e.sni, 'pass.example.net', 'the backend terminated TLS itself');
+      const term = await request({
+        port: w.ports.tls,
+        host: 'term.example.net',
+        tls: { servername: 'term.example.net' },
+      });
+      assert.equal(term.peerCertificate?.subjectCN, 'term.example.net', "the listener's certificate");
+      const t = term.json<EchoResponse>();
+      assert.equal(t.backend, 'v2');
+      assert.equal(t.tls, undefined, 'the backend got the decrypted stream');
+      await refused(
+        request({ port: w.ports.tls, host: 'other.example.net', tls: { servername: 'other.example.net' } }),
+      );
+      const gw = await w.statusOf('Gateway', GATEWAY.name);
+      for (const name of ['pass', 'term'])
+        assert.equal(condition(listenerStatus(gw!, name)?.conditions, 'Accepted')?.status, 'True', name);
     });
 
     test('a CA bundle that is removed takes the port down with NoValidCACertificate; restored, it serves again', async () => {

@@ -270,7 +270,7 @@ describe('frontend validation: Envoy', () => {
         };
       };
     };
-    assert.ok(!ctx.require_client_certificate?.value);
+    assert.equal(ctx.require_client_certificate?.value, false);
     const combined = ctx.common_tls_context.combined_validation_context;
     assert.ok(
       ['ACCEPT_UNTRUSTED', 1].includes(

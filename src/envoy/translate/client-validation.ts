@@ -36,6 +36,8 @@ export function withClientValidation(
     };
   }
   return {
+    // Explicit: Envoy warns that the implicit default (not required) will change.
+    require_client_certificate: { value: false },
     common_tls_context: {
       ...common,
       combined_validation_context: {
