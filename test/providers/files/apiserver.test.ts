@@ -30,8 +30,8 @@ describe('admitEntry: the per-object size limit', () => {
   });
 
   test('kinds Convoy does not read are ignored whatever their size', () => {
-    const cm = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x' }, data: { a: 'x'.repeat(5e6) } };
-    assert.equal(admitEntry({ value: cm }).kind, 'ignored');
+    const pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'x' }, spec: { a: 'x'.repeat(5e6) } };
+    assert.equal(admitEntry({ value: pod }).kind, 'ignored');
   });
 
   test('values shared through YAML aliases count every time they appear', () => {

@@ -118,7 +118,7 @@ describe('FileProvider initial load', () => {
             metadata: { name: 'svc2' },
             spec: { ports: [{ port: 8080 }] },
           },
-          { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'ignored' }, data: {} },
+          { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'ignored' }, spec: {} },
         ],
       }),
     );
@@ -126,7 +126,7 @@ describe('FileProvider initial load', () => {
     await put('notes.txt', GW('never'));
     await put('.hidden.yaml', GW('hidden'));
     await put('..data/x.yaml', GW('configmap-internal'));
-    await put('other.yaml', 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n');
+    await put('other.yaml', 'apiVersion: v1\nkind: Pod\nmetadata:\n  name: pod\n');
     await put('istio.yaml', GW('istio').replace('gateway.networking.k8s.io/v1', 'networking.istio.io/v1'));
 
     const p = newProvider();
@@ -146,7 +146,7 @@ describe('FileProvider initial load', () => {
     assert.equal(gw('hidden'), undefined);
     assert.equal(gw('configmap-internal'), undefined);
     assert.equal(gw('istio'), undefined, 'a Gateway of another API group is not ours');
-    assert.equal(store.list('ConfigMap').length, 0);
+    assert.equal(store.list('Pod').length, 0);
     assert.equal(store.size(), 5);
   });
 
