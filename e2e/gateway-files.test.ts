@@ -266,8 +266,9 @@ for (const variant of ['delta', 'sotw'] as Variant[]) {
         assert.equal(r.peerCertificate?.subjectCN, cn, `certificate for SNI ${sni}`);
         assert.equal(echo(r).backend, backendName, `backend for SNI ${sni}`);
       }
-      // A Host header that belongs to another SNI's hostname does not reach that hostname's routes.
-      assert.equal((await tlsGet('a.example.com', '/', 'b.example.com')).status, 404);
+      // A Host header that belongs to another SNI's hostname does not reach that hostname's routes:
+      // 421 Misdirected Request (docs/gateway-api.md §26).
+      assert.equal((await tlsGet('a.example.com', '/', 'b.example.com')).status, 421);
     });
 
     test('HTTPS: the exact hostname beats the wildcard; the wildcard serves the rest', async () => {

@@ -76,7 +76,9 @@ describe('Kubernetes modules against a real API server', { timeout: 240_000 }, (
         spec: {},
       });
       await denied('POST', '/api/v1/namespaces/apps/secrets', { metadata: { name: 'nope' } });
-      // ConfigMaps are readable (BackendTLSPolicy CA bundles, docs/gateway-api.md §24), not writable.
+      // ConfigMaps are read (CA bundles of BackendTLSPolicies and of client certificate
+      // validation, docs/gateway-api.md §24–25), never written.
+      await convoy.request('GET', '/api/v1/configmaps');
       await denied('POST', '/api/v1/namespaces/apps/configmaps', { metadata: { name: 'nope' } });
       await denied('GET', '/api/v1/namespaces/apps/pods');
       await denied('GET', '/apis/coordination.k8s.io/v1/namespaces/kube-system/leases');

@@ -18,8 +18,11 @@ export interface HttpRequest {
   host?: string;
   headers?: Record<string, string>;
   body?: string;
-  /** HTTPS: connect with TLS, sending `servername` as SNI; certificates are not verified. */
-  tls?: { servername?: string; ca?: string | Buffer };
+  /**
+   * HTTPS: connect with TLS, sending `servername` as SNI; certificates are not verified. With
+   * `cert` and `key`, the client presents that certificate when the server asks for one.
+   */
+  tls?: { servername?: string; ca?: string | Buffer; cert?: string; key?: string };
   timeoutMs?: number;
   /** Plain HTTP only: a connection pool to use instead of a new connection per request. */
   agent?: http.Agent;
@@ -99,6 +102,7 @@ export function request(req: HttpRequest): Promise<HttpResult> {
             servername: req.tls.servername ?? req.host,
             rejectUnauthorized: false,
             ca: req.tls.ca,
+            ...(req.tls.cert ? { cert: req.tls.cert, key: req.tls.key } : {}),
           },
           onResponse,
         )

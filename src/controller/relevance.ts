@@ -3,6 +3,7 @@ import { namespacedName, objectNamespace } from '../store/objects';
 import type { StoreChange } from '../store/store';
 import type { StoreView } from '../gateway/resolved';
 import { envoyServicePart } from '../gateway/gateways';
+import type { GatewaySpec } from '../gateway/api';
 import { fleetObjectName } from '../model/managed-fleet';
 import { backendClientCertificateRef } from '../gateway/backend-client-certificate';
 import type { BackendTLSPolicySpec } from '../gateway/backend-tls';
@@ -19,7 +20,7 @@ export class ReferenceIndex {
   private services = new Set<string>();
   /** Secrets named as Gateways' backend client certificates: a change needs a full build. */
   private clientSecrets = new Set<string>();
-  /** ConfigMaps BackendTLSPolicies name as CA bundles (docs/gateway-api.md §24). */
+  /** ConfigMaps BackendTLSPolicies (§24) and Gateways' client validation (§25) name as CA bundles. */
   private configMaps = new Set<string>();
   /**
    * Whether any BackendTLSPolicy exists: route and ListenerSet changes then take a full build,
@@ -37,6 +38,7 @@ export class ReferenceIndex {
     for (const kind of ['Gateway', 'ListenerSet', 'XListenerSet']) {
       for (const owner of view.list(kind)) index.addListenerOwner(owner);
     }
+    for (const gw of view.list('Gateway')) index.addCaBundles(gw);
     for (const kind of ['HTTPRoute', 'GRPCRoute', 'TLSRoute', 'TCPRoute', 'UDPRoute']) {
       for (const route of view.list(kind)) index.addRoute(route);
     }
@@ -59,6 +61,23 @@ export class ReferenceIndex {
     for (const l of listenersOf(owner)) {
       for (const ref of l.tls?.certificateRefs ?? [])
         this.secrets.add(namespacedName(ref.namespace ?? ns, ref.name));
+    }
+  }
+
+  /** Adds the ConfigMaps a Gateway's client certificate validation refers to (docs/gateway-api.md §25). */
+  addCaBundles(gw: KubeObject): void {
+    const ns = objectNamespace(gw);
+    const frontend = (gw.spec as GatewaySpec | undefined)?.tls?.frontend;
+    const configs = [
+      frontend?.default,
+      ...(Array.isArray(frontend?.perPort) ? frontend.perPort : []).map((p) => p?.tls),
+    ];
+    for (const c of configs) {
+      const refs = c?.validation?.caCertificateRefs;
+      if (!Array.isArray(refs)) continue;
+      for (const ref of refs) {
+        if (ref?.kind === 'ConfigMap') this.configMaps.add(namespacedName(ref.namespace ?? ns, ref.name));
+      }
     }
   }
 
@@ -99,7 +118,7 @@ export class ReferenceIndex {
     return this.clientSecrets.has(key);
   }
 
-  /** Returns whether a BackendTLSPolicy names ConfigMap `namespace/name`. */
+  /** Returns whether a BackendTLSPolicy or a Gateway's client validation names ConfigMap `namespace/name`. */
   referencesConfigMap(key: string): boolean {
     return this.configMaps.has(key);
   }

@@ -6,6 +6,8 @@ import { buildRouteConfiguration } from './translate/routes';
 import { translateCluster } from './translate/clusters';
 import { translateEndpoints } from './translate/endpoints';
 import { translateSecret } from './translate/secrets';
+import { translateCaBundle } from './translate/client-validation';
+import { withMisdirectedHosts } from './translate/misdirected';
 import { memoByNode } from './translate/common';
 import type { AccessLogOptions } from './translate/access-log';
 import { tracing as tracingFor, type TracingOptions } from './translate/tracing';
@@ -46,7 +48,7 @@ const httpRouteConfiguration = memoByNode((http: HttpPortModel): RouteConfigurat
 );
 
 const chainRouteConfiguration = memoByNode((fc: FilterChainModel): RouteConfiguration =>
-  buildRouteConfiguration(fc.routeConfigName!, fc.virtualHosts ?? []),
+  buildRouteConfiguration(fc.routeConfigName!, withMisdirectedHosts(fc)),
 );
 
 /**
@@ -99,5 +101,7 @@ export function translateFleet(model: FleetModel, options: TranslateOptions = {}
   }
   if (traced) out.clusters.push(traced.cluster);
   for (const secret of model.secrets) out.secrets.push(translateSecret(secret));
+  // After the certificates: the CA bundles of client certificate validation (their names differ).
+  for (const bundle of model.caBundles ?? []) out.secrets.push(translateCaBundle(bundle));
   return out;
 }

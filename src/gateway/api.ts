@@ -136,12 +136,35 @@ export interface GatewayInfrastructure {
   parametersRef?: { group: string; kind: string; name: string };
 }
 
+/** A reference to a CA bundle (caCertificateRefs): group and kind are required by the CRD. */
+export interface CACertificateReference {
+  group: string;
+  kind: string;
+  name: string;
+  namespace?: string;
+}
+
+export type FrontendValidationMode = 'AllowValidOnly' | 'AllowInsecureFallback';
+
+/** Gateway spec.tls.frontend.{default,perPort[].tls}: client certificate validation. */
+export interface FrontendTLSConfig {
+  validation?: { caCertificateRefs?: CACertificateReference[]; mode?: FrontendValidationMode };
+}
+
+export interface GatewayTLSConfig {
+  frontend?: {
+    default?: FrontendTLSConfig;
+    perPort?: { port: number; tls: FrontendTLSConfig }[];
+  };
+}
+
 export interface GatewaySpec {
   gatewayClassName: string;
   listeners?: Listener[];
   addresses?: GatewaySpecAddress[];
   infrastructure?: GatewayInfrastructure;
   allowedListeners?: AllowedListeners;
+  tls?: GatewayTLSConfig;
 }
 
 export interface GatewayStatusAddress {

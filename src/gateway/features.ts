@@ -2,8 +2,7 @@
  * What Convoy supports, named exactly as Gateway API v1.6.1 `pkg/features` spells it. This list
  * is published in GatewayClass.status.supportedFeatures, and the conformance suite infers which
  * tests to run from it: list only what is implemented end to end (route compiler in routes/,
- * Envoy translation in src/envoy); classes with managed fleets add MANAGED_FLEET_FEATURES. Not
- * claimed: frontend client certificate validation, TLSRoute mixed modes.
+ * Envoy translation in src/envoy); classes with managed fleets add MANAGED_FLEET_FEATURES.
  */
 
 export const SUPPORTED_FEATURES: readonly string[] = [
@@ -13,6 +12,11 @@ export const SUPPORTED_FEATURES: readonly string[] = [
   'GatewayHTTPListenerIsolation',
   'ListenerSet',
   'ReferenceGrant',
+  // Client certificate validation (spec.tls.frontend), docs/gateway-api.md §25.
+  'GatewayFrontendClientCertificateValidation',
+  'GatewayFrontendClientCertificateValidationInsecureFallback',
+  // 421 for requests coalesced across HTTPS listeners of one port, docs/gateway-api.md §26.
+  'GatewayHTTPSListenerDetectMisdirectedRequests',
   // HTTPRoute (core + extended)
   'HTTPRoute',
   'HTTPRouteQueryParamMatching',
@@ -49,9 +53,10 @@ export const SUPPORTED_FEATURES: readonly string[] = [
   'BackendTLSPolicy',
   'BackendTLSPolicySANValidation',
   'GatewayBackendClientCertificate',
-  // TLSRoute: passthrough (core) and terminate (extended); not mixed modes on one port.
+  // TLSRoute: passthrough (core), terminate (extended), both on one port (docs/gateway-api.md §27).
   'TLSRoute',
   'TLSRouteModeTerminate',
+  'TLSRouteModeMixed',
   // TCPRoute and UDPRoute: tcp_proxy and udp_proxy listeners with weights (docs/gateway-api.md §28);
   // all 8 TCPRoute and 9 UDPRoute conformance tests pass with traffic.
   'TCPRoute',

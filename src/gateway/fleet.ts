@@ -4,7 +4,7 @@
  */
 import { unprivilegedBindPorts } from '../model/managed-fleet';
 import { rangePorts } from '../model/port-range';
-import type { FilterChainModel, FleetModel, PortModel, SecretModel } from '../model/fleet';
+import type { CaBundleModel, FilterChainModel, FleetModel, PortModel, SecretModel } from '../model/fleet';
 import { objectNamespace } from '../store/objects';
 import type { ResolvedGateway, ResolvedListener, StoreView } from './resolved';
 import type { ClusterRef } from './backends';
@@ -21,6 +21,7 @@ import { compareStrings } from '../util/compare';
 import { hostnameChainName } from '../model/names';
 import { sniPortName } from './port-name';
 import { l4Port } from './l4-ports';
+import { misdirectedHosts } from './misdirected';
 
 /** Route kinds served by HTTP and HTTPS listeners' route configurations. */
 export const HTTP_KINDS: ReadonlySet<string> = new Set(['HTTPRoute', 'GRPCRoute']);
@@ -62,6 +63,7 @@ export function buildFleet(
     else byPort.set(l.port, [l]);
   }
   const secrets = new Map<string, SecretModel>();
+  const caBundles = new Map<string, CaBundleModel>();
   const vhosts = new VirtualHostMemo(memo.virtualHosts, gw.fleet);
   for (const port of [...byPort.keys()].sort((a, b) => a - b)) {
     const listeners = byPort.get(port)!;
@@ -100,6 +102,8 @@ export function buildFleet(
             secretNames,
             routeConfigName: `https-${port}/${l.hostname ? l.hostname.toLowerCase() : CATCH_ALL}`,
             virtualHosts,
+            misdirectedHosts: misdirectedHosts(l, sni),
+            ...clientValidationOf(l, caBundles),
           });
         } else {
           filterChains.push(
@@ -133,8 +137,25 @@ export function buildFleet(
     ports: managed && !managed.local ? withBindPorts(ports) : ports,
     clusters,
     secrets: [...secrets.values()].sort((a, b) => compareStrings(a.name, b.name)),
+    ...(caBundles.size > 0
+      ? { caBundles: [...caBundles.values()].sort((a, b) => compareStrings(a.name, b.name)) }
+      : {}),
     ...(managed ? { managed } : {}),
   };
+}
+
+/**
+ * Returns the clientValidation field of an HTTPS listener's chain (none when its port validates no
+ * client certificates), and records the CA bundle it names in `bundles`.
+ */
+export function clientValidationOf(
+  l: ResolvedListener,
+  bundles: Map<string, CaBundleModel>,
+): Pick<FilterChainModel, 'clientValidation'> {
+  const v = l.clientValidation;
+  if (!v) return {};
+  bundles.set(v.bundle.name, v.bundle);
+  return { clientValidation: { caBundle: v.bundle.name, mode: v.mode } };
 }
 
 /**

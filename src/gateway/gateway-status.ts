@@ -73,6 +73,16 @@ export function gatewayStatus(g: ResolvedGateway, opts: BuildOptions): ObjectSta
         : cond(ConditionType.ResolvedRefs, 'False', client.reason, client.message),
     );
   }
+  if (g.insecureFrontendValidation) {
+    conditions.push(
+      cond(
+        ConditionType.InsecureFrontendValidationMode,
+        'True',
+        Reason.ConfigurationChanged,
+        'client certificate validation is AllowInsecureFallback on some port: clients without a valid certificate are accepted there',
+      ),
+    );
+  }
   const status: GatewayStatus = {
     addresses: g.addresses.map((a) => ({ ...a })),
     conditions,

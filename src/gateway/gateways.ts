@@ -40,6 +40,7 @@ import { DEFAULT_MAX_RANGE_PORTS, ownerKey, portRangesByTarget, resolvePortRange
 import { isSuperseded, isXListenerSet, recordedPort, unsupportedPortListener } from './xlistenersets';
 import { assignDynamicPorts, type PortRequest } from './dynamic-ports';
 import { listenerQualifiedName } from '../model/names';
+import { resolveFrontendValidation } from './frontend-validation';
 import type { BuildMemo } from './build-memo';
 import { compareStrings } from '../util/compare';
 import { fleetName } from '../model/names';
@@ -186,6 +187,7 @@ function resolveGateway(
       fromGateway: m.fromGateway,
     })),
   );
+  const frontend = resolveFrontendValidation(view, gw);
   const conflictOf = new Map(placed.map((m, k) => [m, placedConflicts[k]]));
   const policies = [gwOwner, ...sets.map((s) => s.owner)].flatMap(
     (o) => rangesByTarget.get(ownerKey(o)) ?? [],
@@ -217,6 +219,7 @@ function resolveGateway(
         generation: m.gen,
         conflict: conflict ?? (range?.conflict ? Reason.ProtocolConflict : undefined),
         ...(range?.conflict && !conflict ? { conflictMessage: range.conflict } : {}),
+        frontend: frontend.forPort(m.spec.port),
       },
       certificates,
     );
@@ -266,6 +269,7 @@ function resolveGateway(
     fleet: fleetName(ns, gw.metadata.name),
     accepted,
     ...(problem ? { problem } : {}),
+    ...(frontend.insecureFallback ? { insecureFrontendValidation: true } : {}),
     ...managedFields(view, gw, infrastructure, opts),
     listeners,
     listenerSets,

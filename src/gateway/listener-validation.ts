@@ -12,6 +12,7 @@ import { ConditionType, Reason, makeCondition, sortConditions } from '../status/
 import type { ConflictReason } from './conflicts';
 import type { BuildMemo } from './build-memo';
 import { resolveListenerCertificates } from './certificates';
+import type { PortClientValidation } from './frontend-validation';
 
 /** The parts of BuildMemo listener validation uses: Secret checks and last good certificates. */
 export type CertificateState = Pick<BuildMemo, 'certificates' | 'lastGoodCertificates'>;
@@ -109,6 +110,8 @@ interface ValidateInput {
   conflict?: ConflictReason;
   /** Replaces the conflict's usual message (a listener on a port of another's range, port-ranges.ts). */
   conflictMessage?: string;
+  /** The Gateway's client certificate validation on this listener's port (frontend-validation.ts). */
+  frontend?: PortClientValidation;
 }
 
 /**
@@ -130,6 +133,8 @@ export function validateListener(
   const tlsMode = tlsModeOf(spec);
   const kinds = resolveRouteKinds(protocol, spec.allowedRoutes?.kinds);
   const hostnameProblem = listenerHostnameProblem(spec.hostname);
+  // Client certificate validation applies to the listeners handling HTTPS traffic only.
+  const frontend = protocol === 'HTTPS' && tlsMode === 'Terminate' ? input.frontend : undefined;
 
   // Accepted
   let accepted: Condition;
@@ -158,6 +163,13 @@ export function validateListener(
     );
   } else if (hostnameProblem) {
     accepted = cond(ConditionType.Accepted, 'False', Reason.UnsupportedValue, hostnameProblem);
+  } else if (frontend && !frontend.bundle) {
+    accepted = cond(
+      ConditionType.Accepted,
+      'False',
+      Reason.NoValidCACertificate,
+      `no caCertificateRef of the Gateway's client certificate validation for port ${spec.port} is usable (see ResolvedRefs)`,
+    );
   } else {
     accepted = cond(ConditionType.Accepted, 'True', Reason.Accepted, 'listener is accepted');
   }
@@ -187,7 +199,8 @@ export function validateListener(
     }
   }
 
-  // ResolvedRefs
+  // ResolvedRefs: the certificates' problem first, then the CA bundle's.
+  certProblem ??= frontend?.problem;
   let resolvedRefs: Condition;
   if (certProblem) {
     resolvedRefs = cond(ConditionType.ResolvedRefs, 'False', certProblem.reason, certProblem.message);
@@ -251,6 +264,9 @@ export function validateListener(
     ...(spec.hostname ? { hostname: spec.hostname } : {}),
     ...(tlsMode ? { tlsMode } : {}),
     certificates: ready ? certificates : [],
+    ...(ready && frontend?.bundle
+      ? { clientValidation: { bundle: frontend.bundle, mode: frontend.mode } }
+      : {}),
     allowedNamespaces: allowedNamespacesOf(spec),
     // A listener that is not accepted (conflicted, unsupported protocol, ...) supports no kind:
     // nothing can attach to it (conformance expects an empty list, e.g. for ProtocolConflict).
@@ -306,8 +322,9 @@ export function gatewayNotAccepted(l: ResolvedListener, opts: BuildOptions, gen?
   const message =
     l.owner.kind === 'Gateway' ? 'the Gateway is not accepted' : 'the parent Gateway is not accepted';
   const programmed = makeCondition(ConditionType.Programmed, 'False', Reason.Invalid, message, gen, opts.now);
+  const { clientValidation: _served, ...rest } = l;
   return {
-    ...l,
+    ...rest,
     ready: false,
     certificates: [],
     conditions: sortConditions([

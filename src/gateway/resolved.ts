@@ -7,7 +7,7 @@
  * Everything here is plain data computed without I/O.
  */
 import type { KubeObject } from '../store/objects';
-import type { FleetModel, SecretModel } from '../model/fleet';
+import type { CaBundleModel, FleetModel, SecretModel } from '../model/fleet';
 import type { Condition, ObjectStatus } from '../status/types';
 import type { GatewayStatusAddress } from './api';
 import type { EndpointPolicy } from './endpoint-guard';
@@ -101,6 +101,11 @@ export interface ResolvedListener {
   tlsMode?: 'Terminate' | 'Passthrough';
   /** Valid certificates (already parsed and checked), in certificateRefs order. */
   certificates: SecretModel[];
+  /**
+   * For a ready HTTPS listener on a port with client certificate validation (the Gateway's
+   * spec.tls.frontend, docs/gateway-api.md §25): its CA bundle and mode.
+   */
+  clientValidation?: { bundle: CaBundleModel; mode: 'AllowValidOnly' | 'AllowInsecureFallback' };
   /** allowedRoutes.namespaces resolved: which route namespaces may attach. */
   allowedNamespaces: { from: 'Same' | 'All' | 'Selector'; selector?: LabelSelector };
   /** allowedRoutes.kinds after filtering to supported kinds (this is status.supportedKinds). */
@@ -160,6 +165,8 @@ export interface ResolvedGateway {
   addresses: GatewayStatusAddress[];
   /** Set when Convoy provisions the Gateway's Envoys (docs/architecture.md §13). */
   managed?: ManagedFleetModel;
+  /** Some frontend validation of the Gateway is AllowInsecureFallback (docs/gateway-api.md §25). */
+  insecureFrontendValidation?: boolean;
   /** Why an accepted Gateway is not programmed (AddressNotAssigned, AddressNotUsable). */
   notProgrammed?: { reason: string; message: string };
   /** The Gateway's own listeners, then attached ListenerSets' listeners, in precedence order. */

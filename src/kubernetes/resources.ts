@@ -85,7 +85,8 @@ export const RESOURCE_TYPES: readonly ResourceType[] = [
     optional: false,
     fieldSelector: 'type=kubernetes.io/tls',
   },
-  // ConfigMaps hold BackendTLSPolicy CA bundles (docs/gateway-api.md §24); only `ca.crt` is kept.
+  // ConfigMaps hold CA bundles of BackendTLSPolicies (docs/gateway-api.md §24) and of frontend
+  // client certificate validation (§25); only the `ca.crt` key is kept (trimObject).
   { kind: 'ConfigMap', group: '', version: 'v1', plural: 'configmaps', namespaced: true, optional: false },
   { kind: 'Service', group: '', version: 'v1', plural: 'services', namespaced: true, optional: false },
   {
@@ -148,7 +149,7 @@ const SECRET_KEYS_KEPT = ['tls.crt', 'tls.key'];
 
 /**
  * Reduces an API object to what Convoy reads: metadata without managedFields, ownerReferences,
- * finalizers or foreign annotations; Secrets without any data but the TLS pair; Services and
+ * finalizers or foreign annotations; Secrets without any data but the TLS pair; ConfigMaps without any data but `ca.crt`; Services and
  * Namespaces without status.
  *
  * apiVersion and kind are set because LIST items omit them. Gateway API objects keep their status

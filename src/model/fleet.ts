@@ -34,6 +34,11 @@ export interface FleetModel {
   clusters: ClusterModel[];
   /** Every certificate referenced by a filter chain in this fleet, sorted by name. */
   secrets: SecretModel[];
+  /**
+   * Every CA bundle a filter chain validates client certificates with (docs/gateway-api.md §25),
+   * sorted by name; absent when none does.
+   */
+  caBundles?: CaBundleModel[];
   /** Set when Convoy provisions this fleet's Envoys (docs/architecture.md §13); unmanaged otherwise. */
   managed?: ManagedFleetModel;
 }
@@ -104,6 +109,32 @@ export interface FilterChainModel {
   virtualHosts?: VirtualHostModel[];
   /** For TLS (passthrough or terminate): weighted clusters for tcp_proxy; empty = reject. */
   tcpBackends?: WeightedCluster[];
+  /**
+   * For HTTPS: the request hosts answered with 421 (another chain of the port serves them): exact
+   * names, `*.` wildcards, `*` for every host not matched otherwise (docs/gateway-api.md §26).
+   */
+  misdirectedHosts?: string[];
+  /** For HTTPS: how client certificates are validated (Gateway spec.tls.frontend); absent: not asked for. */
+  clientValidation?: ClientValidationModel;
+}
+
+/** Describes the client certificate validation of an HTTPS chain (docs/gateway-api.md §25). */
+export interface ClientValidationModel {
+  /** SDS name of the CaBundleModel the client's chain must lead to. */
+  caBundle: string;
+  /**
+   * AllowValidOnly: a valid client certificate is required. AllowInsecureFallback: one is asked
+   * for, but a connection without one, or with one that does not verify, is accepted too.
+   */
+  mode: 'AllowValidOnly' | 'AllowInsecureFallback';
+}
+
+/** A validated bundle of PEM CA certificates, delivered over SDS as a validation context. */
+export interface CaBundleModel {
+  /** `Gateway/ns/name/client-ca/<port or default>` (names.ts). */
+  name: string;
+  /** The PEM certificates, in reference order, each parsed. */
+  caCertificates: string;
 }
 
 /** Describes one virtual host of a route configuration: one served hostname and its routes. */

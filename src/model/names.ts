@@ -66,6 +66,14 @@ export function hostnameChainName(listenerQualifiedName: string, hostname: strin
   return `${listenerQualifiedName}/${hostname}`;
 }
 
+/**
+ * Returns the SDS name of the CA bundle a Gateway validates client certificates with on a port,
+ * `Gateway/ns/name/client-ca/<port>`, or `…/client-ca/default` for its default configuration.
+ */
+export function clientCaBundleName(namespace: string, gateway: string, port: number | 'default'): string {
+  return `${objectKey('Gateway', namespace, gateway)}/client-ca/${port}`;
+}
+
 /** Returns the name of one match of one rule of a route, `HTTPRoute/ns/name/rule/<i>/match/<j>`. */
 export function routeMatchName(
   kind: string,

@@ -11,7 +11,14 @@
  * Content equality is a deep comparison of plain data that short-circuits on identical references,
  * so it gets cheaper the more the builder itself reuses.
  */
-import type { ClusterModel, FilterChainModel, FleetModel, PortModel, SecretModel } from './fleet';
+import type {
+  CaBundleModel,
+  ClusterModel,
+  FilterChainModel,
+  FleetModel,
+  PortModel,
+  SecretModel,
+} from './fleet';
 import { deepEqual } from '../util/deep-equal';
 
 /** Indexes items by name. */
@@ -87,16 +94,16 @@ export function reuseUnchanged(prev: FleetModel | undefined, next: FleetModel): 
   const ports = reuseList<PortModel>(prev.ports, next.ports, reusePort);
   const clusters = reuseList<ClusterModel>(prev.clusters, next.clusters, reuseLeaf);
   const secrets = reuseList<SecretModel>(prev.secrets, next.secrets, reuseLeaf);
+  const caBundles = next.caBundles && reuseList<CaBundleModel>(prev.caBundles, next.caBundles, reuseLeaf);
+  const lists = ['ports', 'clusters', 'secrets', 'caBundles'];
   if (
     ports === prev.ports &&
     clusters === prev.clusters &&
     secrets === prev.secrets &&
-    deepEqual(
-      without(prev, ['ports', 'clusters', 'secrets']),
-      without(next, ['ports', 'clusters', 'secrets']),
-    )
+    caBundles === prev.caBundles &&
+    deepEqual(without(prev, lists), without(next, lists))
   ) {
     return prev;
   }
-  return { ...next, ports, clusters, secrets };
+  return { ...next, ports, clusters, secrets, ...(caBundles ? { caBundles } : {}) };
 }

@@ -35,6 +35,8 @@ export const ConditionType = {
    * Public, Private, Cluster or Vendor (a vendor-prefixed value, named in the message).
    */
   Routability: 'convoy.dev/Routability',
+  /** Gateway: some port accepts clients without a valid certificate (docs/gateway-api.md §25). */
+  InsecureFrontendValidationMode: 'InsecureFrontendValidationMode',
 } as const;
 export type ConditionTypeName = (typeof ConditionType)[keyof typeof ConditionType];
 
@@ -77,6 +79,11 @@ export const Reason = {
   RefNotPermitted: 'RefNotPermitted',
   OverlappingHostnames: 'OverlappingHostnames',
   OverlappingCertificates: 'OverlappingCertificates',
+  NoValidCACertificate: 'NoValidCACertificate',
+  InvalidCACertificateRef: 'InvalidCACertificateRef',
+  InvalidCACertificateKind: 'InvalidCACertificateKind',
+  // Gateway InsecureFrontendValidationMode
+  ConfigurationChanged: 'ConfigurationChanged',
   // Route
   NotAllowedByListeners: 'NotAllowedByListeners',
   NoMatchingListenerHostname: 'NoMatchingListenerHostname',

@@ -1,5 +1,5 @@
 /**
- * Validation of ObjectMeta and of the core kinds Convoy reads (Secret, Service, EndpointSlice,
+ * Validation of ObjectMeta and of the core kinds Convoy reads (Secret, ConfigMap, Service, EndpointSlice,
  * Namespace): the checks kube-apiserver makes that matter to Convoy, with its messages where
  * practical. Not every core rule is here (e.g. IP family consistency, node ports allocation);
  * what is here is what would otherwise let a malformed object reach the gateway model.
@@ -192,38 +192,6 @@ export function validateMetadata(meta: unknown, namespaced: boolean, nameRule: N
   return errors;
 }
 
-/**
- * Validates a ConfigMap as the API server does for the fields Convoy reads: string `data` with valid
- * config keys, `binaryData`, `immutable`, and the 1 MiB total.
- */
-export function validateConfigMap(o: Record<string, unknown>): string[] {
-  const errors = unknownFields(o, ['apiVersion', 'kind', 'metadata', 'data', 'binaryData', 'immutable']);
-  if (o.immutable !== undefined && o.immutable !== null && typeof o.immutable !== 'boolean') {
-    errors.push(`immutable: Invalid value: ${q(o.immutable)}: must be a boolean`);
-  }
-  const data = o.data !== undefined && o.data !== null ? (stringMap('data', o.data, errors) ?? {}) : {};
-  const binary =
-    o.binaryData !== undefined && o.binaryData !== null
-      ? (stringMap('binaryData', o.binaryData, errors) ?? {})
-      : {};
-  let size = 0;
-  for (const [field, m] of [
-    ['data', data],
-    ['binaryData', binary],
-  ] as const) {
-    for (const [k, v] of Object.entries(m)) {
-      if (k.length > 253 || !CONFIG_KEY.test(k) || k === '.' || k === '..') {
-        errors.push(
-          `${field}[${k}]: Invalid value: ${q(k)}: a valid config key must consist of alphanumeric characters, '-', '_' or '.'`,
-        );
-      }
-      size += k.length + v.length;
-    }
-  }
-  if (size > MAX_SECRET_SIZE) errors.push(`[]: Too long: must have at most ${MAX_SECRET_SIZE} bytes`);
-  return errors;
-}
-
 /** Top-level fields that are not in `allowed` are refused (kubectl's strict field validation). */
 export function unknownFields(o: Record<string, unknown>, allowed: string[], path = ''): string[] {
   const errors: string[] = [];
@@ -288,6 +256,37 @@ export function validateSecret(o: Record<string, unknown>): string[] {
       if (data[key] === undefined) errors.push(`data[${key}]: Required value`);
     }
   }
+  return errors;
+}
+
+// ---------------------------------------------------------------------------------------------
+// ConfigMap
+
+const MAX_CONFIGMAP_SIZE = 1024 * 1024;
+
+/** Validates a ConfigMap: data (strings) and binaryData (base64) with valid keys, at most 1 MiB. */
+export function validateConfigMap(o: Record<string, unknown>): string[] {
+  const errors = unknownFields(o, ['apiVersion', 'kind', 'metadata', 'data', 'binaryData', 'immutable']);
+  if (o.immutable !== undefined && o.immutable !== null && typeof o.immutable !== 'boolean') {
+    errors.push(`immutable: Invalid value: ${q(o.immutable)}: must be a boolean`);
+  }
+  let size = 0;
+  for (const field of ['data', 'binaryData'] as const) {
+    if (o[field] === undefined || o[field] === null) continue;
+    const m = stringMap(field, o[field], errors);
+    for (const [k, v] of Object.entries(m ?? {})) {
+      if (k.length > 253 || !CONFIG_KEY.test(k) || k === '.' || k === '..') {
+        errors.push(
+          `${field}[${k}]: Invalid value: ${q(k)}: a valid config key must consist of alphanumeric characters, '-', '_' or '.'`,
+        );
+      }
+      if (field === 'binaryData' && !isBase64(v.replace(/[\r\n]/g, ''))) {
+        errors.push(`binaryData[${k}]: Invalid value: "<value omitted>": must be base64-encoded`);
+      }
+      size += k.length + v.length;
+    }
+  }
+  if (size > MAX_CONFIGMAP_SIZE) errors.push(`data: Too long: must have at most ${MAX_CONFIGMAP_SIZE} bytes`);
   return errors;
 }
 

@@ -77,8 +77,8 @@ interface CoreKind {
 
 const CORE_KINDS: Record<string, CoreKind> = {
   Secret: { apiVersions: ['v1'], nameRule: 'subdomain', validate: validateSecret },
-  Service: { apiVersions: ['v1'], nameRule: 'dns1035', validate: validateService },
   ConfigMap: { apiVersions: ['v1'], nameRule: 'subdomain', validate: validateConfigMap },
+  Service: { apiVersions: ['v1'], nameRule: 'dns1035', validate: validateService },
   EndpointSlice: {
     apiVersions: ['discovery.k8s.io/v1'],
     nameRule: 'subdomain',

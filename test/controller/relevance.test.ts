@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ReferenceIndex, changeImpact, envoyServiceKeys } from '../../src/controller/relevance';
-import { gateway, httpListener, service, storeOf } from '../support/objects';
+import { configMap, gateway, httpListener, service, storeOf } from '../support/objects';
 
 test('envoyServiceKeys: a fixed --envoy-service is one key; {namespace}/{name} give one key per Gateway', () => {
   const store = storeOf(
@@ -30,4 +30,39 @@ test("a change of a Gateway's own Envoy Service triggers a full build; an unrela
   const other = service('unrelated', [{ name: 'http', port: 80 }]);
   assert.equal(changeImpact({ type: 'put', key: 'k', kind: 'Service', object: own }, index), 'full');
   assert.equal(changeImpact({ type: 'put', key: 'k', kind: 'Service', object: other }, index), 'none');
+});
+
+test('a ConfigMap triggers a build only when a Gateway validates client certificates with it', () => {
+  const store = storeOf(
+    gateway('edge', [httpListener('http', 80)], {
+      spec: {
+        tls: {
+          frontend: {
+            default: { validation: { caCertificateRefs: [{ group: '', kind: 'ConfigMap', name: 'ca' }] } },
+            perPort: [
+              {
+                port: 443,
+                tls: {
+                  validation: {
+                    caCertificateRefs: [{ group: '', kind: 'ConfigMap', name: 'shared', namespace: 'pki' }],
+                  },
+                },
+              },
+            ],
+          },
+        },
+      },
+    }),
+  );
+  const index = ReferenceIndex.fromStore(store);
+  const put = (name: string, namespace = 'default') => ({
+    type: 'put' as const,
+    key: 'k',
+    kind: 'ConfigMap',
+    object: configMap(name, { 'ca.crt': 'x' }, { namespace }),
+  });
+  assert.equal(changeImpact(put('ca'), index), 'full');
+  assert.equal(changeImpact(put('shared', 'pki'), index), 'full');
+  assert.equal(changeImpact(put('leader-election'), index), 'none');
+  assert.equal(changeImpact(put('shared'), index), 'none');
 });

@@ -266,7 +266,7 @@ export function hostnameCovers(pattern: string | undefined, h: string): boolean 
   return h.length > suffix.length && h.endsWith(suffix);
 }
 
-const LISTENER_NAME = /^(http|https|tls)-(\d+)$/;
+const LISTENER_NAME = /^(http|https|tls|tcp|udp)-(\d+)$/;
 
 function portOfListener(name: string): number | undefined {
   const m = LISTENER_NAME.exec(name);

@@ -6,7 +6,11 @@ import {
   ownedGatewayClasses,
   resolveGatewayClasses,
 } from '../../src/gateway/gatewayclass';
-import { MANAGED_FLEET_FEATURES, SUPPORTED_FEATURES } from '../../src/gateway/features';
+import {
+  MANAGED_FLEET_FEATURES,
+  SUPPORTED_FEATURES,
+  SUPPORTS_TLS_MODE_MIXED,
+} from '../../src/gateway/features';
 import { CONTROLLER, gatewayClass, NOW, OPTS, storeOf } from '../support/objects';
 
 describe('ownedGatewayClasses', () => {
@@ -148,7 +152,8 @@ describe('supported feature names', () => {
   for (const name of [...SUPPORTED_FEATURES, ...MANAGED_FLEET_FEATURES]) {
     test(name, () => assert.ok(KNOWN.has(name), `${name} is not a v1.6.1 feature name`));
   }
-  test('TLSRouteModeMixed is not claimed (mixed modes on one port are reported as ProtocolConflict)', () => {
-    assert.ok(!SUPPORTED_FEATURES.includes('TLSRouteModeMixed'));
+  test('TLSRouteModeMixed is claimed, so mixed TLS modes on one port are no ProtocolConflict', () => {
+    assert.ok(SUPPORTED_FEATURES.includes('TLSRouteModeMixed'));
+    assert.ok(SUPPORTS_TLS_MODE_MIXED);
   });
 });

@@ -194,10 +194,15 @@ describe('listenerConflict', () => {
       want: 'ProtocolConflict',
     },
     {
-      name: 'TLS passthrough vs TLS terminate (mixed unsupported)',
+      name: 'TLS passthrough vs TLS terminate, other hostnames (TLSRouteModeMixed)',
       a: { port: 443, protocol: 'TLS', hostname: 'a', tlsMode: 'Terminate' },
       b: { port: 443, protocol: 'TLS', hostname: 'b', tlsMode: 'Passthrough' },
-      want: 'ProtocolConflict',
+    },
+    {
+      name: 'TLS passthrough vs TLS terminate, same hostname',
+      a: { port: 443, protocol: 'TLS', hostname: 'a', tlsMode: 'Terminate' },
+      b: { port: 443, protocol: 'TLS', hostname: 'a', tlsMode: 'Passthrough' },
+      want: 'HostnameConflict',
     },
     {
       name: 'TLS passthrough same hostname',
@@ -483,7 +488,7 @@ describe('Gateway listener validation (status table)', () => {
       gateway: ['Accepted=True/ListenersNotValid', 'Programmed=True/Programmed'],
     },
     {
-      name: 'TLS passthrough + terminate on one port (mixed not supported)',
+      name: 'TLS passthrough + terminate on one port (TLSRouteModeMixed)',
       listeners: [
         {
           name: 'tls-terminate',
@@ -501,11 +506,8 @@ describe('Gateway listener validation (status table)', () => {
         },
       ],
       objects: [tlsSecret('c', { namespace: 'infra' })],
-      want: {
-        'tls-terminate': conflicted('ProtocolConflict'),
-        'tls-passthrough': conflicted('ProtocolConflict'),
-      },
-      gateway: ['Accepted=False/ListenersNotValid', 'Programmed=False/Invalid'],
+      want: { 'tls-terminate': OK, 'tls-passthrough': OK },
+      gateway: ['Accepted=True/Accepted', 'Programmed=True/Programmed'],
     },
     {
       name: 'HTTPS and TLS passthrough on one port with different hostnames',

@@ -383,6 +383,11 @@ export function tlsSecret(name: string, o: TlsSecretOpts = {}): KubeObject {
   };
 }
 
+/** A ConfigMap holding `data` (e.g. a CA bundle under `ca.crt`). */
+export function configMap(name: string, data: Record<string, string>, o: Meta = {}): KubeObject {
+  return { apiVersion: 'v1', kind: 'ConfigMap', metadata: meta(name, o), data: { ...data } };
+}
+
 // ---------------------------------------------------------------------------------------------
 // Status helpers
 

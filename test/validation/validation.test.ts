@@ -160,6 +160,20 @@ describe('semantics', () => {
     assert.deepEqual(servedApiVersions('Pod'), []);
   });
 
+  test('ConfigMaps: data and binaryData with valid keys (CA bundles, docs/gateway-api.md §25)', () => {
+    const cm = (extra: object) => ({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'ca' },
+      ...extra,
+    });
+    assert.deepEqual(validate(cm({ data: { 'ca.crt': 'PEM' }, binaryData: { b: 'AAAA' } })), []);
+    assert.match(validate(cm({ data: { 'bad key': 'x' } })).join(), /valid config key/);
+    assert.match(validate(cm({ data: { a: 1 } })).join(), /must be a string/);
+    assert.match(validate(cm({ binaryData: { b: 'not base64!' } })).join(), /base64/);
+    assert.match(validate(cm({ spec: {} })).join(), /unknown field "spec"/);
+  });
+
   test('kinds Convoy does not read are refused, not crashed on', () => {
     assert.match(validate({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'x' } })[0], /^kind: /);
     assert.match(validate({ apiVersion: 'v1', metadata: { name: 'x' } })[0], /^kind: Required value/);

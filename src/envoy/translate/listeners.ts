@@ -11,12 +11,14 @@ import type { Cors } from '../../generated/envoy/extensions/filters/http/cors/v3
 import type { TcpProxy } from '../../generated/envoy/extensions/filters/network/tcp_proxy/v3/TcpProxy';
 import type { TlsInspector } from '../../generated/envoy/extensions/filters/listener/tls_inspector/v3/TlsInspector';
 import type { DownstreamTlsContext } from '../../generated/envoy/extensions/transport_sockets/tls/v3/DownstreamTlsContext';
-import type { FilterChainModel, PortModel, WeightedCluster } from '../../model/fleet';
+import type { CommonTlsContext } from '../../generated/envoy/extensions/transport_sockets/tls/v3/CommonTlsContext';
+import type { ClientValidationModel, FilterChainModel, PortModel, WeightedCluster } from '../../model/fleet';
 import { Enum, ExtensionNames, ExtensionTypeUrl, adsConfigSource, memoByNode, typed } from './common';
 import { activeBackends } from './routes';
 import { DEFAULT_ACCESS_LOG, accessLogs, type AccessLogOptions } from './access-log';
 import { rangeBindPorts } from '../../model/port-range';
 import { buildL4Listener } from './l4-listeners';
+import { withClientValidation } from './client-validation';
 
 /**
  * Translates PortModels to Envoy Listeners (LDS).
@@ -29,7 +31,8 @@ import { buildL4Listener } from './l4-listeners';
  *   `transport_protocol: tls`, so a plaintext connection to a TLS port matches no chain and is
  *   closed instead of being proxied to a passthrough backend.
  *   - HTTPS (Terminate): DownstreamTlsContext with certificates by SDS name over ADS (never inline),
- *     ALPN h2 + http/1.1, then an HCM on RDS `fc.routeConfigName`.
+ *     ALPN h2 + http/1.1, client certificate validation when the port has it (client-validation.ts),
+ *     then an HCM on RDS `fc.routeConfigName`.
  *   - TLS Terminate: the same TLS context without ALPN, then tcp_proxy. Passthrough: tcp_proxy only.
  *   - A chain that cannot forward (TLS with no backend of positive weight, HTTPS without a route
  *     configuration or certificate) still exists, so its SNI cannot fall through to another
@@ -136,17 +139,25 @@ export function rejectFilter(): Filter {
   };
 }
 
-/** Builds a DownstreamTlsContext presenting the named SDS certificates, fetched over ADS. */
-export function downstreamTls(secretNames: string[], alpn: boolean): TransportSocket {
-  const ctx: DownstreamTlsContext = {
-    common_tls_context: {
-      tls_certificate_sds_secret_configs: secretNames.map((name) => ({
-        name,
-        sds_config: adsConfigSource(),
-      })),
-      ...(alpn ? { alpn_protocols: ALPN_HTTPS } : {}),
-    },
+/**
+ * Builds a DownstreamTlsContext presenting the named SDS certificates, fetched over ADS, and
+ * validating client certificates when `clientValidation` is given (client-validation.ts).
+ */
+export function downstreamTls(
+  secretNames: string[],
+  alpn: boolean,
+  clientValidation?: ClientValidationModel,
+): TransportSocket {
+  const common: CommonTlsContext = {
+    tls_certificate_sds_secret_configs: secretNames.map((name) => ({
+      name,
+      sds_config: adsConfigSource(),
+    })),
+    ...(alpn ? { alpn_protocols: ALPN_HTTPS } : {}),
   };
+  const ctx: DownstreamTlsContext = clientValidation
+    ? withClientValidation(common, clientValidation)
+    : { common_tls_context: common };
   return {
     name: ExtensionNames.TlsTransportSocket,
     typed_config: typed<DownstreamTlsContext>(ExtensionTypeUrl.DownstreamTlsContext, ctx),
@@ -181,7 +192,7 @@ export function buildTlsFilterChain(
       chain.filters = [rejectFilter()];
       return chain;
     }
-    chain.transport_socket = downstreamTls(fc.secretNames, true);
+    chain.transport_socket = downstreamTls(fc.secretNames, true, fc.clientValidation);
     chain.filters = [httpConnectionManager(statPrefix, fc.routeConfigName, logs.http, tracing)];
     return chain;
   }

@@ -29,8 +29,9 @@ import { corsPerFilterConfig } from './cors';
  *
  * One RouteConfiguration per plain-HTTP port (named after the listener) and one per HTTPS filter
  * chain (`https-8443/<hostname>`). An HTTPS chain's configuration holds only that chain's virtual
- * hosts, so a Host header naming another SNI's hostname finds no virtual host there (404): the
- * isolation holds by construction.
+ * hosts, so a Host header naming another SNI's hostname never reaches that hostname's routes: the
+ * isolation holds by construction (and misdirected.ts answers such a request with 421,
+ * docs/gateway-api.md §26).
  *
  * Host matching ignores the port (`ignore_port_in_host_matching`), so `domains` stay the plain
  * hostnames from the model. This is preferred over the HCM's `strip_any_host_port`, which would

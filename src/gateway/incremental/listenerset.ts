@@ -48,6 +48,9 @@ import type { AttachedRoute, CompiledRoute } from '../routes/types';
 import { ListenerClaims, coveringHostnames } from '../routes/vhosts';
 import type { ListenerRoutes } from '../routes/vhosts';
 import { VirtualHostMemo } from '../virtual-hosts';
+import { resolveFrontendValidation } from '../frontend-validation';
+import { clientValidationOf } from '../fleet';
+import { misdirectedHosts } from '../misdirected';
 import type { BuildState } from './state';
 import { parentNamesOf } from './state';
 import { compareStrings } from '../../util/compare';
@@ -199,7 +202,22 @@ export function addListenerSet(
         secretNames: l.certificates.map((c) => c.name),
         routeConfigName: `https-${l.port}/${host}`,
         virtualHosts: entry.virtualHosts,
+        // An exact hostname: everything else is misdirected, whatever its siblings.
+        misdirectedHosts: misdirectedHosts(l, []),
       };
+      // The port's CA bundle is already served (by the chains of the Gateway's own listeners on
+      // that port) or the full build adds it.
+      const bundle = l.clientValidation?.bundle;
+      if (bundle) {
+        if (
+          !deepEqual(
+            previous.caBundles?.find((b) => b.name === bundle.name),
+            bundle,
+          )
+        )
+          return undefined;
+        Object.assign(chain, clientValidationOf(l, new Map()));
+      }
       if (ports[i].filterChains.some((c) => c.name === chain.name)) return undefined;
       ports[i] = { ...ports[i], filterChains: sortedWith(ports[i].filterChains, chain) };
       const names = new Set(memo.virtualHosts.clusterNamesOf(entry.virtualHosts));
@@ -308,6 +326,7 @@ export function resolveAddedListenerSet(
     claim({ port: l.port, protocol: l.protocol, hostname: l.hostname, tlsMode: l.tlsMode });
   }
   const listeners: ResolvedListener[] = [];
+  const validation = resolveFrontendValidation(view, g.object);
   for (const spec of specs) {
     const input: ConflictInput = {
       port: spec.port,
@@ -317,7 +336,10 @@ export function resolveAddedListenerSet(
     };
     const conflict = claims.get(spec.port)?.conflict(input);
     if (!conflict) claim(input);
-    listeners.push(validateListener(view, opts, { owner, spec, generation: gen, conflict }, certificates));
+    const frontend = validation.forPort(spec.port);
+    listeners.push(
+      validateListener(view, opts, { owner, spec, generation: gen, conflict, frontend }, certificates),
+    );
   }
   // Overlap marking over copies: an existing listener newly marked would change its status.
   // markOverlappingTLS marks nothing on a port whose accepted HTTPS listeners all have a hostname

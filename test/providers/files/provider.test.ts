@@ -126,7 +126,7 @@ describe('FileProvider initial load', () => {
     await put('notes.txt', GW('never'));
     await put('.hidden.yaml', GW('hidden'));
     await put('..data/x.yaml', GW('configmap-internal'));
-    await put('other.yaml', 'apiVersion: v1\nkind: Pod\nmetadata:\n  name: cm\n');
+    await put('other.yaml', 'apiVersion: v1\nkind: Pod\nmetadata:\n  name: pod\n');
     await put('istio.yaml', GW('istio').replace('gateway.networking.k8s.io/v1', 'networking.istio.io/v1'));
 
     const p = newProvider();
