@@ -1,0 +1,215 @@
+/**
+ * Measures status at scale in Kubernetes mode, as a user sees it: the bench world is created in
+ * a real kube-apiserver (e2e/cluster), then `convoy serve` starts against it, and the clock runs
+ * until every GatewayClass, Gateway, ListenerSet and HTTPRoute of the world carries Convoy's
+ * status for its current generation, as read back from the API server.
+ *
+ * Why: the status writer's pacing decides how long a cold cluster waits for complete status
+ * (docs/gateway-api.md §16); this is the number behind bench/README.md "Status at scale".
+ *
+ * Usage: node dist/bench/status-scale.js [--size small|large] [--runs 3] [--status-qps N]
+ *   [--out FILE.json]. Needs CONVOY_K8S_BIN_DIR and CONVOY_CRD_DIR like the e2e tests.
+ */
+import * as childProcess from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { parseArgs } from 'node:util';
+import { LocalCluster } from '../e2e/cluster/cluster';
+import { ConvoyProcess } from '../e2e/harness';
+import type { KubeClient } from '../src/kubernetes/client';
+import { collectionPath, resourceForKind } from '../src/kubernetes/resources';
+import type { KubeObject } from '../src/store/objects';
+import { gitShortRev, median, round } from './common';
+import { CONTROLLER_NAME, SIZES, World } from './world';
+
+/** The kinds whose status Convoy writes, with the collection they are listed from. */
+const STATUS_KINDS = ['GatewayClass', 'Gateway', 'ListenerSet', 'HTTPRoute'] as const;
+const CREATE_CONCURRENCY = 32;
+const POLL_MS = 1000;
+
+interface RunResult {
+  objects: number;
+  statuses: number;
+  createMs: number;
+  readyMs: number;
+  completeMs: number;
+  writes: Record<string, number>;
+}
+
+/**
+ * Removes what the API server assigns itself; Services become headless, because the local
+ * cluster's service range holds fewer addresses than the large world has Services (Convoy routes
+ * to EndpointSlices either way).
+ */
+function creatable(o: KubeObject): KubeObject {
+  const copy = JSON.parse(JSON.stringify(o)) as KubeObject & { spec?: Record<string, unknown> };
+  delete copy.metadata.uid;
+  delete copy.metadata.resourceVersion;
+  delete copy.metadata.generation;
+  delete copy.metadata.creationTimestamp;
+  delete (copy as { status?: unknown }).status;
+  if (copy.kind === 'Service' && copy.spec) copy.spec.clusterIP = 'None';
+  return copy;
+}
+
+/** Returns the collection path an object is created in. */
+function createPath(o: KubeObject): string {
+  if (o.kind === 'Namespace') return '/api/v1/namespaces';
+  const r = resourceForKind(o.kind);
+  if (!r) throw new Error(`status-scale: no resource for ${o.kind}`);
+  return collectionPath(r, r.namespaced ? o.metadata.namespace : undefined);
+}
+
+/** Creates every object, a bounded number at a time; namespaces and the class first. */
+async function createWorld(client: KubeClient, objects: KubeObject[]): Promise<void> {
+  const first = objects.filter((o) => o.kind === 'Namespace' || o.kind === 'GatewayClass');
+  const rest = objects.filter((o) => o.kind !== 'Namespace' && o.kind !== 'GatewayClass');
+  for (const group of [first, rest]) {
+    let next = 0;
+    const worker = async () => {
+      while (next < group.length) {
+        const o = group[next++]!;
+        await client.request('POST', createPath(o), { body: creatable(o) });
+      }
+    };
+    await Promise.all(Array.from({ length: CREATE_CONCURRENCY }, worker));
+  }
+}
+
+/** Returns whether a listed object carries Convoy's status for its current generation. */
+function hasCurrentStatus(o: KubeObject): boolean {
+  const generation = o.metadata.generation;
+  const status = (o as { status?: Record<string, unknown> }).status ?? {};
+  const current = (conditions: unknown) =>
+    Array.isArray(conditions) &&
+    (conditions as { observedGeneration?: number }[]).some((c) => c.observedGeneration === generation);
+  if (o.kind === 'HTTPRoute') {
+    const parents = (status.parents ?? []) as { controllerName?: string; conditions?: unknown }[];
+    return parents.some((p) => p.controllerName === CONTROLLER_NAME && current(p.conditions));
+  }
+  return current(status.conditions);
+}
+
+/** Counts the objects of the status kinds that carry current status (paginated LISTs). */
+async function countCurrent(client: KubeClient): Promise<number> {
+  let n = 0;
+  for (const kind of STATUS_KINDS) {
+    const r = resourceForKind(kind)!;
+    let cont: string | undefined;
+    do {
+      const page = await client.request<{
+        items: Omit<KubeObject, 'kind'>[];
+        metadata: { continue?: string };
+      }>('GET', collectionPath(r), { query: { limit: 2000, continue: cont } });
+      for (const item of page.items) if (hasCurrentStatus({ ...item, kind } as KubeObject)) n++;
+      cont = page.metadata.continue || undefined;
+    } while (cont);
+  }
+  return n;
+}
+
+/** Parses convoy_status_writes_total by result from a Prometheus text page. */
+function statusWrites(metrics: string): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const m of metrics.matchAll(/^convoy_status_writes_total\{result="([a-z]+)"\} (\d+)/gm))
+    out[m[1]!] = Number(m[2]);
+  return out;
+}
+
+/** One run on a fresh cluster: create the world, start Convoy, wait for complete status. */
+async function runOnce(world: World, statusQps: number | undefined): Promise<RunResult> {
+  const cluster = await LocalCluster.start({});
+  let convoy: ConvoyProcess | undefined;
+  try {
+    const objects = world.objects();
+    const expected = objects.filter((o) => (STATUS_KINDS as readonly string[]).includes(o.kind)).length;
+    const t0 = performance.now();
+    await createWorld(cluster.admin, objects);
+    const createMs = performance.now() - t0;
+    const started = performance.now();
+    convoy = await ConvoyProcess.start({
+      name: 'convoy-status-scale',
+      args: [
+        '--kubeconfig',
+        cluster.convoyKubeconfig,
+        '--leader-election-namespace',
+        'convoy-system',
+        '--xds-certs-dir',
+        path.join(cluster.dir, 'xds-pki'),
+        ...(statusQps ? ['--status-qps', String(statusQps)] : []),
+      ],
+      workDir: path.join(cluster.dir, 'convoy'),
+      readyTimeoutMs: 600_000,
+    });
+    const readyMs = performance.now() - started;
+    for (;;) {
+      const n = await countCurrent(cluster.admin);
+      if (n >= expected) break;
+      if (performance.now() - started > 3_600_000) throw new Error(`status incomplete: ${n}/${expected}`);
+      await new Promise((r) => setTimeout(r, POLL_MS));
+    }
+    const completeMs = performance.now() - started;
+    const writes = statusWrites((await convoy.get('/metrics')).body);
+    return { objects: objects.length, statuses: expected, createMs, readyMs, completeMs, writes };
+  } finally {
+    await convoy?.dispose();
+    await cluster.teardown();
+  }
+}
+
+/** Times bench/tools/calibrate.js in a child process (the machine's speed at the time). */
+function calibrationMs(): number {
+  const out = childProcess.execFileSync(process.execPath, [path.join(__dirname, 'tools', 'calibrate.js')], {
+    encoding: 'utf8',
+  });
+  return (JSON.parse(out.trim().split('\n').at(-1)!) as { calibrationMs: number }).calibrationMs;
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      size: { type: 'string', default: 'small' },
+      runs: { type: 'string', default: '3' },
+      'status-qps': { type: 'string' },
+      out: { type: 'string' },
+    },
+  });
+  const size = SIZES[values.size];
+  if (!size) throw new Error(`unknown size ${values.size}`);
+  const runs = Math.max(1, Number(values.runs));
+  const statusQps = values['status-qps'] ? Number(values['status-qps']) : undefined;
+  const world = new World({ size });
+  const calibrationBefore = calibrationMs();
+  const results: RunResult[] = [];
+  for (let i = 0; i < runs; i++) {
+    const r = await runOnce(world, statusQps);
+    results.push(r);
+    process.stdout.write(
+      `run ${i + 1}/${runs}: ${r.statuses} statuses of ${r.objects} objects complete ${round(r.completeMs / 1000, 1)} s after start (ready ${round(r.readyMs / 1000, 1)} s; world created in ${round(r.createMs / 1000, 1)} s); writes ${JSON.stringify(r.writes)}\n`,
+    );
+  }
+  const calibrationAfter = calibrationMs();
+  const summary = {
+    bench: 'status-scale',
+    size: size.name,
+    rev: gitShortRev(path.resolve(__dirname, '..', '..')),
+    node: process.version,
+    statusQps: statusQps ?? null,
+    calibrationMs: [calibrationBefore, calibrationAfter],
+    medianCompleteMs: Math.round(median(results.map((r) => r.completeMs))),
+    medianReadyMs: Math.round(median(results.map((r) => r.readyMs))),
+    runs: results.map((r) => ({
+      ...r,
+      createMs: Math.round(r.createMs),
+      readyMs: Math.round(r.readyMs),
+      completeMs: Math.round(r.completeMs),
+    })),
+  };
+  process.stdout.write(`${JSON.stringify(summary)}\n`);
+  if (values.out) fs.writeFileSync(values.out, `${JSON.stringify(summary, null, 2)}\n`);
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`${(err as Error).stack ?? String(err)}\n`);
+  process.exit(1);
+});
