@@ -102,6 +102,14 @@ export class BackendTlsIndex {
     );
   }
 
+  /**
+   * Returns a string equal for indexes with the same winning Service ports: route compilation reads
+   * only that (whether a port with a TLS appProtocol has a policy), so the route memo keys on it.
+   */
+  get fingerprint(): string {
+    return [...this.winners.keys()].sort(compareStrings).join(',');
+  }
+
   /** Whether the build has no policy at all (the fast paths of incremental/ then stay available). */
   get empty(): boolean {
     return this.policies.length === 0;

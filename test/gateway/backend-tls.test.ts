@@ -1,6 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildGateways } from '../../src/gateway/build';
+import { BuildMemo } from '../../src/gateway/build-memo';
 import { translateFleet } from '../../src/envoy/translate';
 import type { FleetModel } from '../../src/model/fleet';
 import type { ObjectStatus } from '../../src/status/types';
@@ -169,6 +170,22 @@ describe('BackendTLSPolicy (docs/gateway-api.md §24)', () => {
       backendTlsPolicy('p', 'b', 'b.example.com'),
     ]);
     assert.equal(fleet(withPolicy).clusters[0].tls?.sni, 'b.example.com');
+  });
+
+  test('a policy created after its route reaches the route through a shared build memo', () => {
+    const memo = new BuildMemo();
+    const store = storeOf(
+      gatewayClass(),
+      gateway('gw', [httpListener('http', 80)]),
+      ...svc('b', { appProtocol: 'HTTPS' }),
+      route(['b']),
+    );
+    const before = buildGateways(store, OPTS, memo);
+    assert.equal(fleet(before).clusters.length, 0, 'no policy yet: UnsupportedProtocol');
+    store.put(caConfigMap('ca', ROOT_CERT));
+    store.put(backendTlsPolicy('p', 'b', 'b.example.com'));
+    const after = buildGateways(store, OPTS, memo);
+    assert.equal(fleet(after).clusters[0]?.tls?.sni, 'b.example.com', 'the memoized route is compiled again');
   });
 
   test('a policy no route uses has no status; one that targets another Service leaves clusters plain', () => {

@@ -9,14 +9,10 @@
 import type { StoreView } from '../resolved';
 import type { KubeObject } from '../../store/objects';
 import type { L4RouteSpec } from '../api';
-import { Reason } from '../../status/conditions';
-import { resolveBackendRef } from '../backends';
-import type { BackendPolicy, ClusterRef } from '../backends';
+import type { BackendPolicy } from '../backends';
 import { routeIdentity } from './identity';
-import type { CompiledRoute, RefProblem, RuleProblem, RouteKind } from './types';
-import { compareStrings } from '../../util/compare';
-
-const MAX_WEIGHT = 1_000_000;
+import type { CompiledRoute, RouteKind } from './types';
+import { extraRuleProblems, weightedBackends } from './weighted-backends';
 
 /** Compiles a TCPRoute: its weighted backends (TCP Service ports), with the problems that decide its status. */
 export function compileTCPRoute(view: StoreView, obj: KubeObject, policy: BackendPolicy = {}): CompiledRoute {
@@ -39,43 +35,16 @@ function compileL4Route(
   const spec = (obj.spec ?? {}) as L4RouteSpec;
   const rules = Array.isArray(spec.rules) ? spec.rules : [];
   const use = kind === 'UDPRoute' ? 'udp' : 'tcp';
-  const clusters: ClusterRef[] = [];
-  const refProblems: RefProblem[] = [];
-  const ruleProblems: RuleProblem[] = [];
-  const weights = new Map<string, number>();
-  let invalidWeight = 0;
-  rules.forEach((rule, i) => {
-    if (i > 0) {
-      ruleProblems.push({
-        rule: i,
-        reason: Reason.UnsupportedValue,
-        message: `rule ${i}: a ${kind} has exactly one rule`,
-      });
-      return;
-    }
-    const refs = Array.isArray(rule?.backendRefs) ? rule.backendRefs : [];
-    for (const ref of refs) {
-      const weight = ref?.weight ?? 1;
-      if (!Number.isInteger(weight) || weight < 0 || weight > MAX_WEIGHT) {
-        refProblems.push({
-          reason: Reason.UnsupportedValue,
-          message: `invalid backend weight ${String(weight)}`,
-        });
-        continue;
-      }
-      const r = resolveBackendRef(view, { kind, namespace: id.namespace }, ref, use, policy);
-      if (!r.ok) {
-        refProblems.push({ reason: r.reason, message: r.message });
-        invalidWeight += weight;
-        continue;
-      }
-      clusters.push(r.cluster);
-      if (weight > 0) weights.set(r.cluster.name, (weights.get(r.cluster.name) ?? 0) + weight);
-    }
-  });
-  const tcpBackends = [...weights.entries()]
-    .map(([cluster, weight]) => ({ cluster, weight }))
-    .sort((a, b) => compareStrings(a.cluster, b.cluster));
+  const ruleProblems = extraRuleProblems(kind, rules.length);
+  const first = rules[0];
+  const refs = Array.isArray(first?.backendRefs) ? first.backendRefs : [];
+  const { clusters, tcpBackends, refProblems, invalidWeight } = weightedBackends(
+    view,
+    { kind, namespace: id.namespace },
+    refs,
+    use,
+    policy,
+  );
   return {
     id,
     object: obj,

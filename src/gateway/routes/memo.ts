@@ -61,6 +61,8 @@ function policyKey(policy: BackendPolicy): string {
     policy.externalNameServices === true,
     policy.endpoints ?? {},
     policy.refusedEndpoints?.fingerprint ?? '',
+    // Whether a Service port with a TLS appProtocol is usable depends on its BackendTLSPolicy.
+    policy.backendTls?.fingerprint ?? '',
   ]);
 }
 
