@@ -28,7 +28,7 @@ export function listenerSetParent(ls: KubeObject): { namespace: string; name: st
 }
 
 /**
- * Orders ListenerSets by GEP-1713 precedence: oldest creationTimestamp first, then "namespace/name",
+ * Orders ListenerSets by their precedence (docs/gateway-api.md §5): oldest creationTimestamp first, then "namespace/name",
  * then kind (a ListenerSet before an XListenerSet), so the order is total.
  */
 export function compareListenerSets(a: KubeObject, b: KubeObject): number {

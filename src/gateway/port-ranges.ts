@@ -17,7 +17,7 @@ import type { ListenerOwner } from './resolved';
 /** Convoy's default bound on a range's size (ports, both ends included); `--max-port-range-ports`. */
 export const DEFAULT_MAX_RANGE_PORTS = 1024;
 
-/** The policy reasons of GEP-713 this policy reports. */
+/** The policy reasons this policy reports (docs/gateway-api.md §30). */
 export type PortRangeReason = 'Accepted' | 'Conflicted' | 'Invalid' | 'TargetNotFound';
 
 /** Describes one policy after resolution against the Gateway its target belongs to. */
