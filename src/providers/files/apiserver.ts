@@ -27,7 +27,7 @@ export type Admission =
  * group (an Istio Gateway), is ignored; an object larger than `maxObjectBytes` is refused with
  * the API server's "Too long" wording before anything else looks at it; an invalid object is
  * refused with the validation messages. Messages are prefixed with the position in a List. The
- * raw value is not changed.
+ * raw value is not changed, unless the entry is marked unshared (then it becomes the object).
  */
 export function admitEntry(entry: RawEntry, maxObjectBytes = MAX_OBJECT_BYTES): Admission {
   const where = entry.item !== undefined ? `items[${entry.item}]: ` : '';
@@ -49,7 +49,10 @@ export function admitEntry(entry: RawEntry, maxObjectBytes = MAX_OBJECT_BYTES): 
   ) {
     return { kind: 'ignored', apiVersion, objectKind: kind, name };
   }
-  const size = storedSize(raw, maxObjectBytes * 64);
+  // Text that short cannot hold an object over the limit: its stored size is at most a few times
+  // the text's length (quotes, and `null` for an empty value), so the walk is skipped.
+  const bounded = entry.unsharedTextLength !== undefined && entry.unsharedTextLength * 8 <= maxObjectBytes;
+  const size = bounded ? 0 : storedSize(raw, maxObjectBytes * 64);
   if (size > maxObjectBytes) {
     const measured = size > maxObjectBytes * 64 ? `more than ${maxObjectBytes * 64}` : String(size);
     return {
@@ -60,7 +63,8 @@ export function admitEntry(entry: RawEntry, maxObjectBytes = MAX_OBJECT_BYTES): 
       key: kind && name ? rawKey(kind, meta as Record<string, unknown>, name) : undefined,
     };
   }
-  const obj = normalize(structuredClone(raw));
+  // Normalising and defaulting change the object: a value that aliases may share is copied first.
+  const obj = normalize(entry.unsharedTextLength !== undefined ? raw : structuredClone(raw));
   const errors = validateObject(obj);
   if (errors.length > 0) {
     return {

@@ -1,24 +1,32 @@
 /**
  * A small pool of worker threads that scan files (scan.ts) off the main thread, so reading a
  * directory with a huge or hostile file never delays xDS or the admin server: the main thread
- * only sends a path and receives plain data.
+ * only sends paths and receives plain data.
  *
- * Each worker scans one file at a time, with a heap limit and a deadline. A worker that runs
- * out of memory, crashes or overruns the deadline is terminated and replaced; the file it was
- * scanning gets a problem instead of a result. Idle workers do not keep the process alive.
+ * Each worker is sent up to WINDOW files ahead and scans them one at a time, in order, so it
+ * never waits for the main thread between files; its output comes back in batches (see
+ * parse-worker.ts). A worker that runs out of memory, crashes or makes no progress for the
+ * deadline is terminated and replaced: the file it was scanning (its oldest unanswered one) gets
+ * a problem instead of a result, and the files queued behind it are scanned by the next worker.
+ * Idle workers do not keep the process alive.
  */
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
+import type { WorkerItem, WorkerRequest } from './parse-worker';
 import type { FileScan, ScanRequest, ScanResult } from './scan';
 
-/** A message from a worker: a batch of entries of a scan in progress, or the scan's result. */
-type WorkerMessage = { id: number; entries: FileScan['entries'] } | { id: number; result: ScanResult };
+/** Files sent to one worker ahead of its answers. */
+const WINDOW = 64;
 
 export interface ScanPoolOptions {
-  /** Worker threads. Default: one per spare core, at most 2, at least 1. */
+  /**
+   * Worker threads. Default: one per core, at most 4. The main thread has little to do while
+   * files are scanned (it receives results), and the operating system shares the cores between
+   * it and the workers, so a core per worker keeps a cold start short without starving it.
+   */
   size?: number;
-  /** A scan running longer is abandoned (its worker terminated). Default 60 s. */
+  /** A worker that answers nothing for this long is terminated. Default 60 s. */
   timeoutMs?: number;
   /** Heap limit of each worker. Default 512 MiB. */
   maxHeapMb?: number;
@@ -28,13 +36,14 @@ interface Task {
   id: number;
   request: ScanRequest;
   resolve: (r: ScanResult) => void;
-  /** Entries received so far (the worker sends them before the result). */
+  /** Entries received so far (the worker may send them before the result). */
   entries: FileScan['entries'];
 }
 
 interface Slot {
   worker: Worker;
-  task?: Task;
+  /** Tasks sent to the worker and not yet answered, oldest first (the worker's order). */
+  tasks: Map<number, Task>;
   timer?: NodeJS.Timeout;
 }
 
@@ -48,9 +57,10 @@ export class ScanPool {
   private readonly queue: Task[] = [];
   private nextId = 1;
   private closed = false;
+  private dispatchScheduled = false;
 
   constructor(opts: ScanPoolOptions = {}) {
-    this.size = Math.max(1, opts.size ?? Math.min(2, availableParallelism() - 1));
+    this.size = Math.max(1, opts.size ?? Math.min(4, availableParallelism()));
     this.timeoutMs = opts.timeoutMs ?? 60_000;
     this.maxHeapMb = opts.maxHeapMb ?? 512;
   }
@@ -60,7 +70,13 @@ export class ScanPool {
     if (this.closed) return Promise.resolve(failure(request, 'the file provider is stopping'));
     return new Promise((resolve) => {
       this.queue.push({ id: this.nextId++, request, resolve, entries: [] });
-      this.dispatch();
+      // Files asked for in one turn (a whole tree) go out together.
+      if (this.dispatchScheduled) return;
+      this.dispatchScheduled = true;
+      queueMicrotask(() => {
+        this.dispatchScheduled = false;
+        this.dispatch();
+      });
     });
   }
 
@@ -72,27 +88,45 @@ export class ScanPool {
     this.slots.clear();
     await Promise.all(
       running.map((slot) => {
-        this.finish(slot, failure(slot.task?.request, 'the file provider is stopping'));
+        if (slot.timer) clearTimeout(slot.timer);
+        for (const task of slot.tasks.values())
+          task.resolve(failure(task.request, 'the file provider is stopping'));
+        slot.tasks.clear();
         return slot.worker.terminate();
       }),
     );
   }
 
+  /**
+   * Hands queued files to workers: to the least loaded one with room, spawning up to `size`, in
+   * one message per worker and turn.
+   */
   private dispatch(): void {
+    const sends = new Map<Slot, { id: number; request: ScanRequest }[]>();
     while (this.queue.length > 0) {
-      let slot = [...this.slots].find((s) => !s.task);
-      if (!slot) {
-        if (this.slots.size >= this.size) return;
-        slot = this.spawn();
-      }
+      let slot: Slot | undefined;
+      for (const s of this.slots) if (!slot || s.tasks.size < slot.tasks.size) slot = s;
+      if ((!slot || slot.tasks.size > 0) && this.slots.size < this.size) slot = this.spawn();
+      if (!slot || slot.tasks.size >= WINDOW) break;
       const task = this.queue.shift()!;
-      slot.task = task;
-      slot.worker.ref();
-      slot.timer = setTimeout(() => {
-        this.retire(slot, `scanning took longer than ${Math.round(this.timeoutMs / 1000)} s; not applied`);
-      }, this.timeoutMs);
-      slot.worker.postMessage({ id: task.id, request: task.request });
+      slot.tasks.set(task.id, task);
+      if (slot.tasks.size === 1) {
+        slot.worker.ref();
+        this.armDeadline(slot);
+      }
+      const batch = sends.get(slot) ?? [];
+      batch.push({ id: task.id, request: task.request });
+      sends.set(slot, batch);
     }
+    for (const [slot, scans] of sends) slot.worker.postMessage({ scans } satisfies WorkerRequest);
+  }
+
+  /** (Re)starts the slot's deadline: the worker must answer something within timeoutMs. */
+  private armDeadline(slot: Slot): void {
+    if (slot.timer) clearTimeout(slot.timer);
+    slot.timer = setTimeout(() => {
+      this.retire(slot, `scanning took longer than ${Math.round(this.timeoutMs / 1000)} s; not applied`);
+    }, this.timeoutMs);
   }
 
   private spawn(): Slot {
@@ -101,21 +135,33 @@ export class ScanPool {
       stdout: false,
       stderr: false,
     });
-    const slot: Slot = { worker };
-    worker.on('message', (m: WorkerMessage) => {
-      const task = slot.task;
-      if (task?.id !== m.id) return;
-      if ('entries' in m) {
-        for (const e of m.entries) task.entries.push(e);
-        // Acknowledge on the next turn, after timers and sockets had theirs (see parse-worker.ts).
-        setImmediate(() => {
-          if (slot.task === task) worker.postMessage({ ack: task.id });
-        });
-        return;
+    const slot: Slot = { worker, tasks: new Map() };
+    worker.on('message', (items: WorkerItem[]) => {
+      if (!this.slots.has(slot)) return;
+      for (const item of items) {
+        const task = slot.tasks.get(item.id);
+        if (!task) continue;
+        if ('entries' in item) {
+          for (const e of item.entries) task.entries.push(e);
+          continue;
+        }
+        slot.tasks.delete(item.id);
+        const r = item.result;
+        if (r.status === 'scanned') {
+          for (const e of r.scan.entries) task.entries.push(e);
+          task.resolve({ ...r, scan: { ...r.scan, entries: task.entries } });
+        } else task.resolve(r);
       }
-      const r = m.result;
-      this.finish(slot, r.status === 'scanned' ? { ...r, scan: { ...r.scan, entries: task.entries } } : r);
-      worker.unref();
+      if (slot.tasks.size > 0) this.armDeadline(slot);
+      else {
+        if (slot.timer) clearTimeout(slot.timer);
+        slot.timer = undefined;
+        worker.unref();
+      }
+      // Acknowledge on the next turn, after timers and sockets had theirs (see parse-worker.ts).
+      setImmediate(() => {
+        if (this.slots.has(slot)) worker.postMessage({ ack: true } satisfies WorkerRequest);
+      });
       this.dispatch();
     });
     worker.on('error', (err: Error & { code?: string }) => {
@@ -130,21 +176,21 @@ export class ScanPool {
     return slot;
   }
 
-  /** Resolves the slot's task, if any, and clears its deadline. */
-  private finish(slot: Slot, result: ScanResult): void {
-    if (slot.timer) clearTimeout(slot.timer);
-    slot.timer = undefined;
-    const task = slot.task;
-    slot.task = undefined;
-    task?.resolve(result);
-  }
-
-  /** Fails the slot's task with `why`, drops the worker and lets another take the queue. */
+  /**
+   * Drops the worker: its oldest unanswered file (the one it was scanning) fails with `why`, the
+   * files queued behind it go back to the front of the queue for another worker.
+   */
   private retire(slot: Slot, why: string): void {
     if (!this.slots.delete(slot)) return;
-    this.finish(slot, failure(slot.task?.request, why));
+    if (slot.timer) clearTimeout(slot.timer);
+    slot.timer = undefined;
+    const [current, ...behind] = slot.tasks.values();
+    slot.tasks.clear();
+    current?.resolve(failure(current.request, why));
+    for (const task of behind) task.entries = [];
+    this.queue.unshift(...behind);
     void slot.worker.terminate();
-    this.dispatch();
+    if (!this.closed) this.dispatch();
   }
 }
 

@@ -1,20 +1,30 @@
 /**
- * Entry point of a parse worker thread (started by parse-pool.ts): scans the files it is sent
- * and posts each result back with the request's id.
+ * Entry point of a parse worker thread (started by parse-pool.ts): scans the files it is sent,
+ * one at a time in the order received, and posts what they yielded back, tagged with each
+ * request's id.
  *
- * A scan's entries go first, in batches of about BATCH_BYTES, each sent only after the main
- * thread acknowledged the previous one. The main thread decodes all queued messages in one go
- * and acknowledges on its next turn, so however large a file is, the main thread never decodes
- * more than one batch per worker before serving timers and sockets again.
+ * Output goes in messages of about BATCH_BYTES that pack the results of many small files (or a
+ * slice of one large file's entries), and each message is sent only after the main thread
+ * acknowledged the previous one. The main thread decodes all queued messages in one go and
+ * acknowledges on its next turn, so however large a file or a directory is, the main thread
+ * never decodes more than one batch per worker before serving timers and sockets again. Scanning
+ * goes on while a message waits for its acknowledgement, up to OUTBOX_BYTES of output, so the
+ * worker is not idle for the round trip.
  */
 import type { MessagePort } from 'node:worker_threads';
 import { parentPort } from 'node:worker_threads';
 import { storedSize } from './apiserver';
-import type { FileScan, ScanRequest } from './scan';
+import type { FileScan, ScanRequest, ScanResult } from './scan';
 import { scanFile } from './scan';
 
 const BATCH_BYTES = 256 * 1024;
 const BATCH_ENTRIES = 100;
+/** Output scanned ahead of the main thread's acknowledgements, at most. */
+const OUTBOX_BYTES = 4 * BATCH_BYTES;
+
+/** One item of a message: a slice of a scan's entries, or a scan's result (closing its id). */
+export type WorkerItem = { id: number; entries: FileScan['entries'] } | { id: number; result: ScanResult };
+export type WorkerRequest = { scans: { id: number; request: ScanRequest }[] } | { ack: true };
 
 const port: MessagePort = workerPort();
 
@@ -23,44 +33,90 @@ function workerPort(): MessagePort {
   return parentPort;
 }
 
-/** The resolver of the batch awaiting acknowledgement, by request id. */
-const awaitingAck = new Map<number, () => void>();
+const requests: { id: number; request: ScanRequest }[] = [];
+const outbox: { item: WorkerItem; bytes: number }[] = [];
+let outboxBytes = 0;
+let awaitingAck = false;
+let scanning = false;
+/** Resolves when the outbox has room again. */
+let roomWaiter: (() => void) | undefined;
 
-port.on('message', (message: { id: number; request: ScanRequest } | { ack: number }) => {
+port.on('message', (message: WorkerRequest) => {
   if ('ack' in message) {
-    awaitingAck.get(message.ack)?.();
+    awaitingAck = false;
+    send();
     return;
   }
-  void scan(message.id, message.request);
+  for (const scan of message.scans) requests.push(scan);
+  if (!scanning) void scanAll();
 });
 
-async function scan(id: number, request: ScanRequest): Promise<void> {
-  let result = await scanFile(request);
+async function scanAll(): Promise<void> {
+  scanning = true;
+  try {
+    for (let next = requests.shift(); next; next = requests.shift()) {
+      await queueScan(next.id, await scanFile(next.request));
+    }
+  } finally {
+    scanning = false;
+  }
+}
+
+/** Queues a scan's output: its entries in slices of about BATCH_BYTES, then the result. */
+async function queueScan(id: number, result: ScanResult): Promise<void> {
   if (result.status === 'scanned') {
-    let batch: FileScan['entries'] = [];
+    let slice: FileScan['entries'] = [];
     let bytes = 0;
     for (const entry of result.scan.entries) {
-      batch.push(entry);
+      slice.push(entry);
       const a = entry.admission;
       bytes += a.kind === 'ok' ? storedSize(a.object, BATCH_BYTES) : 256;
-      if (bytes >= BATCH_BYTES || batch.length >= BATCH_ENTRIES) {
-        await sendBatch(id, batch);
-        batch = [];
+      if (bytes >= BATCH_BYTES || slice.length >= BATCH_ENTRIES) {
+        await enqueue({ id, entries: slice }, bytes);
+        slice = [];
         bytes = 0;
       }
     }
-    if (batch.length > 0) await sendBatch(id, batch);
-    result = { ...result, scan: { ...result.scan, entries: [] } };
+    result = { ...result, scan: { ...result.scan, entries: slice } };
+    await enqueue({ id, result }, bytes + 256);
+    return;
   }
-  port.postMessage({ id, result });
+  await enqueue({ id, result }, 64);
 }
 
-function sendBatch(id: number, entries: FileScan['entries']): Promise<void> {
-  return new Promise((resolve) => {
-    awaitingAck.set(id, () => {
-      awaitingAck.delete(id);
-      resolve();
-    });
-    port.postMessage({ id, entries });
-  });
+async function enqueue(item: WorkerItem, bytes: number): Promise<void> {
+  outbox.push({ item, bytes });
+  outboxBytes += bytes;
+  send();
+  while (outboxBytes >= OUTBOX_BYTES) await new Promise<void>((resolve) => (roomWaiter = resolve));
+}
+
+/** Posts the next message, if none awaits acknowledgement: queued items up to BATCH_BYTES. */
+function send(): void {
+  if (awaitingAck || outbox.length === 0) return;
+  const items: WorkerItem[] = [];
+  let bytes = 0;
+  let count = 0;
+  while (
+    outbox.length > 0 &&
+    (items.length === 0 || (bytes + outbox[0].bytes <= BATCH_BYTES && count < BATCH_ENTRIES))
+  ) {
+    const next = outbox.shift()!;
+    items.push(next.item);
+    bytes += next.bytes;
+    count += entryCount(next.item);
+  }
+  outboxBytes -= bytes;
+  awaitingAck = true;
+  port.postMessage(items);
+  if (outboxBytes < OUTBOX_BYTES && roomWaiter) {
+    const wake = roomWaiter;
+    roomWaiter = undefined;
+    wake();
+  }
+}
+
+function entryCount(item: WorkerItem): number {
+  if ('entries' in item) return item.entries.length;
+  return item.result.status === 'scanned' ? Math.max(1, item.result.scan.entries.length) : 1;
 }

@@ -12,6 +12,7 @@
  */
 import type { CST, Document, Node as YamlNode } from 'yaml';
 import { Composer, LineCounter, Parser, isMap, isPair, isScalar, isSeq } from 'yaml';
+import { parsePlainYaml } from './fast-yaml';
 
 /** One object-shaped value found in a file, before normalisation. */
 export interface RawEntry {
@@ -19,6 +20,11 @@ export interface RawEntry {
   /** Position inside a `kind: List`, for messages. */
   item?: number;
   value: unknown;
+  /**
+   * Set when the value came from JSON or the plain YAML path (no aliases, so it shares nothing
+   * with another value): the length of the whole text it came from, a bound on its size.
+   */
+  unsharedTextLength?: number;
 }
 
 export interface ParsedFile {
@@ -49,26 +55,44 @@ type Composed =
 /**
  * Parses one file into raw entries. YAML uses the 1.1 schema, as Kubernetes' own YAML decoder
  * does (so `on`/`yes` are booleans there too); timestamps come back as RFC 3339 strings.
+ * `fastPath: false` always uses the full parser (tests compare the two).
  */
-export function parseFile(file: string, content: string, maxDocumentBytes = MAX_DOCUMENT_BYTES): ParsedFile {
+export function parseFile(
+  file: string,
+  content: string,
+  maxDocumentBytes = MAX_DOCUMENT_BYTES,
+  { fastPath = true }: { fastPath?: boolean } = {},
+): ParsedFile {
   const entries: RawEntry[] = [];
   const errors: ParsedFile['errors'] = [];
-  const pushValue = (value: unknown, document: number | undefined) => {
+  const pushValue = (value: unknown, document: number | undefined, unsharedTextLength?: number) => {
+    const bound = unsharedTextLength === undefined ? {} : { unsharedTextLength };
     if (isList(value)) {
-      (value.items as unknown[]).forEach((item, i) => entries.push({ document, item: i, value: item }));
+      (value.items as unknown[]).forEach((item, i) =>
+        entries.push({ document, item: i, value: item, ...bound }),
+      );
     } else {
-      entries.push({ document, value });
+      entries.push({ document, value, ...bound });
     }
   };
   if (file.toLowerCase().endsWith('.json')) {
     if (content.trim() === '') return { entries, errors };
     try {
-      pushValue(JSON.parse(content), undefined);
+      pushValue(JSON.parse(content), undefined, content.length);
     } catch (err) {
       // V8 quotes the text around the error ("…" is not valid JSON): leave the quote out.
       const message = (err as Error).message.replace(/, .*is not valid JSON$/s, ' (not valid JSON)');
       errors.push({ message: `invalid JSON: ${message}` });
     }
+    return { entries, errors };
+  }
+  // Plain manifests (nearly all) skip the full parser; it alone reads anything else and reports
+  // every error (fast-yaml.ts).
+  const plain = fastPath && content.length <= maxDocumentBytes ? parsePlainYaml(content) : undefined;
+  if (plain) {
+    plain.forEach((value, index) => {
+      if (value !== null && value !== undefined) pushValue(value, index, content.length);
+    });
     return { entries, errors };
   }
   const lines = new LineCounter();

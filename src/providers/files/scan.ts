@@ -5,8 +5,8 @@
  * the result is plain data that crosses to the main thread by structured clone.
  */
 import { createHash } from 'node:crypto';
-import { constants } from 'node:fs';
-import { open } from 'node:fs/promises';
+import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
+
 import type { Admission } from './apiserver';
 import { admitEntry } from './apiserver';
 import type { RawEntry } from './parse';
@@ -44,26 +44,39 @@ export interface FileScan {
   entries: { document?: number; admission: Admission }[];
 }
 
+/**
+ * `fingerprint` is the size, times and inode of the file as opened for this scan (see
+ * fingerprintOf()); the provider compares it with later stats to tell whether to read again.
+ */
 export type ScanResult =
   | { status: 'gone' }
-  | { status: 'unchanged' }
+  | { status: 'unchanged'; fingerprint?: string }
   /** `hash` is absent when the file could not be read. */
-  | { status: 'scanned'; hash?: string; scan: FileScan };
+  | { status: 'scanned'; hash?: string; fingerprint?: string; scan: FileScan };
+
+/** What identifies one version of a file without reading it: size, times and inode. */
+export function fingerprintOf(st: { size: number; mtimeMs: number; ctimeMs: number; ino: number }): string {
+  return `${st.size}:${st.mtimeMs}:${st.ctimeMs}:${st.ino}`;
+}
 
 /** Reads, parses and admits one file. Never throws: every failure is a problem of the file. */
 export async function scanFile(req: ScanRequest): Promise<ScanResult> {
   const { file } = req;
-  const failed = (message: string): ScanResult => ({
+  const failed = (message: string, fingerprint?: string): ScanResult => ({
     status: 'scanned',
+    fingerprint,
     scan: { file, problems: [{ file, message }], broken: true, entries: [] },
   });
   let bytes: Buffer;
+  let fingerprint: string;
   try {
-    const read = await readBounded(req.path, req.limits.maxFileBytes);
+    const read = readBounded(req.path, req.limits.maxFileBytes);
+    fingerprint = read.fingerprint;
     if (read.tooLarge !== undefined) {
       return failed(
         `Too long: may not be more than ${req.limits.maxFileBytes} bytes (the file is ${read.tooLarge} bytes; ` +
           `not read)`,
+        read.fingerprint,
       );
     }
     bytes = read.bytes;
@@ -73,12 +86,12 @@ export async function scanFile(req: ScanRequest): Promise<ScanResult> {
     return failed(`cannot read file: ${(err as Error).message}`);
   }
   const hash = createHash('sha256').update(bytes).digest('hex');
-  if (hash === req.previousHash) return { status: 'unchanged' };
+  if (hash === req.previousHash) return { status: 'unchanged', fingerprint };
   let parsed;
   try {
     parsed = parseFile(file, bytes.toString('utf8'));
   } catch (err) {
-    return failed(`cannot parse file: ${(err as Error).message}`);
+    return failed(`cannot parse file: ${(err as Error).message}`, fingerprint);
   }
   const entries: FileScan['entries'] = parsed.entries.map((entry) => ({
     document: entry.document,
@@ -87,6 +100,7 @@ export async function scanFile(req: ScanRequest): Promise<ScanResult> {
   return {
     status: 'scanned',
     hash,
+    fingerprint,
     scan: {
       file,
       problems: parsed.errors.map((e) => ({ file, document: e.document, message: e.message })),
@@ -109,25 +123,29 @@ function admitSafely(entry: RawEntry, maxObjectBytes: number): Admission {
  * Reads at most `max` bytes of a regular file. A file that is (or grows) larger is reported
  * with its size instead of being read, so a huge file costs one stat. Opened non-blocking, so
  * a FIFO put in the file's place cannot hang the reader; it is refused as not a regular file.
+ * Synchronous: it runs in a parse worker, which has nothing else to do meanwhile, and each
+ * asynchronous step would cost a round trip through the thread pool (four per file).
  */
-async function readBounded(path: string, max: number): Promise<{ bytes: Buffer; tooLarge?: number }> {
-  const handle = await open(path, constants.O_RDONLY | constants.O_NONBLOCK);
+function readBounded(path: string, max: number): { bytes: Buffer; fingerprint: string; tooLarge?: number } {
+  const fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
   try {
-    const st = await handle.stat();
+    const st = fstatSync(fd);
     if (!st.isFile()) throw new Error('not a regular file');
-    if (st.size > max) return { bytes: Buffer.alloc(0), tooLarge: st.size };
+    const fingerprint = fingerprintOf(st);
+    if (st.size > max) return { bytes: Buffer.alloc(0), fingerprint, tooLarge: st.size };
     const chunks: Buffer[] = [];
     let length = 0;
     for (;;) {
-      const chunk = Buffer.alloc(Math.min(max + 1 - length, Math.max(st.size - length, 0) + 64 * 1024));
-      const { bytesRead } = await handle.read(chunk, 0, chunk.length, length);
+      // Only the bytes read are kept, so the buffer need not be zeroed first.
+      const chunk = Buffer.allocUnsafe(Math.min(max + 1 - length, Math.max(st.size - length, 0) + 64 * 1024));
+      const bytesRead = readSync(fd, chunk, 0, chunk.length, length);
       if (bytesRead === 0) break;
       chunks.push(chunk.subarray(0, bytesRead));
       length += bytesRead;
-      if (length > max) return { bytes: Buffer.alloc(0), tooLarge: length };
+      if (length > max) return { bytes: Buffer.alloc(0), fingerprint, tooLarge: length };
     }
-    return { bytes: Buffer.concat(chunks, length) };
+    return { bytes: Buffer.concat(chunks, length), fingerprint };
   } finally {
-    await handle.close();
+    closeSync(fd);
   }
 }

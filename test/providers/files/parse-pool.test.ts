@@ -57,7 +57,7 @@ describe('ScanPool', () => {
       assert.equal(r.scan.entries.length, 1);
       assert.equal(r.scan.entries[0].admission.kind, 'ok');
       // The same content again: the worker answers from the hash without parsing.
-      assert.deepEqual(await pool.scan({ ...req, previousHash: r.hash }), { status: 'unchanged' });
+      assert.equal((await pool.scan({ ...req, previousHash: r.hash })).status, 'unchanged');
     } finally {
       await pool.close();
     }
