@@ -10,19 +10,21 @@
  * Bad input never crashes and never reaches Envoy (docs/architecture.md §10): a file that stops
  * parsing, or an object that stops validating, keeps its last good version in the store.
  */
-import { stat } from 'node:fs/promises';
+import { lstat, stat } from 'node:fs/promises';
 import type { Logger } from '../../observability/logger';
 import type { ConvoyMetrics } from '../../observability/metrics';
 import type { ObjectStore } from '../../store/store';
+import { compareStrings } from '../../util/compare';
 import { MAX_OBJECT_BYTES, MetadataAssigner } from './apiserver';
 import { StoreApplier } from './apply';
 import { ScanPool } from './parse-pool';
 import type { FileProblem } from './problems';
 import { ProblemReport } from './problems';
 import type { FileScan, ScanLimits } from './scan';
+import { fingerprintOf } from './scan';
 import { SettleGate } from './settle';
 import type { Listing, WalkLimits } from './walk';
-import { DEFAULT_WALK_LIMITS, listFiles, relativeName } from './walk';
+import { DEFAULT_WALK_LIMITS, isReadableName, listFiles, relativeName } from './walk';
 import { DirectoryWatcher } from './watch';
 
 export type { FileProblem } from './problems';
@@ -34,7 +36,7 @@ export interface FileProviderOptions {
   store: ObjectStore;
   logger: Logger;
   metrics?: ConvoyMetrics;
-  /** Quiet time after the last filesystem event before rescanning. Default 100 ms. */
+  /** Quiet time after the last filesystem event before rescanning. Default 20 ms. */
   debounceMs?: number;
   /**
    * Safety-net full rescan interval, for filesystems where events get lost (network mounts,
@@ -61,6 +63,12 @@ export interface FileProviderOptions {
 /** Default per-file size limit: many objects, but a bounded parse. */
 export const DEFAULT_MAX_FILE_BYTES = 4 * 1024 * 1024;
 export const DEFAULT_SETTLE_MS = 500;
+/**
+ * Coalesces one burst of events (an atomic write is a create, writes and a rename within
+ * microseconds) into one rescan. It protects nothing: half-written files are the settle gate's
+ * business, so it can be short (docs/architecture.md §10.4).
+ */
+export const DEFAULT_DEBOUNCE_MS = 20;
 /** How many times start() waits for settling files before it reports the store synced. */
 const START_SETTLE_ROUNDS = 4;
 
@@ -100,12 +108,21 @@ export class FileProvider {
   /** Serialises rescans: a rescan requested while one runs starts right after it. */
   private scanChain: Promise<void> = Promise.resolve();
   private scanQueued?: Promise<void>;
+  /** The next rescan lists the whole tree. */
+  private fullQueued = false;
+  /** Files named by watch reports since the last rescan started. */
+  private filesQueued = new Map<string, { written: boolean }>();
+  /** The last full listing: its problems and the files it could not see. */
+  private listing?: Listing;
+  /** Files present (relative name → absolute path), and their names in path order. */
+  private known = new Map<string, string>();
+  private order: string[] = [];
 
   constructor(opts: FileProviderOptions) {
     this.dir = opts.dir;
     this.store = opts.store;
     this.logger = opts.logger.child({ provider: SOURCE_NAME });
-    this.debounceMs = opts.debounceMs ?? 100;
+    this.debounceMs = opts.debounceMs ?? DEFAULT_DEBOUNCE_MS;
     this.pollIntervalMs = opts.pollIntervalMs ?? 10_000;
     this.applier = new StoreApplier(this.store, new MetadataAssigner());
     this.problemReport = new ProblemReport(this.logger, opts.metrics);
@@ -130,7 +147,7 @@ export class FileProvider {
     this.watcher = new DirectoryWatcher({
       logger: this.logger,
       debounceMs: this.debounceMs,
-      onChange: () => void this.reload(),
+      onChange: (report) => void (report.full ? this.reload() : this.reloadFiles(report.files)),
     });
     await this.reload();
     // Files being written as Convoy starts: wait for them (a little) before calling it synced.
@@ -164,12 +181,33 @@ export class FileProvider {
     return this.problemReport.list();
   }
 
-  /** Rescans now. Concurrent calls share one follow-up rescan. */
+  /** Rescans the whole tree now (stat only for known files). Concurrent calls share one rescan. */
   reload(): Promise<void> {
+    this.fullQueued = true;
+    return this.enqueueRescan();
+  }
+
+  /**
+   * Rescans only the named files (absolute paths; `written`: written in place, so the settle
+   * time applies). Calls made while a rescan runs are merged into the next one.
+   */
+  reloadFiles(files: ReadonlyMap<string, { written: boolean }>): Promise<void> {
+    for (const [path, change] of files) {
+      const seen = this.filesQueued.get(path);
+      this.filesQueued.set(path, { written: (seen?.written ?? false) || change.written });
+    }
+    return this.enqueueRescan();
+  }
+
+  private enqueueRescan(): Promise<void> {
     if (this.scanQueued) return this.scanQueued;
     const next = this.scanChain.then(() => {
       this.scanQueued = undefined;
-      return this.rescan();
+      const full = this.fullQueued;
+      const files = this.filesQueued;
+      this.fullQueued = false;
+      this.filesQueued = new Map();
+      return full ? this.rescan() : this.rescanNamed(files);
     });
     this.scanQueued = next;
     this.scanChain = next.catch(() => undefined);
@@ -187,28 +225,93 @@ export class FileProvider {
       return;
     }
     this.watcher?.sync(listing.dirs);
+    this.listing = listing;
+    this.known = new Map(listing.files.map((path) => [relativeName(this.dir, path), path]));
+    this.order = [...this.known.keys()];
+    await this.scanAndApply(listing.files.map((path) => ({ path, mode: 'check' as const })));
+  }
 
-    // Every file is scanned in the pool at once; the results are applied in path order.
-    const results = await Promise.all(listing.files.map((path) => this.scanFile(path)));
-    const scans: FileScan[] = [];
-    /** New files still being written: not looked at yet. */
-    const settling = new Set<string>();
+  /**
+   * Rescans the files a watch report named. A name that is now a directory or a symlink, or a
+   * directory that vanished, changes the tree's shape, which only a full rescan decides (walk.ts
+   * rules); anything else is a file read, replaced or deleted, handled here alone.
+   */
+  private async rescanNamed(files: ReadonlyMap<string, { written: boolean }>): Promise<void> {
+    if (!this.listing) return this.rescan();
+    const candidates: Candidate[] = [];
+    for (const [path, { written }] of files) {
+      const file = relativeName(this.dir, path);
+      let st;
+      try {
+        st = await lstat(path);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') return this.rescan();
+        if (this.known.has(file)) this.forget(file);
+        else if (this.listing.dirs.has(path)) return this.rescan();
+        continue;
+      }
+      if (st.isDirectory() || st.isSymbolicLink()) return this.rescan();
+      if (!st.isFile() || !isReadableName(path)) continue;
+      if (!this.known.has(file)) {
+        if (this.known.size >= this.walkLimits.maxEntries) return this.rescan();
+        this.insert(file, path);
+      }
+      // Renamed into place (atomic replace): complete, read at once. Written in place: settle.
+      candidates.push({ path, mode: written ? 'check' : 'read', named: true });
+    }
+    await this.scanAndApply(candidates);
+  }
+
+  /**
+   * Scans `candidates` (in the pool, or from the cache), then applies every known file's latest
+   * scan to the store: files still settling keep their last scan, and new ones that are still
+   * settling stay out until a later rescan.
+   */
+  private async scanAndApply(candidates: Candidate[]): Promise<void> {
+    const results = await Promise.all(candidates.map((c) => this.scanFile(c)));
     let waitMs = 0;
+    const settling = new Set<string>();
     for (const r of results) {
       if (r === undefined) continue;
-      if ('settling' in r) {
+      if ('gone' in r) this.forget(r.gone);
+      else if (r.waitMs > 0) {
         waitMs = Math.max(waitMs, r.waitMs);
-        if (r.previous) scans.push(r.previous);
-        else settling.add(r.file);
-      } else scans.push(r);
+        if (!this.scanCache.has(r.file)) settling.add(r.file);
+      }
     }
-    const present = new Set(listing.files.map((path) => relativeName(this.dir, path)));
-    for (const file of this.scanCache.keys()) if (!present.has(file)) this.scanCache.delete(file);
-    this.settle.retain(present);
-    const unseen = (file: string) => settling.has(file) || listing.unseen(file);
-    this.problemReport.set([...listing.problems, ...this.applier.apply(scans, unseen)]);
+    const scans: FileScan[] = [];
+    for (const file of this.order) {
+      const cached = this.scanCache.get(file);
+      if (cached) scans.push(cached.scan);
+    }
+    for (const file of this.scanCache.keys()) if (!this.known.has(file)) this.scanCache.delete(file);
+    this.settle.retain(new Set(this.known.keys()));
+    const listing = this.listing;
+    const unseen = (file: string) => settling.has(file) || (listing?.unseen(file) ?? false);
+    this.problemReport.set([...(listing?.problems ?? []), ...this.applier.apply(scans, unseen)]);
     this.settlingWaitMs = waitMs;
     if (waitMs > 0) this.rescanIn(waitMs);
+  }
+
+  /** Adds a new file to the known files, in path order. */
+  private insert(file: string, path: string): void {
+    this.known.set(file, path);
+    let lo = 0;
+    let hi = this.order.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (compareStrings(this.order[mid], file) < 0) lo = mid + 1;
+      else hi = mid;
+    }
+    this.order.splice(lo, 0, file);
+  }
+
+  /** Drops a deleted file: its objects are deleted at the next apply. */
+  private forget(file: string): void {
+    if (!this.known.delete(file)) return;
+    const i = this.order.indexOf(file);
+    if (i >= 0) this.order.splice(i, 1);
+    this.scanCache.delete(file);
   }
 
   /** Asks for a rescan in `ms` (or sooner, if one is already due sooner). */
@@ -226,35 +329,49 @@ export class FileProvider {
   }
 
   /**
-   * Scans one file in the pool, or reuses the last scan: the worker answers `unchanged` when
-   * the content hash is the same, and a failed scan is not retried until the file changes. A
-   * file that changed but has not settled yet is not read: its last scan stands meanwhile.
-   * Undefined when the file vanished since it was listed.
+   * Scans one file in the pool, or reuses its last scan, and caches the result. `check` first
+   * compares the file's stat fingerprint with the cached one (nothing is read when it is the
+   * same) and holds a changed file back until it has settled (settle.ts); a file never scanned
+   * is read at once and held back afterwards if it turns out to be still settling, so a cold
+   * start costs no stat per file. `read` reads at once (a file renamed into place is
+   * complete). The worker answers `unchanged` when the content hash is the same, and a failed
+   * scan is not retried until the file changes. Answers what became of the file: gone, or
+   * settling for `waitMs` (0: scanned or reused).
    */
-  private async scanFile(
-    path: string,
-  ): Promise<FileScan | { settling: true; file: string; waitMs: number; previous?: FileScan } | undefined> {
+  private async scanFile(candidate: Candidate): Promise<{ gone: string } | { file: string; waitMs: number }> {
+    const { path } = candidate;
     const file = relativeName(this.dir, path);
     const cached = this.scanCache.get(file);
-    let fingerprint = 'cannot stat';
-    try {
-      const st = await stat(path);
-      fingerprint = `${st.size}:${st.mtimeMs}:${st.ctimeMs}:${st.ino}`;
-      if (cached?.fingerprint !== fingerprint) {
-        const gate = this.settle.check(file, fingerprint, st.mtimeMs);
-        if (!gate.ready) return { settling: true, file, waitMs: gate.waitMs, previous: cached?.scan };
+    if (cached && candidate.mode === 'check') {
+      let st;
+      try {
+        st = await stat(path);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { gone: file };
+        // Unreadable now: let the worker report why.
       }
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      if (st) {
+        const fingerprint = fingerprintOf(st);
+        // A file an event named is read even so: a filesystem with coarse times can rewrite it
+        // within one tick at the same size (the content hash then decides).
+        if (cached.fingerprint === fingerprint && !candidate.named) return { file, waitMs: 0 };
+        const gate = this.settle.check(file, fingerprint, st.mtimeMs);
+        if (!gate.ready) return { file, waitMs: gate.waitMs };
+      }
     }
-    if (cached && cached.hash === undefined && cached.fingerprint === fingerprint) return cached.scan;
     const result = await this.pool.scan({ path, file, previousHash: cached?.hash, limits: this.limits });
-    if (result.status === 'gone') return undefined;
+    if (result.status === 'gone') return { gone: file };
+    const fingerprint = result.fingerprint ?? 'cannot stat';
+    if (!cached && candidate.mode === 'check' && result.fingerprint) {
+      // A new file found by a listing: read already, but applied only once it has settled.
+      const gate = this.settle.check(file, fingerprint, mtimeOf(fingerprint));
+      if (!gate.ready) return { file, waitMs: gate.waitMs };
+    }
     if (result.status === 'unchanged' && cached) {
       cached.fingerprint = fingerprint;
-      return cached.scan;
+      return { file, waitMs: 0 };
     }
-    if (result.status !== 'scanned') return undefined;
+    if (result.status !== 'scanned') return { file, waitMs: 0 };
     for (const { document, admission: a } of result.scan.entries) {
       if (a.kind !== 'ignored') continue;
       this.logger.debug(
@@ -263,6 +380,19 @@ export class FileProvider {
       );
     }
     this.scanCache.set(file, { hash: result.hash, fingerprint, scan: result.scan });
-    return result.scan;
+    return { file, waitMs: 0 };
   }
+}
+
+/** How the provider looks at a file: stat first and wait for it to settle, or read at once. */
+interface Candidate {
+  path: string;
+  mode: 'check' | 'read';
+  /** Named by a watch event (not just listed). */
+  named?: boolean;
+}
+
+/** The modification time recorded in a fingerprint (fingerprintOf()). */
+function mtimeOf(fingerprint: string): number {
+  return Number(fingerprint.split(':')[1]);
 }

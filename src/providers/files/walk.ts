@@ -11,11 +11,17 @@
  */
 import type { Dirent } from 'node:fs';
 import { readdir, realpath, stat } from 'node:fs/promises';
-import { join, relative, sep } from 'node:path';
+import { basename, join, relative, sep } from 'node:path';
 import type { FileProblem } from './problems';
 import { byName } from '../../util/compare';
 
 const EXTENSIONS = ['.yaml', '.yml', '.json'];
+
+/** Whether a file of this name (or path) is one the provider reads: not hidden, YAML or JSON. */
+export function isReadableName(path: string): boolean {
+  const name = basename(path);
+  return !name.startsWith('.') && EXTENSIONS.some((x) => name.toLowerCase().endsWith(x));
+}
 
 export interface WalkLimits {
   /** Files read plus directories walked, at most. */

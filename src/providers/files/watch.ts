@@ -1,21 +1,33 @@
 /**
- * Watches the provider's directories and asks for a rescan when something changes: one
- * non-recursive fs.watch per directory (portable; recursive watching is not available on every
- * platform and Node 20 version), with events debounced into one rescan per burst.
+ * Watches the provider's directories and says what changed: one non-recursive fs.watch per
+ * directory (portable; recursive watching is not available on every platform and Node 20
+ * version), with events debounced into one report per burst. The report names each file that
+ * had events and whether any of them was a write in place ('change'), or only creations,
+ * deletions and renames ('rename'); it asks for a full rescan instead when it cannot name the
+ * file (a platform without names, a watch that failed, a new directory).
  */
 import type { FSWatcher } from 'node:fs';
 import { watch as fsWatch } from 'node:fs';
+import { join } from 'node:path';
 import type { Logger } from '../../observability/logger';
 
 /** Rescan at the latest this long after the first event of a burst, however busy the directory. */
 const MAX_DEBOUNCE_MS = 2000;
 
+/** What one burst of events touched. */
+export interface WatchReport {
+  /** Something happened that no file name describes: list the whole tree again. */
+  full: boolean;
+  /** Absolute path → whether the file was written in place during the burst. */
+  files: Map<string, { written: boolean }>;
+}
+
 export interface DirectoryWatcherOptions {
   logger: Logger;
-  /** Quiet time after the last filesystem event before asking for a rescan. */
+  /** Quiet time after the last filesystem event before reporting. */
   debounceMs: number;
   /** Called once per burst of events. */
-  onChange: () => void;
+  onChange: (report: WatchReport) => void;
 }
 
 export class DirectoryWatcher {
@@ -27,6 +39,8 @@ export class DirectoryWatcher {
   private running = true;
   /** True until the first sync(). */
   private first = true;
+  /** The burst being collected. */
+  private pending: WatchReport = { full: false, files: new Map() };
 
   constructor(private readonly opts: DirectoryWatcherOptions) {}
 
@@ -57,7 +71,7 @@ export class DirectoryWatcher {
     for (const d of dirs) {
       if (this.watchers.has(d) || this.failed.has(d)) continue;
       try {
-        const w = fsWatch(d, { persistent: false }, () => this.onFsEvent());
+        const w = fsWatch(d, { persistent: false }, (event, name) => this.onFsEvent(d, event, name));
         w.on('error', (err) => {
           this.opts.logger.debug({ dir: d, err: err.message }, 'directory watch ended');
           w.close();
@@ -83,15 +97,33 @@ export class DirectoryWatcher {
     this.first = false;
   }
 
-  private onFsEvent(): void {
+  /**
+   * Records one event: a named file in a watched directory, or (without a name) anything. Names
+   * starting with one "." are files the provider never reads (temporary files of atomic writes,
+   * editor swap files): ignored. Names starting with ".." are the data links of a mounted
+   * ConfigMap or Secret volume, whose swap changes every visible file at once: a full rescan.
+   */
+  private onFsEvent(dir?: string, event?: string, name?: string | Buffer | null): void {
     if (!this.running) return;
+    const file = typeof name === 'string' ? name : name?.toString('utf8');
+    if (dir === undefined || !file || file.startsWith('..') || file.includes('/')) this.pending.full = true;
+    else if (file.startsWith('.')) return;
+    else {
+      const path = join(dir, file);
+      const seen = this.pending.files.get(path);
+      const written = event === 'change';
+      if (seen) seen.written ||= written;
+      else this.pending.files.set(path, { written });
+    }
     const now = Date.now();
     if (!this.debounceTimer) this.burstStart = now;
     else clearTimeout(this.debounceTimer);
     const wait = Math.max(0, Math.min(this.opts.debounceMs, this.burstStart + MAX_DEBOUNCE_MS - now));
     this.debounceTimer = setTimeout(() => {
       this.debounceTimer = undefined;
-      if (this.running) this.opts.onChange();
+      const report = this.pending;
+      this.pending = { full: false, files: new Map() };
+      if (this.running && (report.full || report.files.size > 0)) this.opts.onChange(report);
     }, wait);
   }
 }
