@@ -116,7 +116,8 @@ function apiserverCounters(page: string): ApiServerCounters {
       if (line.startsWith('apiserver_request_duration_seconds_count')) c.statusCount += value;
       else if (line.startsWith('apiserver_request_duration_seconds_sum')) c.statusSum += value;
     } else if (line.startsWith('apiserver_flowcontrol_rejected_requests_total')) c.rejected += value;
-    else if (line.startsWith('apiserver_flowcontrol_request_wait_duration_seconds_count')) c.waitCount += value;
+    else if (line.startsWith('apiserver_flowcontrol_request_wait_duration_seconds_count'))
+      c.waitCount += value;
     else if (line.startsWith('apiserver_flowcontrol_request_wait_duration_seconds_sum')) c.waitSum += value;
   }
   return c;
