@@ -12,6 +12,7 @@
  */
 import * as childProcess from 'node:child_process';
 import * as fs from 'node:fs';
+import * as https from 'node:https';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { LocalCluster } from '../e2e/cluster/cluster';
@@ -25,7 +26,7 @@ import { CONTROLLER_NAME, SIZES, World } from './world';
 /** The kinds whose status Convoy writes, with the collection they are listed from. */
 const STATUS_KINDS = ['GatewayClass', 'Gateway', 'ListenerSet', 'HTTPRoute'] as const;
 const CREATE_CONCURRENCY = 32;
-const POLL_MS = 1000;
+const POLL_MS = 250;
 
 interface RunResult {
   objects: number;
@@ -34,6 +35,111 @@ interface RunResult {
   readyMs: number;
   completeMs: number;
   writes: Record<string, number>;
+  /** CPU seconds each process spent from Convoy's start to complete status. */
+  cpuSeconds: Record<string, number>;
+  /** The API server's own view of the status writes in that window (its /metrics, differenced). */
+  apiserver: ApiServerFigures;
+}
+
+/** What the API server's /metrics say about the status PUTs and priority and fairness. */
+interface ApiServerFigures {
+  /** PUT/PATCH …/status requests served. */
+  statusRequests: number;
+  /** Their mean latency inside the API server, ms. */
+  statusMeanMs: number;
+  /** Requests rejected (429) by priority and fairness. */
+  flowcontrolRejected: number;
+  /** Mean time a request waited in a priority-and-fairness queue, ms. */
+  flowcontrolMeanWaitMs: number;
+}
+
+/** Sums of the counters ApiServerFigures is computed from. */
+interface ApiServerCounters {
+  statusCount: number;
+  statusSum: number;
+  rejected: number;
+  waitCount: number;
+  waitSum: number;
+}
+
+/**
+ * Returns utime+stime in seconds of this process's children that run one of the named commands
+ * (kube-apiserver, etcd, node for Convoy), read from /proc (Linux).
+ */
+function childCpuSeconds(): Record<string, number> {
+  const ticks = 100; // USER_HZ on Linux
+  const out: Record<string, number> = {};
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    let stat: string;
+    try {
+      stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
+    } catch {
+      continue;
+    }
+    const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    if (Number(fields[1]) !== process.pid) continue;
+    const name = comm === 'node' || comm === 'MainThread' ? 'convoy' : comm;
+    out[name] = (out[name] ?? 0) + (Number(fields[11]) + Number(fields[12])) / ticks;
+  }
+  return out;
+}
+
+/** Reads the API server's /metrics page as the admin. */
+function apiserverMetrics(cluster: LocalCluster): Promise<string> {
+  const ca = fs.readFileSync(path.join(cluster.dir, 'certs', 'apiserver.crt'));
+  return new Promise((resolve, reject) => {
+    https
+      .get(
+        `${cluster.server}/metrics`,
+        { ca, headers: { authorization: `Bearer ${cluster.adminToken}` } },
+        (res) => {
+          let body = '';
+          res.setEncoding('utf8');
+          res.on('data', (c: string) => (body += c));
+          res.on('end', () => resolve(body));
+        },
+      )
+      .on('error', reject);
+  });
+}
+
+/** Sums the status-write and priority-and-fairness counters of a /metrics page. */
+function apiserverCounters(page: string): ApiServerCounters {
+  const c: ApiServerCounters = { statusCount: 0, statusSum: 0, rejected: 0, waitCount: 0, waitSum: 0 };
+  for (const line of page.split('\n')) {
+    if (line.startsWith('#')) continue;
+    const value = Number(line.slice(line.lastIndexOf(' ') + 1));
+    if (line.startsWith('apiserver_request_duration_seconds_') && line.includes('subresource="status"')) {
+      if (!/verb="(PUT|PATCH|APPLY)"/.test(line)) continue;
+      if (line.startsWith('apiserver_request_duration_seconds_count')) c.statusCount += value;
+      else if (line.startsWith('apiserver_request_duration_seconds_sum')) c.statusSum += value;
+    } else if (line.startsWith('apiserver_flowcontrol_rejected_requests_total')) c.rejected += value;
+    else if (line.startsWith('apiserver_flowcontrol_request_wait_duration_seconds_count'))
+      c.waitCount += value;
+    else if (line.startsWith('apiserver_flowcontrol_request_wait_duration_seconds_sum')) c.waitSum += value;
+  }
+  return c;
+}
+
+/** Returns the figures of the window between two counter readings. */
+function apiserverFigures(a: ApiServerCounters, b: ApiServerCounters): ApiServerFigures {
+  const requests = b.statusCount - a.statusCount;
+  const waits = b.waitCount - a.waitCount;
+  return {
+    statusRequests: requests,
+    statusMeanMs: requests > 0 ? round(((b.statusSum - a.statusSum) / requests) * 1000, 1) : 0,
+    flowcontrolRejected: b.rejected - a.rejected,
+    flowcontrolMeanWaitMs: waits > 0 ? round(((b.waitSum - a.waitSum) / waits) * 1000, 2) : 0,
+  };
+}
+
+/** Returns `b - a` per process, in seconds with one decimal. */
+function cpuDelta(a: Record<string, number>, b: Record<string, number>): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [name, s] of Object.entries(b)) out[name] = round(s - (a[name] ?? 0), 1);
+  return out;
 }
 
 /**
@@ -126,6 +232,8 @@ async function runOnce(world: World, statusQps: number | undefined): Promise<Run
     const t0 = performance.now();
     await createWorld(cluster.admin, objects);
     const createMs = performance.now() - t0;
+    const countersBefore = apiserverCounters(await apiserverMetrics(cluster));
+    const cpuBefore = childCpuSeconds();
     const started = performance.now();
     convoy = await ConvoyProcess.start({
       name: 'convoy-status-scale',
@@ -142,15 +250,32 @@ async function runOnce(world: World, statusQps: number | undefined): Promise<Run
       readyTimeoutMs: 600_000,
     });
     const readyMs = performance.now() - started;
+    // Convoy's own counter of writes is cheap to poll; the API server is LISTed (15,000 objects at
+    // large, which would cost it more than the writes do if done every second) only once Convoy
+    // has written or found current as many statuses as the world has.
     for (;;) {
-      const n = await countCurrent(cluster.admin);
-      if (n >= expected) break;
-      if (performance.now() - started > 3_600_000) throw new Error(`status incomplete: ${n}/${expected}`);
+      const w = statusWrites((await convoy.get('/metrics')).body);
+      if ((w.written ?? 0) + (w.unchanged ?? 0) >= expected) {
+        const n = await countCurrent(cluster.admin);
+        if (n >= expected) break;
+      }
+      if (performance.now() - started > 3_600_000) throw new Error('status incomplete after an hour');
       await new Promise((r) => setTimeout(r, POLL_MS));
     }
     const completeMs = performance.now() - started;
+    const cpuSeconds = cpuDelta(cpuBefore, childCpuSeconds());
+    const apiserver = apiserverFigures(countersBefore, apiserverCounters(await apiserverMetrics(cluster)));
     const writes = statusWrites((await convoy.get('/metrics')).body);
-    return { objects: objects.length, statuses: expected, createMs, readyMs, completeMs, writes };
+    return {
+      objects: objects.length,
+      statuses: expected,
+      createMs,
+      readyMs,
+      completeMs,
+      writes,
+      cpuSeconds,
+      apiserver,
+    };
   } finally {
     await convoy?.dispose();
     await cluster.teardown();
@@ -185,7 +310,7 @@ async function main(): Promise<void> {
     const r = await runOnce(world, statusQps);
     results.push(r);
     process.stdout.write(
-      `run ${i + 1}/${runs}: ${r.statuses} statuses of ${r.objects} objects complete ${round(r.completeMs / 1000, 1)} s after start (ready ${round(r.readyMs / 1000, 1)} s; world created in ${round(r.createMs / 1000, 1)} s); writes ${JSON.stringify(r.writes)}\n`,
+      `run ${i + 1}/${runs}: ${r.statuses} statuses of ${r.objects} objects complete ${round(r.completeMs / 1000, 1)} s after start (ready ${round(r.readyMs / 1000, 1)} s; world created in ${round(r.createMs / 1000, 1)} s); writes ${JSON.stringify(r.writes)}; CPU s ${JSON.stringify(r.cpuSeconds)}; API server ${JSON.stringify(r.apiserver)}\n`,
     );
   }
   const calibrationAfter = calibrationMs();

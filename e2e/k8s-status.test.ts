@@ -313,6 +313,46 @@ describe('status end to end against a real API server', { timeout: 300_000 }, ()
     );
   });
 
+  test('route edits after Convoy wrote the route’s status take the route fast path, not a full build', async () => {
+    // Convoy's own status write comes back as a watch event; an edit after it must still be
+    // recognised as an edit of the version the last build saw (convoy_full_builds_total stays).
+    const convoy = w.convoys[0]!;
+    const counter = async (name: string, label: string, value: string) => {
+      const page = (await convoy.get('/metrics')).body;
+      const m = page.match(new RegExp(`^${name}\\{${label}="${value}"\\} (\\d+)`, 'm'));
+      return m ? Number(m[1]) : 0;
+    };
+    const route = (prefix: string): KObject => ({
+      apiVersion: GW_API,
+      kind: 'HTTPRoute',
+      metadata: { name: 'fast', namespace: 'apps' },
+      spec: {
+        parentRefs: [{ name: 'gw', namespace: 'infra', sectionName: 'http' }],
+        hostnames: ['fast.example.com'],
+        rules: [{ matches: [{ path: { type: 'PathPrefix', value: prefix } }] }],
+      },
+    });
+    const accepted = (generation: number) => (s: Record<string, unknown>, o: KObject) =>
+      o.metadata.generation === generation &&
+      isTrue(cond(parent(s, { name: 'gw' })?.conditions, 'Accepted')) &&
+      generationsCurrent(o, parent(s, { name: 'gw' })?.conditions);
+    await w.apply(route('/one'));
+    await w.waitStatus('HTTPRoute', 'apps', 'fast', accepted(1), 'route fast Accepted');
+    for (const [i, prefix] of ['/two', '/three'].entries()) {
+      const fallbacks = await counter('convoy_full_builds_total', 'reason', 'route_fast_path_precondition');
+      const fastPaths = await counter('convoy_builds_total', 'result', 'route');
+      await w.apply(route(prefix));
+      await w.waitStatus('HTTPRoute', 'apps', 'fast', accepted(2 + i), `route fast generation ${2 + i}`);
+      assert.equal(
+        await counter('convoy_full_builds_total', 'reason', 'route_fast_path_precondition'),
+        fallbacks,
+        `edit ${prefix}: no fallback to a full build`,
+      );
+      assert.equal(await counter('convoy_builds_total', 'result', 'route'), fastPaths + 1, `edit ${prefix}`);
+    }
+    await w.delete('HTTPRoute', 'apps', 'fast');
+  });
+
   test('a spec change is reflected with the new observedGeneration; deleting a route leaves nothing stale', async () => {
     const before = (await w.get('Gateway', 'infra', 'gw'))!;
     await w.apply({

@@ -10,7 +10,8 @@ import { BuildMemo } from '../gateway/build-memo';
 import type { LastGoodCertificates } from '../gateway/last-good-certificates';
 import { ValidityOverlay } from './validity-overlay';
 import { FleetHold, heldAddresses } from './fleet-hold';
-import { emptyWork, hasWork, type PendingWork } from './pending-work';
+import { emptyWork, fallbackCause, firstKey, hasWork, requireFullBuild } from './pending-work';
+import type { FullBuildCause, FullBuildReason, PendingWork } from './pending-work';
 import { RejectionOverlay } from './rejection-overlay';
 import { addListenerSet } from '../gateway/incremental/listenerset';
 import { updateRoutes, type RouteEdit } from '../gateway/incremental/routes';
@@ -23,7 +24,7 @@ import { reuseUnchanged } from '../model/reuse';
 import { refreshClusterEndpoints } from '../gateway/backends';
 import { secretToModel } from '../gateway/certificates';
 import { refusedSliceEndpoints, type EndpointPolicy } from '../gateway/endpoint-guard';
-import { ReferenceIndex, changeImpact, endpointSliceService, envoyServiceKeys } from './relevance';
+import { ReferenceIndex, classifyChange, endpointSliceService, envoyServiceKeys } from './relevance';
 import { clusterService } from '../model/names';
 import { statusKey } from '../status/types';
 import type { FleetRejections, RejectionFeed } from '../xds/rejections';
@@ -120,6 +121,8 @@ export class Controller {
   private readonly validity: ValidityOverlay;
   /** Gateways that turned invalid keep serving their last accepted model (fleet-hold.ts). */
   private readonly hold = new FleetHold();
+  /** A fast path threw since the last full build (its fallback's reason is fast_path_error). */
+  private fastPathFailed = false;
 
   constructor(private readonly opts: ControllerOptions) {
     this.log = opts.logger.child({ component: 'controller' });
@@ -141,9 +144,9 @@ export class Controller {
     this.unsubscribe.push(
       store.onChange((change) => {
         if (this.rejections.noteReoffers(change.key) && store.isSynced()) this.debouncer.trigger();
-        const impact = changeImpact(change, this.references);
+        const { impact, reason } = classifyChange(change, this.references);
         if (impact === 'none') return;
-        if (impact === 'full') this.pending.full = true;
+        if (impact === 'full') requireFullBuild(this.pending, { reason: reason!, object: change.key });
         else if (impact === 'added') {
           if (change.type === 'put') this.pending.added.set(change.key, change.object);
         } else if (impact === 'secret' || impact === 'route') {
@@ -156,7 +159,8 @@ export class Controller {
             const service = o && endpointSliceService(o);
             if (service) this.pending.endpointServices.add(service);
             // A refused endpoint appears or goes: the routes using its Service change status.
-            if (o && refusedSliceEndpoints(o, this.opts.endpoints ?? {}).length > 0) this.pending.full = true;
+            if (o && refusedSliceEndpoints(o, this.opts.endpoints ?? {}).length > 0)
+              requireFullBuild(this.pending, { reason: 'refused_endpoint', object: change.key });
           }
         }
         if (store.isSynced()) this.debouncer.trigger();
@@ -178,7 +182,7 @@ export class Controller {
 
   /** Schedules a full build for an input outside the store (protected ports: docs/operations.md §14). */
   requestFullBuild(): void {
-    this.pending.full = true;
+    requireFullBuild(this.pending, { reason: 'full_build_requested' });
     if (this.opts.store.isSynced()) this.debouncer.trigger();
   }
 
@@ -209,17 +213,20 @@ export class Controller {
         this.rebuildRequested = false;
         const work = this.pending;
         this.pending = emptyWork(false);
-        if (work.full || !this.firstBuildDone) await this.fullBuild();
-        else if (work.added.size > 0) {
+        if (work.full || !this.firstBuildDone) {
+          await this.fullBuild(this.firstBuildDone ? work.cause : { reason: 'startup' });
+        } else if (work.added.size > 0) {
           // Only creations (and nothing else but unreferenced objects) may take the fast path.
           const only = work.secrets.size === 0 && work.routes.size === 0 && work.endpointServices.size === 0;
-          if (!only || !(await this.refreshAdded(work.added))) await this.fullBuild();
+          if (!only) await this.fullBuild({ reason: 'mixed_changes', object: firstKey(work.added) });
+          else if (!(await this.refreshAdded(work.added)))
+            await this.fullBuild(this.fallback('listenerset_fast_path_precondition', work.added));
         } else if (work.secrets.size > 0 && !this.refreshSecrets(work.secrets)) {
           // Some certificate became (or was) invalid: listener conditions and chains change.
-          await this.fullBuild();
+          await this.fullBuild(this.fallback('certificate_validity_changed', work.secrets));
         } else if (work.routes.size > 0 && !(await this.refreshRoutes(work.routes))) {
           // A route edit that may change more than its own virtual hosts and status.
-          await this.fullBuild();
+          await this.fullBuild(this.fallback('route_fast_path_precondition', work.routes));
         } else if (work.endpointServices.size > 0) this.refreshEndpoints(work.endpointServices);
         // Yield so a burst of store events queued meanwhile can land before the next pass.
         await new Promise((r) => setImmediate(r));
@@ -231,7 +238,19 @@ export class Controller {
     }
   }
 
-  private async fullBuild(): Promise<void> {
+  /** Why a fast path over `changed` declined (pending-work.ts fallbackCause). */
+  private fallback(reason: FullBuildReason, changed: Map<string, KubeObject>): FullBuildCause {
+    return fallbackCause(reason, changed, this.lastBuildFailed, this.fastPathFailed);
+  }
+
+  /**
+   * Runs a full build, first logging (info) and counting (convoy_full_builds_total) why no fast
+   * path could: every fallback is visible (docs/operations.md §8).
+   */
+  private async fullBuild(cause: FullBuildCause = { reason: 'full_build_requested' }): Promise<void> {
+    this.fastPathFailed = false;
+    this.opts.metrics.fullBuilds.inc({ reason: cause.reason });
+    this.log.info({ reason: cause.reason, object: cause.object }, 'full build');
     const statuses = this.buildOnce();
     if (statuses) await this.publishStatusesNextTurn(statuses);
   }
@@ -414,6 +433,7 @@ export class Controller {
       this.observeBuild(started);
     } catch (err) {
       this.log.warn({ err }, 'route fast path failed; falling back to a full build');
+      this.fastPathFailed = true;
       return false;
     }
     await this.publishStatusesNextTurn(statuses);
@@ -468,6 +488,7 @@ export class Controller {
       this.observeBuild(started);
     } catch (err) {
       this.log.warn({ err }, 'ListenerSet fast path failed; falling back to a full build');
+      this.fastPathFailed = true;
       return false;
     }
     await this.publishStatusesNextTurn(statuses);
@@ -518,6 +539,7 @@ export class Controller {
       return true;
     } catch (err) {
       this.log.warn({ err }, 'certificate fast path failed; falling back to a full build');
+      this.fastPathFailed = true;
       return false;
     }
   }

@@ -7,6 +7,7 @@ import type { GatewaySpec } from '../gateway/api';
 import { fleetObjectName } from '../model/managed-fleet';
 import { backendClientCertificateRef } from '../gateway/backend-client-certificate';
 import type { BackendTLSPolicySpec } from '../gateway/backend-tls';
+import type { FullBuildReason } from './pending-work';
 
 /**
  * Indexes the Secrets and Services the Gateway API objects refer to.
@@ -131,6 +132,30 @@ export class ReferenceIndex {
 
 export type ChangeImpact = 'none' | 'endpoints' | 'secret' | 'route' | 'added' | 'full';
 
+/** A change's impact and, when that is a full build, why (convoy_full_builds_total's reason). */
+export interface ChangeClass {
+  impact: ChangeImpact;
+  reason?: FullBuildReason;
+}
+
+/** Returns the impact of one store change (see classifyChange). */
+export function changeImpact(change: StoreChange, index: ReferenceIndex | undefined): ChangeImpact {
+  return classifyChange(change, index).impact;
+}
+
+const FAST: Record<Exclude<ChangeImpact, 'full'>, ChangeClass> = {
+  none: { impact: 'none' },
+  endpoints: { impact: 'endpoints' },
+  secret: { impact: 'secret' },
+  route: { impact: 'route' },
+  added: { impact: 'added' },
+};
+
+/** A full build for `reason`. */
+function full(reason: FullBuildReason): ChangeClass {
+  return { impact: 'full', reason };
+}
+
 /**
  * Classifies one store change by the cheapest build path that may handle it (docs/architecture.md
  * §8): irrelevant (no build), endpoints only (fast path: clusters' load assignments, no listener or
@@ -139,47 +164,40 @@ export type ChangeImpact = 'none' | 'endpoints' | 'secret' | 'route' | 'added' |
  * an update of an existing HTTPRoute/GRPCRoute (candidate for the route fast path, which checks its
  * own preconditions and otherwise falls back), a creation of a ListenerSet or HTTPRoute/GRPCRoute
  * (candidate for the ListenerSet fast path, which needs exactly one new ListenerSet and falls back
- * otherwise), or a full build.
+ * otherwise), or a full build, with the reason it needs one.
  */
-export function changeImpact(change: StoreChange, index: ReferenceIndex | undefined): ChangeImpact {
-  if (!index) return 'full';
+export function classifyChange(change: StoreChange, index: ReferenceIndex | undefined): ChangeClass {
+  if (!index) return full('no_reference_index');
   const objects = change.type === 'put' ? [change.object, change.previous] : [change.previous];
   const present = objects.filter((o): o is KubeObject => o !== undefined);
+  const named = (has: (key: string) => boolean) =>
+    present.some((o) => has(namespacedName(objectNamespace(o), o.metadata.name)));
   switch (change.kind) {
     case 'ConfigMap':
-      return present.some((o) =>
-        index.referencesConfigMap(namespacedName(objectNamespace(o), o.metadata.name)),
-      )
-        ? 'full'
-        : 'none';
+      return named((k) => index.referencesConfigMap(k)) ? full('configmap_changed') : FAST.none;
     case 'Secret':
-      if (
-        present.some((o) => index.referencesClientSecret(namespacedName(objectNamespace(o), o.metadata.name)))
-      )
-        return 'full';
-      if (!present.some((o) => index.referencesSecret(namespacedName(objectNamespace(o), o.metadata.name))))
-        return 'none';
+      if (named((k) => index.referencesClientSecret(k))) return full('client_certificate_changed');
+      if (!named((k) => index.referencesSecret(k))) return FAST.none;
       // An update in place (same key, so same namespace/name): only its content can differ.
-      return change.type === 'put' && change.previous ? 'secret' : 'full';
+      return change.type === 'put' && change.previous ? FAST.secret : full('secret_created_or_deleted');
     case 'Service':
-      return present.some((o) => index.referencesService(namespacedName(objectNamespace(o), o.metadata.name)))
-        ? 'full'
-        : 'none';
+      return named((k) => index.referencesService(k)) ? full('service_changed') : FAST.none;
     case 'EndpointSlice':
       return present.some((o) => index.referencesService(endpointSliceService(o) ?? ''))
-        ? 'endpoints'
-        : 'none';
+        ? FAST.endpoints
+        : FAST.none;
     case 'HTTPRoute':
     case 'GRPCRoute':
-      if (index.hasBackendTlsPolicies) return 'full';
-      if (change.type === 'put' && !change.previous) return 'added';
-      return change.type === 'put' && change.previous ? 'route' : 'full';
+      if (index.hasBackendTlsPolicies) return full('backend_tls_policy_present');
+      if (change.type === 'delete') return full('route_deleted');
+      return change.previous ? FAST.route : FAST.added;
     case 'ListenerSet':
-      if (index.hasBackendTlsPolicies) return 'full';
+      if (index.hasBackendTlsPolicies) return full('backend_tls_policy_present');
+      if (change.type === 'delete') return full('listenerset_deleted');
       // A creation: candidate for the ListenerSet fast path (which falls back when it must).
-      return change.type === 'put' && !change.previous ? 'added' : 'full';
+      return change.previous ? full('listenerset_updated') : FAST.added;
     default:
-      return 'full';
+      return full(`${change.kind.toLowerCase() as Lowercase<string>}_changed`);
   }
 }
 

@@ -23,7 +23,7 @@ export interface KubernetesStatusWriterOptions {
    */
   store?: ObjectStore;
   /**
-   * Writes in flight at once (default 8). The API server's priority and fairness decides how fast
+   * Writes in flight at once (default 32). The API server's priority and fairness decides how fast
    * they go; a 429 pauses every writer for the time it asks (docs/gateway-api.md §16).
    */
   concurrency?: number;
@@ -106,7 +106,7 @@ export class KubernetesStatusWriter implements StatusSink {
     this.log = o.logger.child({ component: 'status-writer' });
     this.backoff = new Backoff(o.backoffBaseMs ?? 500, o.backoffMaxMs ?? 10_000);
     this.tokens = o.burst ?? 20;
-    const concurrency = Math.max(1, o.concurrency ?? 8);
+    const concurrency = Math.max(1, o.concurrency ?? 32);
     this.workers = Promise.all(Array.from({ length: concurrency }, () => this.work())).then(() => undefined);
   }
 

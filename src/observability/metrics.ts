@@ -106,6 +106,12 @@ export class ConvoyMetrics {
     labelNames: ['result'] as const,
     registers: [this.registry],
   });
+  readonly fullBuilds = new Counter({
+    name: 'convoy_full_builds_total',
+    help: 'Full builds run instead of a fast path, by reason (docs/operations.md §8).',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
   readonly invalidObjects = new Gauge({
     name: 'convoy_invalid_objects',
     help: 'Objects currently refused by validation (file mode: parse and schema errors).',

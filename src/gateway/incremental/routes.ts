@@ -21,6 +21,7 @@ import type { ListenerRoutes } from '../routes/vhosts';
 import { VirtualHostMemo } from '../virtual-hosts';
 import type { BuildState } from './state';
 import { objectKey } from '../../store/objects';
+import { sameContent } from '../../store/store';
 
 /**
  * A fleet after route edits: `patched` when it is `previousFleet` with only the recomputed
@@ -79,7 +80,9 @@ export function updateRoutes(
       return undefined;
     const id = routeIdentity(kind, current);
     const old = routes.get(id.key) ?? state.routes.get(id.key);
-    if (!old || old.object !== previous) return undefined;
+    // The store swaps in a same-content version silently (status-only writes, such as Convoy's own
+    // status of this route), so `previous` may be a newer copy of what the state's build saw.
+    if (!old || (old.object !== previous && !sameContent(old.object, previous))) return undefined;
     const next = memo.routes.compile(ROUTE_COMPILERS[kind], view, current, state.policy);
     if (!hasValidRules(old) || !hasValidRules(next)) return undefined;
     const was = attachRoute(view, opts, state.parents, old);
