@@ -53,6 +53,8 @@ export class BuildWorkerHost {
   /** Store ops not yet posted: collected during one turn, sent in one message. */
   private queued: StoreOp[] = [];
   private flushScheduled = false;
+  /** The whole store is being sent to a new thread: changes wait in `queued` until it is. */
+  private sendingStore = false;
   /** Statuses as the build thread last sent them, by key. */
   private statuses = new Map<string, ObjectStatus>();
   private settles = new Map<number, () => void>();
@@ -69,7 +71,7 @@ export class BuildWorkerHost {
     this.unsubscribe.push(
       store.onChange((change) => this.enqueue(change)),
       store.onSynced(() => {
-        if (store.isSynced()) this.post({ t: 'synced' });
+        if (store.isSynced() && !this.sendingStore) this.post({ t: 'synced' });
       }),
     );
     if (rejections)
@@ -120,12 +122,30 @@ export class BuildWorkerHost {
     worker.on('message', (m: FromBuildWorker) => this.onMessage(m));
     worker.on('error', (err) => this.log.error({ err }, 'build thread failed'));
     worker.on('exit', (code) => this.onExit(worker, code));
-    // The whole store, in chunks of a few hundred objects (each clone stays short), then the changes.
+    void this.sendStore(worker);
+  }
+
+  /**
+   * Sends the whole store to a new thread, a chunk of a few hundred objects per event-loop turn
+   * (each clone stays short, streams are served in between), then the changes made meanwhile.
+   * Objects in the store are never mutated, only replaced, so the chunks of the list made at the
+   * start followed by the queued changes give the thread the store as it is now.
+   */
+  private async sendStore(worker: Worker): Promise<void> {
+    this.sendingStore = true;
+    this.queued = [];
     const objects = this.opts.store.kinds().flatMap((k) => this.opts.store.list(k));
     for (let i = 0; i < objects.length; i += STORE_CHUNK) {
+      if (worker !== this.worker) return;
       const ops = objects.slice(i, i + STORE_CHUNK).map((object): StoreOp => ({ op: 'put', object }));
       worker.postMessage({ t: 'store', ops });
+      await new Promise((r) => setImmediate(r));
     }
+    if (worker !== this.worker) return;
+    this.sendingStore = false;
+    const ops = this.queued;
+    this.queued = [];
+    if (ops.length) worker.postMessage({ t: 'store', ops });
     for (const view of this.opts.rejections?.rejections() ?? [])
       worker.postMessage({ t: 'rejections', view });
     if (this.opts.store.isSynced()) worker.postMessage({ t: 'synced' });
@@ -151,14 +171,14 @@ export class BuildWorkerHost {
   }
 
   private enqueue(change: StoreChange): void {
-    if (!this.worker) return; // a new thread gets the whole store
+    if (!this.worker) return; // the next thread gets the whole store
     const o = change.type === 'put' ? change.object : change.previous;
     this.queued.push(
       change.type === 'put'
         ? { op: 'put', object: change.object }
         : { op: 'delete', kind: o.kind, namespace: objectNamespace(o), name: o.metadata.name },
     );
-    if (this.flushScheduled) return;
+    if (this.flushScheduled || this.sendingStore) return;
     this.flushScheduled = true;
     // Every change of this turn (a provider's batch) goes in one message.
     queueMicrotask(() => {
@@ -194,7 +214,12 @@ export class BuildWorkerHost {
         this.restartDelay = this.opts.restartDelayMs ?? 1000;
         return;
       case 'statuses':
-        this.receiveStatuses(m);
+        try {
+          this.receiveStatuses(m);
+        } finally {
+          // After this turn: the next chunk cannot land in the same one.
+          setImmediate(() => this.post({ t: 'status-ack' }));
+        }
         return;
       case 'fleet-models':
         this.opts.onFleets?.(m.models, m.untouched);

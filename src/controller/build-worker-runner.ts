@@ -54,11 +54,13 @@ export function runBuildWorker(
     port.postMessage({ t: 'reoffer', fleet, resources }),
   );
   let ready = false;
+  const statuses = new StatusDeltaSink(port);
+  let expiries: { listener: string; notAfter: number }[] = [];
   const controller = new Controller({
     ...init.controller,
     store,
     cache,
-    statusSinks: [new StatusDeltaSink(port)],
+    statusSinks: [statuses],
     logger,
     metrics,
     translate,
@@ -69,7 +71,9 @@ export function runBuildWorker(
         port.postMessage({ t: 'fleets', fleets: cache.fleets() });
         port.postMessage({ t: 'ready' });
       }
-      port.postMessage({ t: 'expiries', expiries: [...metrics.certificateExpiries()] });
+      const now = [...metrics.certificateExpiries()];
+      if (!sameExpiries(now, expiries)) port.postMessage({ t: 'expiries', expiries: now });
+      expiries = now;
       if (init.fleetModels)
         port.postMessage({
           t: 'fleet-models',
@@ -95,8 +99,14 @@ export function runBuildWorker(
       case 'full-build':
         controller.requestFullBuild();
         return;
+      case 'status-ack':
+        statuses.acknowledged();
+        return;
       case 'settle':
-        void controller.settle().then(() => port.postMessage({ t: 'settled', id: m.id }));
+        void controller
+          .settle()
+          .then(() => statuses.drained())
+          .then(() => port.postMessage({ t: 'settled', id: m.id }));
         return;
     }
   });
@@ -107,11 +117,16 @@ export function runBuildWorker(
 /**
  * Sends the Controller's statuses to the serving thread as changes: only statuses whose object
  * differs from the last one sent for their key (the Controller keeps an unchanged status's
- * identity), in chunks, with the full key order on the last chunk.
+ * identity), with the full key order on the last chunk. Chunks are paced: the next goes when the
+ * serving thread acknowledged the previous one ('status-ack'), so receiving the 15,000 statuses of
+ * a first build is many short turns there, with streams served in between, not one long one.
  */
 export class StatusDeltaSink implements StatusSink {
   private sent = new Map<string, ObjectStatus>();
   private first = true;
+  private readonly outbox: FromBuildWorker[] = [];
+  private inFlight = false;
+  private drainedWaiters: (() => void)[] = [];
 
   constructor(private readonly port: Pick<BuildWorkerPort, 'postMessage'>) {}
 
@@ -128,7 +143,7 @@ export class StatusDeltaSink implements StatusSink {
     this.first = false;
     for (let i = 0; i === 0 || i < changed.length; i += STATUS_CHUNK) {
       const last = i + STATUS_CHUNK >= changed.length;
-      this.port.postMessage({
+      this.outbox.push({
         t: 'statuses',
         reset: reset && i === 0,
         changed: changed.slice(i, i + STATUS_CHUNK),
@@ -136,6 +151,32 @@ export class StatusDeltaSink implements StatusSink {
         ...(last ? { keys: [...next.keys()] } : {}),
       });
     }
+    this.sendNext();
+  }
+
+  /** The serving thread took the last chunk sent. */
+  acknowledged(): void {
+    this.inFlight = false;
+    this.sendNext();
+  }
+
+  /** Resolves once every status chunk was acknowledged. */
+  drained(): Promise<void> {
+    if (!this.inFlight && this.outbox.length === 0) return Promise.resolve();
+    return new Promise((resolve) => this.drainedWaiters.push(resolve));
+  }
+
+  private sendNext(): void {
+    if (this.inFlight) return;
+    const message = this.outbox.shift();
+    if (!message) {
+      const waiters = this.drainedWaiters;
+      this.drainedWaiters = [];
+      for (const w of waiters) w();
+      return;
+    }
+    this.inFlight = true;
+    this.port.postMessage(message);
   }
 }
 
@@ -203,4 +244,14 @@ export function applyMetricCall(
   if (!FORWARDED_METRIC_METHODS.includes(method)) return;
   const fn = (value as unknown as Record<string, unknown>)[method];
   if (typeof fn === 'function') (fn as (...a: unknown[]) => void).apply(value, args);
+}
+
+/** True when both lists name the same listeners with the same expiry, in the same order. */
+function sameExpiries(
+  a: readonly { listener: string; notAfter: number }[],
+  b: readonly { listener: string; notAfter: number }[],
+): boolean {
+  return (
+    a.length === b.length && a.every((e, i) => e.listener === b[i].listener && e.notAfter === b[i].notAfter)
+  );
 }
