@@ -50,20 +50,20 @@ export class MirrorCache implements SnapshotSource {
         continue;
       }
       const entries = new Map<string, CacheEntry>(delta.full ? [] : (old?.entries ?? []));
+      // A full delta lists every entry sorted by name: that order is the snapshot's.
+      const sorted: CacheEntry[] = [];
       const ch: string[] = [];
       for (let i = 0; i < part.names.length; i++) {
         const name = part.names[i];
         const end = part.ends[i];
         const was = old?.entries.get(name);
-        if (was && was.version === part.versions[i]) entries.set(name, was);
-        else {
-          entries.set(name, {
-            name,
-            version: part.versions[i],
-            bytes: Buffer.from(delta.bytes, start, end - start),
-          });
+        let entry = was;
+        if (!was || was.version !== part.versions[i]) {
+          entry = { name, version: part.versions[i], bytes: Buffer.from(delta.bytes, start, end - start) };
           ch.push(name);
         }
+        entries.set(name, entry!);
+        if (delta.full) sorted.push(entry!);
         start = end;
       }
       const rm = delta.full
@@ -72,13 +72,14 @@ export class MirrorCache implements SnapshotSource {
       for (const n of rm) entries.delete(n);
       if (ch.length) changed.set(typeUrl, ch);
       if (rm.length) removed.set(typeUrl, rm);
-      types[typeUrl] = !old
-        ? new TypeSnapshot(typeUrl, entries)
-        : ch.length === 0 && rm.length === 0
+      types[typeUrl] =
+        old && ch.length === 0 && rm.length === 0
           ? old
           : delta.full
-            ? new TypeSnapshot(typeUrl, entries)
-            : TypeSnapshot.derive(old, entries, ch, rm);
+            ? new TypeSnapshot(typeUrl, entries, sorted, part.setVersion)
+            : !old
+              ? new TypeSnapshot(typeUrl, entries)
+              : TypeSnapshot.derive(old, entries, ch, rm, part.setVersion);
     }
     const clusterEds = delta.clusterEds ? new Map(delta.clusterEds) : (prev?.clusterEds ?? new Map());
     const snapshot: FleetSnapshot = { fleet: delta.fleet, types, clusterEds };

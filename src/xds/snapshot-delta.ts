@@ -32,6 +32,8 @@ export interface TypeDelta {
   versions: string[];
   ends: number[];
   removed: string[];
+  /** The type's set version after the change (TypeSnapshot.version), so the receiver need not hash. */
+  setVersion: string;
 }
 
 /**
@@ -48,7 +50,7 @@ export class FleetDeltaEncoder {
       this.sentEds.delete(change.fleet);
       return { fleet: change.fleet, removedFleet: true, full: false, types: [], bytes: new ArrayBuffer(0) };
     }
-    const picked: { typeUrl: TypeUrl; entries: CacheEntry[]; removed: string[] }[] = [];
+    const picked: { typeUrl: TypeUrl; entries: CacheEntry[]; removed: string[]; setVersion: string }[] = [];
     let total = 0;
     for (const typeUrl of PUSH_ORDER) {
       const ts = snapshot.types[typeUrl];
@@ -58,11 +60,11 @@ export class FleetDeltaEncoder {
       const removed = full ? [] : [...(change.removed.get(typeUrl) ?? [])];
       if (!full && entries.length === 0 && removed.length === 0) continue;
       for (const e of entries) total += e.bytes.length;
-      picked.push({ typeUrl, entries, removed });
+      picked.push({ typeUrl, entries, removed, setVersion: ts.version });
     }
     const bytes = new Uint8Array(total);
     let offset = 0;
-    const types = picked.map(({ typeUrl, entries, removed }) => {
+    const types = picked.map(({ typeUrl, entries, removed, setVersion }) => {
       const ends: number[] = [];
       for (const e of entries) {
         bytes.set(e.bytes, offset);
@@ -75,6 +77,7 @@ export class FleetDeltaEncoder {
         versions: entries.map((e) => e.version),
         ends,
         removed,
+        setVersion,
       };
     });
     const delta: FleetDelta = { fleet: change.fleet, removedFleet: false, full, types, bytes: bytes.buffer };
