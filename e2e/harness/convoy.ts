@@ -205,6 +205,8 @@ export class ConvoyProcess {
       ...(this.options.allowLoopbackEndpoints === false ? [] : ['--allow-loopback-endpoints']),
       ...(own && !this.options.args.includes('--xds-certs-dir') ? ['--xds-certs-dir', own] : []),
       ...(this.unmanaged() ? ['--no-managed-envoy'] : []),
+      // Runs a test file with builds in a worker thread (docs/architecture.md §14).
+      ...(process.env.CONVOY_E2E_BUILD_THREAD ? ['--build-thread', process.env.CONVOY_E2E_BUILD_THREAD] : []),
       ...this.options.args,
     ];
     fs.appendFileSync(this.logFile, `### ${new Date().toISOString()} node ${args.join(' ')}\n`);

@@ -1,6 +1,5 @@
 import { format } from 'node:util';
 import * as grpc from '@grpc/grpc-js';
-import { Controller } from '../controller/controller';
 import { DEFAULT_ADMIN_ADDRESS as ENVOY_DEFAULT_ADMIN_ADDRESS } from '../envoy/bootstrap';
 import { parseHostPort } from '../util/host-port';
 import { renderXdsDebugText } from '../xds/sync-view';
@@ -16,15 +15,15 @@ import { FleetModelSource } from '../fleets/local/model-source';
 import type { LocalEnvoysOptions } from './local-envoys';
 import { fleetPageEndpoints } from '../fleetpage/endpoints';
 import { setUpXdsSecurity } from './xds-security';
-import { accessLogForFleet, type AccessLogSettings } from './access-log-flags';
-import { tracingForFleet, type TracingSettings } from './tracing-flags';
+import type { AccessLogSettings } from './access-log-flags';
+import type { TracingSettings } from './tracing-flags';
 import type { XdsSecurityFlags } from './xds-security';
 import type { FileProviderOptions } from '../providers/files/provider';
 import { tuneGarbageCollection } from '../runtime/gc-tuning';
 import type { StatusSink } from '../status/types';
 import { StatusView } from '../status/view';
 import { ObjectStore } from '../store/store';
-import { XdsCache } from '../xds/cache';
+import { createBuilder, snapshotCache, type BuildThread } from './serve-builder';
 import type { FleetModel } from '../model/fleet';
 import type { CertificateDirectory } from '../pki/certificate-directory';
 import type { FleetCertificateSource } from '../fleets/kubernetes/provisioner';
@@ -79,6 +78,8 @@ export interface ServeOptions {
   logBufferBytes: number;
   /** File mode: start and supervise one Envoy per Gateway (local-envoys.ts). */
   localEnvoys?: LocalEnvoysOptions;
+  /** Where builds run (docs/architecture.md §14): this thread (default) or a worker thread. */
+  buildThread?: BuildThread;
 }
 
 export interface RunningServe {
@@ -141,7 +142,7 @@ async function open(
   const gcTuned = tuneGarbageCollection();
   logger.debug({ gcTuned, v8: process.versions.v8 }, 'V8 external-memory GC limit tuning');
   const store = new ObjectStore();
-  const cache = new XdsCache({ logger, metrics });
+  const cache = snapshotCache(options.buildThread ?? 'main', logger, metrics);
   const statusView = new StatusView();
   const sinks: StatusSink[] = [statusView];
   // Until the controller exists, Convoy is not ready.
@@ -252,28 +253,31 @@ async function open(
 
   const protectedPorts = [xdsPort, adminPort, ...(healthPort ? [healthPort] : [])];
   protectedPorts.push(parseHostPort(ENVOY_DEFAULT_ADMIN_ADDRESS).port);
-  const controller = new Controller({
-    store,
+  const controller = createBuilder(
     cache,
-    rejections: ads,
-    statusSinks: sinks,
-    logger,
-    metrics,
-    controllerName: options.controllerName,
-    externalNameServices: options.externalNameServices,
-    maxPortRangePorts: options.maxPortRangePorts,
-    ...(options.xListenerSets ? { xListenerSets: true } : {}),
-    ...(options.dynamicPorts ? { dynamicPorts: options.dynamicPorts } : {}),
-    endpoints: { ...options.endpoints, protectedPorts },
-    gatewayAddresses: options.gatewayAddresses,
-    translate: {
-      bindAddress: options.envoyBindAddress,
-      ...(options.accessLog ? { accessLog: accessLogForFleet(options.accessLog) } : {}),
-      ...(options.tracing ? { tracing: tracingForFleet(options.tracing) } : {}),
+    {
+      store,
+      rejections: ads,
+      statusSinks: sinks,
+      logger,
+      metrics,
+      controllerName: options.controllerName,
+      externalNameServices: options.externalNameServices,
+      maxPortRangePorts: options.maxPortRangePorts,
+      ...(options.xListenerSets ? { xListenerSets: true } : {}),
+      ...(options.dynamicPorts ? { dynamicPorts: options.dynamicPorts } : {}),
+      endpoints: { ...options.endpoints, protectedPorts },
+      gatewayAddresses: options.gatewayAddresses,
+      translate: {
+        bindAddress: options.envoyBindAddress,
+        ...(options.accessLog ? { accessLog: options.accessLog } : {}),
+        ...(options.tracing ? { tracing: options.tracing } : {}),
+      },
+      ...(fleets ? { managedFleets: true } : localSource ? { managedFleets: 'local' as const } : {}),
+      ...(onFleets ? { onFleets } : {}),
     },
-    ...(fleets ? { managedFleets: true } : localSource ? { managedFleets: 'local' as const } : {}),
-    ...(onFleets ? { onFleets } : {}),
-  });
+    options.logLevel,
+  );
   opened.add('controller', () => controller.stop());
   controller.start();
   ready = () => store.isSynced() && controller.isReady();

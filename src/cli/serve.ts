@@ -279,6 +279,14 @@ export const serveSpec = defineCommand({
         "Secret in the Lease namespace holding the xDS CA all replicas share (created if missing); managed fleets' client certificates come from it.",
       default: 'convoy-xds-ca',
     },
+    'build-thread': {
+      type: 'string',
+      valueName: 'THREAD',
+      choices: ['main', 'worker'] as const,
+      description:
+        'Where builds, translation and encoding run: main (this thread) or worker (a worker thread, so a full build never delays xDS streams; docs/architecture.md §14).',
+      default: 'main',
+    },
     'log-level': {
       type: 'string',
       valueName: 'LEVEL',
@@ -397,6 +405,7 @@ export function serveOptionsFromFlags(v: ServeFlags): ServeOptions {
     leaseName: v['leader-election-name'],
     ...(v['status-qps'] ? { statusQps: checkedCount(v['status-qps'], 'status-qps') } : {}),
     ...(v['log-level'] ? { logLevel: v['log-level'] } : {}),
+    buildThread: v['build-thread'] === 'worker' ? 'worker' : 'main',
     logBufferBytes: checkedCount(v['log-buffer-bytes'], 'log-buffer-bytes', MIN_LOG_BUFFER_BYTES),
   };
 }

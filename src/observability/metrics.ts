@@ -112,6 +112,12 @@ export class ConvoyMetrics {
     labelNames: ['reason'] as const,
     registers: [this.registry],
   });
+  /** `convoy serve --build-thread worker` (docs/architecture.md §14): build threads restarted after they died. */
+  readonly buildWorkerRestarts = new Counter({
+    name: 'convoy_build_worker_restarts_total',
+    help: 'Build threads restarted after they exited unexpectedly (the last snapshots stayed in service).',
+    registers: [this.registry],
+  });
   readonly invalidObjects = new Gauge({
     name: 'convoy_invalid_objects',
     help: 'Objects currently refused by validation (file mode: parse and schema errors).',

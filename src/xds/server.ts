@@ -2,7 +2,7 @@ import * as grpc from '@grpc/grpc-js';
 import type { Logger } from '../observability/logger';
 import type { ConvoyMetrics } from '../observability/metrics';
 import { messageType } from '../envoy/protos';
-import type { XdsCache } from './cache';
+import type { SnapshotSource } from './mirror-cache';
 import { SendBudget } from './budget';
 import { releaseDecodedMessageBuffers } from './grpc-decoder-release';
 import { DeltaStream } from './delta';
@@ -66,7 +66,7 @@ export function adsServiceDefinition(): grpc.ServiceDefinition {
 }
 
 export interface AdsServerOptions {
-  cache: XdsCache;
+  cache: SnapshotSource;
   logger: Logger;
   metrics: ConvoyMetrics;
   /** Fixed TLS material. With `ca`, clients must present a certificate signed by it (mTLS). */
@@ -104,7 +104,7 @@ const PUMP_BATCH = 128;
  * RejectionFeed: what the Envoys of each fleet rejected (rejections.ts).
  */
 export class AdsServer implements RejectionFeed {
-  private readonly cache: XdsCache;
+  private readonly cache: SnapshotSource;
   private readonly logger: Logger;
   private readonly metrics: ConvoyMetrics;
   private readonly tls: TlsMaterial | undefined;

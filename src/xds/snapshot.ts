@@ -49,13 +49,18 @@ export class TypeSnapshot {
   private readonly memo = new Map<string, MemoResponse>();
   private memoBytes = 0;
 
+  /**
+   * `version`, when given, must be setVersion(sorted) as computed elsewhere (the build thread's
+   * snapshot of the same entries: docs/architecture.md §14); it saves hashing every name again.
+   */
   constructor(
     readonly typeUrl: TypeUrl,
     readonly entries: ReadonlyMap<string, CacheEntry>,
     sorted?: readonly CacheEntry[],
+    version?: string,
   ) {
     this.sorted = sorted ?? [...entries.values()].sort(byName);
-    this.version = setVersion(this.sorted);
+    this.version = version ?? setVersion(this.sorted);
   }
 
   /**
@@ -67,6 +72,7 @@ export class TypeSnapshot {
     entries: ReadonlyMap<string, CacheEntry>,
     changed: readonly string[],
     removed: readonly string[],
+    version?: string,
   ): TypeSnapshot {
     const added = changed.filter((n) => !prev.entries.has(n)).sort();
     const gone = new Set(removed);
@@ -78,7 +84,7 @@ export class TypeSnapshot {
       sorted.push(entries.get(old.name)!);
     }
     while (i < added.length) sorted.push(entries.get(added[i++])!);
-    return new TypeSnapshot(prev.typeUrl, entries, sorted);
+    return new TypeSnapshot(prev.typeUrl, entries, sorted, version);
   }
 
   /**

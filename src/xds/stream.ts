@@ -2,7 +2,7 @@ import type { ServerDuplexStream } from '@grpc/grpc-js';
 import { status as GrpcStatus } from '@grpc/grpc-js';
 import type { Logger } from '../observability/logger';
 import type { ConvoyMetrics } from '../observability/metrics';
-import type { XdsCache } from './cache';
+import type { SnapshotSource } from './mirror-cache';
 import type { BudgetWaiter, SendBudget } from './budget';
 import { TypeUrl } from '../envoy/resources';
 import { DEFERRED_REMOVAL_TYPES, PUSH_ORDER, typeLabel } from './served-types';
@@ -49,7 +49,7 @@ export interface Refusal {
 
 /** What a stream needs from the server: cache, logging, metrics, send budget and fleet bookkeeping. */
 export interface StreamContext {
-  readonly cache: XdsCache;
+  readonly cache: SnapshotSource;
   readonly logger: Logger;
   readonly metrics: ConvoyMetrics;
   readonly budget: SendBudget;

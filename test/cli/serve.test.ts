@@ -51,6 +51,7 @@ describe('convoy serve flags', () => {
       leaseNamespace: process.env.POD_NAMESPACE ?? 'convoy-system',
       leaseName: 'convoy-leader',
       logBufferBytes: 4 * 1024 * 1024,
+      buildThread: 'main',
     });
   });
 
@@ -119,6 +120,8 @@ describe('convoy serve flags', () => {
       'text:/var/log/envoy/access.log',
       '--access-log',
       'team-a/web=off',
+      '--build-thread',
+      'worker',
     ]);
     assert.deepEqual(o, {
       source: {
@@ -156,6 +159,7 @@ describe('convoy serve flags', () => {
       leaseName: 'lease',
       logLevel: 'debug',
       logBufferBytes: 65536,
+      buildThread: 'worker',
     });
   });
 
