@@ -17,6 +17,7 @@ import type { LocalEnvoysOptions } from './local-envoys';
 import { fleetPageEndpoints } from '../fleetpage/endpoints';
 import { setUpXdsSecurity } from './xds-security';
 import { accessLogForFleet, type AccessLogSettings } from './access-log-flags';
+import type { ListenerLayout } from '../envoy/translate/sni-dispatch';
 import { tracingForFleet, type TracingSettings } from './tracing-flags';
 import type { XdsSecurityFlags } from './xds-security';
 import type { FileProviderOptions } from '../providers/files/provider';
@@ -58,6 +59,8 @@ export interface ServeOptions {
   accessLog?: AccessLogSettings;
   /** OpenTelemetry tracing per fleet (tracing-flags.ts); off when absent. */
   tracing?: TracingSettings;
+  /** TLS ports' listener layout (docs/xds.md §27); `chains` when absent. */
+  listenerLayout?: ListenerLayout;
   gatewayAddresses?: BuildOptions['gatewayAddresses'];
   externalNameServices: boolean;
   /** The most ports a ListenerPortRange may span (docs/gateway-api.md §30). */
@@ -270,6 +273,7 @@ async function open(
       bindAddress: options.envoyBindAddress,
       ...(options.accessLog ? { accessLog: accessLogForFleet(options.accessLog) } : {}),
       ...(options.tracing ? { tracing: tracingForFleet(options.tracing) } : {}),
+      ...(options.listenerLayout ? { listenerLayout: options.listenerLayout } : {}),
     },
     ...(fleets ? { managedFleets: true } : localSource ? { managedFleets: 'local' as const } : {}),
     ...(onFleets ? { onFleets } : {}),
