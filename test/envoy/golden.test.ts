@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import * as prettier from 'prettier';
 import { translateFleet } from '../../src/envoy/translate';
 import type { FleetModel } from '../../src/model/fleet';
-import { GOLDEN_FLEETS, httpsFleet, mixedFleet, tlsPassthroughFleet } from './fixtures';
+import { GOLDEN_FLEETS, httpsFleetWithoutCatchAll, mixedFleet } from './fixtures';
 import type { TranslateOptions } from '../../src/envoy/translate';
 import { KINDS, decodeAll, encodeAll } from './helpers';
 import { repoRoot } from '../support/repo';
@@ -38,8 +38,7 @@ function rebuiltReversed<T>(value: T): T {
 
 /** Fleets translated with the SNI-dispatch listener layout too (docs/xds.md §27). */
 const SNI_DISPATCH_GOLDENS: Record<string, () => FleetModel> = {
-  'https-sni-dispatch': httpsFleet,
-  'tls-passthrough-sni-dispatch': tlsPassthroughFleet,
+  'https-sni-dispatch': httpsFleetWithoutCatchAll,
   'mixed-sni-dispatch': mixedFleet,
 };
 const SNI_DISPATCH: TranslateOptions = { listenerLayout: 'sni-dispatch' };

@@ -6,7 +6,7 @@ import { checkConsistency } from '../../src/xds/consistency';
 import type { FilterChainModel, FleetModel } from '../../src/model/fleet';
 import type { Listener } from '../../src/generated/envoy/config/listener/v3/Listener';
 import type { Cluster } from '../../src/generated/envoy/config/cluster/v3/Cluster';
-import { httpsFleet, tlsPassthroughFleet } from './fixtures';
+import { httpsFleet, httpsFleetWithoutCatchAll, mixedFleet } from './fixtures';
 import { encodeAll } from './helpers';
 
 /** The SNI-dispatch listener layout (src/envoy/translate/sni-dispatch.ts, docs/xds.md §27). */
@@ -32,26 +32,17 @@ function internalTarget(c: Cluster): string {
   return address?.envoy_internal_address?.server_listener_name ?? '';
 }
 
-/** httpsFleet without its hostname-less listener. */
-function withoutCatchAll(): FleetModel {
-  const m = httpsFleet();
-  const port = m.ports[1];
-  return {
-    ...m,
-    ports: [m.ports[0], { ...port, filterChains: port.filterChains.filter((fc) => fc.serverNames.length) }],
-  };
-}
+const withoutCatchAll = httpsFleetWithoutCatchAll;
 
 describe('SNI-dispatch layout', () => {
   test('each TLS chain becomes an internal listener with one unmatched chain, reached by a cluster per name', () => {
-    const res = translateFleet(httpsFleet(), LAYOUT);
+    const res = translateFleet(withoutCatchAll(), LAYOUT);
     const internal = res.listeners.filter((l) => l.internal_listener);
     assert.deepEqual(
       internal.map((l) => l.name),
       [
         'https-8443/Gateway/infra/gw/www',
         'https-8443/Gateway/infra/gw/wildcard',
-        'https-8443/Gateway/infra/gw/default',
         'https-8443/ListenerSet/team-a/tenants/a',
         'https-8443/ListenerSet/team-b/tenants/b',
       ],
@@ -74,7 +65,6 @@ describe('SNI-dispatch layout', () => {
       [
         [sniClusterName('https-8443', 'www.example.com'), 'https-8443/Gateway/infra/gw/www'],
         [sniClusterName('https-8443', '*.example.com'), 'https-8443/Gateway/infra/gw/wildcard'],
-        [sniClusterName('https-8443', ''), 'https-8443/Gateway/infra/gw/default'],
         [sniClusterName('https-8443', 'a.tenant.test'), 'https-8443/ListenerSet/team-a/tenants/a'],
         [sniClusterName('https-8443', 'b.tenant.test'), 'https-8443/ListenerSet/team-b/tenants/b'],
       ],
@@ -82,21 +72,14 @@ describe('SNI-dispatch layout', () => {
     assert.deepEqual(checkConsistency(res).errors, []);
   });
 
-  test('with a hostname-less listener: wildcards and covered exact names explicit, other exact names listed, fallback last', () => {
-    const l = front(translateFleet(httpsFleet(), LAYOUT).listeners);
-    assert.deepEqual(chainNames(l), [
-      'Gateway/infra/gw/www/www.example.com',
-      'Gateway/infra/gw/wildcard/*.example.com',
-      'https-8443/exact',
-      'https-8443/default',
-    ]);
-    assert.deepEqual(serverNamesOf(l, 'Gateway/infra/gw/www/www.example.com'), ['www.example.com']);
-    assert.deepEqual(serverNamesOf(l, 'https-8443/exact'), ['a.tenant.test', 'b.tenant.test']);
-    assert.equal(l.filter_chains![3].filter_chain_match?.transport_protocol, 'tls');
-    assert.deepEqual(
-      l.filter_chains![2].filters!.map((f) => f.name),
-      ['envoy.filters.network.set_filter_state', 'envoy.filters.network.tcp_proxy'],
-    );
+  test('a port with a hostname-less listener keeps the chains layout', () => {
+    const dispatched = translateFleet(httpsFleet(), LAYOUT);
+    const chains = translateFleet(httpsFleet(), { bindAddress: '127.0.0.1' });
+    const a = encodeAll(dispatched);
+    const b = encodeAll(chains);
+    assert.equal(a.listeners.length, b.listeners.length);
+    a.listeners.forEach((buf, i) => assert.ok(buf.equals(b.listeners[i]), `listener ${i}`));
+    assert.equal(dispatched.clusters.length, chains.clusters.length);
   });
 
   test('without one: exact names are not in the front Listener at all, and adding one leaves it unchanged', () => {
@@ -108,6 +91,11 @@ describe('SNI-dispatch layout', () => {
       'Gateway/infra/gw/wildcard/*.example.com',
       'https-8443/by-sni',
     ]);
+    assert.deepEqual(
+      l.filter_chains![2].filters!.map((f) => f.name),
+      ['envoy.filters.network.set_filter_state', 'envoy.filters.network.tcp_proxy'],
+    );
+    assert.equal(l.filter_chains![2].filter_chain_match?.transport_protocol, 'tls');
     const port = model.ports[1];
     const added: FilterChainModel = {
       ...port.filterChains[2],
@@ -150,19 +138,18 @@ describe('SNI-dispatch layout', () => {
   });
 
   test('plain HTTP stays a raw_buffer chain of the front Listener; TLS passthrough forwards still encrypted', () => {
-    const res = translateFleet(tlsPassthroughFleet(), LAYOUT);
+    const res = translateFleet(mixedFleet(), LAYOUT);
     const internal = res.listeners.filter((l) => l.internal_listener);
     assert.ok(internal.length > 0);
-    for (const l of internal) {
-      const chain = l.filter_chains![0];
-      assert.equal(chain.transport_socket, undefined, `${l.name}: passthrough does not terminate`);
-    }
+    const pass = internal.find((l) => l.name!.endsWith('pass'));
+    assert.ok(pass, 'the passthrough listener');
+    assert.equal(pass.filter_chains![0].transport_socket, undefined, 'passthrough does not terminate');
     assert.deepEqual(checkConsistency(res).errors, []);
   });
 
   test('byte-deterministic: the same model gives the same encodings', () => {
-    const a = encodeAll(translateFleet(httpsFleet(), LAYOUT));
-    const b = encodeAll(translateFleet(httpsFleet(), LAYOUT));
+    const a = encodeAll(translateFleet(withoutCatchAll(), LAYOUT));
+    const b = encodeAll(translateFleet(withoutCatchAll(), LAYOUT));
     for (const kind of Object.keys(a) as (keyof typeof a)[]) {
       assert.equal(a[kind].length, b[kind].length);
       a[kind].forEach((buf, i) => assert.ok(buf.equals(b[kind][i]), `${kind}[${i}]`));
@@ -170,7 +157,7 @@ describe('SNI-dispatch layout', () => {
   });
 
   test('the consistency check reports a cluster whose internal listener is missing', () => {
-    const res = translateFleet(httpsFleet(), LAYOUT);
+    const res = translateFleet(withoutCatchAll(), LAYOUT);
     res.listeners = res.listeners.filter((l) => l.name !== 'https-8443/ListenerSet/team-a/tenants/a');
     assert.deepEqual(checkConsistency(res).errors, [
       `cluster "${sniClusterName('https-8443', 'a.tenant.test')}": internal listener "https-8443/ListenerSet/team-a/tenants/a" not found`,

@@ -33,11 +33,11 @@ import {
  * - each wildcard, and each exact name a wildcard of the port covers (the wildcard's chain would
  *   otherwise take it), keeps an explicit `server_names` chain with a fixed cluster, so Envoy's
  *   "exact, then longest wildcard suffix" order decides as before;
- * - a port with a hostname-less Gateway API listener must send unknown SNI and connections without
- *   SNI to it, and a dynamic cluster name cannot fall back, so there the exact names are listed in
- *   one front chain (about 25 bytes each) and the catch-all chain goes to the hostname-less
- *   listener's cluster. Without one, an unknown SNI names no cluster and the connection is closed,
- *   as it is when no chain matches.
+ * - an unknown SNI, or none, names no cluster, and the connection is closed, as it is when no chain
+ *   matches. A port with a hostname-less Gateway API listener must send those to it instead, and a
+ *   per-connection cluster name cannot fall back; listing the exact names in a front chain would
+ *   work but changes that chain on every add and remove, which drains every connection it carries
+ *   (measured, docs/xds.md §27). Such a port keeps the chains layout.
  * The front chains match `transport_protocol: tls`, so plaintext still reaches only the port's HTTP
  * chain. The internal listener receives the original client address through PROXY protocol v2
  * (the cluster's transport socket writes it, the internal listener's listener filter reads it),
@@ -196,8 +196,9 @@ const memoChainParts = memoByNode((fc: FilterChainModel, variant: string): Chain
 type HcmTracingOrNull = Parameters<typeof buildTlsFilterChain>[4] | null;
 
 /**
- * Translates a TLS port to the SNI-dispatch layout; undefined for a port without TLS chains (the
- * chains layout applies unchanged to plain HTTP and TCP/UDP ports).
+ * Translates a TLS port to the SNI-dispatch layout; undefined for a port without TLS chains or
+ * with a hostname-less TLS listener (the chains layout serves those, and plain HTTP and TCP/UDP
+ * ports, unchanged).
  */
 export function translateDispatchedPort(
   port: PortModel,
@@ -223,12 +224,12 @@ const memoPort = memoByNode((port: PortModel, variant: string): DispatchedPort |
   });
   if (kept.length === 0) return null;
   const wildcards = kept.flatMap((k) => k.names.filter((n) => n.startsWith('*.')));
-  const catchAll = kept.find((k) => k.names.length === 0);
+  // A hostname-less listener keeps the chains layout (see the file comment).
+  if (kept.some((k) => k.names.length === 0)) return null;
 
   const listeners: Listener[] = [];
   const clusters: Cluster[] = [];
   const explicit: FilterChain[] = [];
-  const listedExact: string[] = [];
   for (const { fc, names } of kept) {
     const parts = memoChainParts(fc, JSON.stringify([port.name, names, accessLog, tracing]));
     listeners.push(parts.listener);
@@ -241,32 +242,17 @@ const memoPort = memoByNode((port: PortModel, variant: string): DispatchedPort |
           filter_chain_match: { server_names: [sn] },
           filters: [fixedProxy(port.name, cluster)],
         });
-      } else if (catchAll) {
-        listedExact.push(sn);
       }
     }
   }
-  const front: FilterChain[] = [...explicit];
-  if (catchAll) {
-    if (listedExact.length) {
-      front.push({
-        name: `${port.name}/exact`,
-        filter_chain_match: { server_names: listedExact },
-        filters: dynamicProxy(port.name),
-      });
-    }
-    front.push({
-      name: `${port.name}/default`,
-      filter_chain_match: { transport_protocol: 'tls' },
-      filters: [fixedProxy(port.name, sniClusterName(port.name, ''))],
-    });
-  } else {
-    front.push({
+  const front: FilterChain[] = [
+    ...explicit,
+    {
       name: `${port.name}/by-sni`,
       filter_chain_match: { transport_protocol: 'tls' },
       filters: dynamicProxy(port.name),
-    });
-  }
+    },
+  ];
   if (port.http) front.unshift(httpFilterChain(port, true, accessLog, tracing ?? undefined));
   listeners.unshift(portListener(port, bindAddress, true, front));
   return { listeners, clusters };
