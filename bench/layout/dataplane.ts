@@ -117,11 +117,13 @@ async function change(
   let sampling = true;
   const sampler = (async () => {
     while (sampling) {
-      const s = await envoy.stats('total_filter_chains_draining');
-      maxDraining = Math.max(
-        maxDraining,
-        Number(s.get('listener_manager.total_filter_chains_draining') ?? 0),
-      );
+      // Envoy's main thread may be too busy applying a large listener to answer in time: skip that sample.
+      const s = await envoy.stats('total_filter_chains_draining').catch(() => undefined);
+      if (s)
+        maxDraining = Math.max(
+          maxDraining,
+          Number(s.get('listener_manager.total_filter_chains_draining') ?? 0),
+        );
       await new Promise((r) => setTimeout(r, 10));
     }
   })();
