@@ -5,6 +5,7 @@ import { runBuildWorker, type BuildWorkerPort } from '../controller/build-worker
 import type { BuildWorkerInit } from '../controller/build-worker-protocol';
 import { accessLogForFleet, type AccessLogSettings } from './access-log-flags';
 import { tracingForFleet, type TracingSettings } from './tracing-flags';
+import type { ListenerLayout } from '../envoy/translate/sni-dispatch';
 
 /**
  * The build thread of `convoy serve --build-thread worker` (docs/architecture.md §14): turns the
@@ -17,6 +18,7 @@ export interface BuildThreadTranslate {
   bindAddress: string;
   accessLog?: AccessLogSettings;
   tracing?: TracingSettings;
+  listenerLayout?: ListenerLayout;
 }
 
 /** Returns the Controller's TranslateOptions for the settings. */
@@ -25,6 +27,7 @@ export function translateOptions(t: BuildThreadTranslate): TranslateOptions {
     bindAddress: t.bindAddress,
     ...(t.accessLog ? { accessLog: accessLogForFleet(t.accessLog) } : {}),
     ...(t.tracing ? { tracing: tracingForFleet(t.tracing) } : {}),
+    ...(t.listenerLayout ? { listenerLayout: t.listenerLayout } : {}),
   };
 }
 

@@ -17,6 +17,7 @@ import { fleetPageEndpoints } from '../fleetpage/endpoints';
 import { setUpXdsSecurity } from './xds-security';
 import type { AccessLogSettings } from './access-log-flags';
 import type { TracingSettings } from './tracing-flags';
+import type { ListenerLayout } from '../envoy/translate/sni-dispatch';
 import type { XdsSecurityFlags } from './xds-security';
 import type { FileProviderOptions } from '../providers/files/provider';
 import { tuneGarbageCollection } from '../runtime/gc-tuning';
@@ -57,6 +58,8 @@ export interface ServeOptions {
   accessLog?: AccessLogSettings;
   /** OpenTelemetry tracing per fleet (tracing-flags.ts); off when absent. */
   tracing?: TracingSettings;
+  /** TLS ports' listener layout (docs/xds.md §27); `chains` when absent. */
+  listenerLayout?: ListenerLayout;
   gatewayAddresses?: BuildOptions['gatewayAddresses'];
   externalNameServices: boolean;
   /** The most ports a ListenerPortRange may span (docs/gateway-api.md §30). */
@@ -272,6 +275,7 @@ async function open(
         bindAddress: options.envoyBindAddress,
         ...(options.accessLog ? { accessLog: options.accessLog } : {}),
         ...(options.tracing ? { tracing: options.tracing } : {}),
+        ...(options.listenerLayout ? { listenerLayout: options.listenerLayout } : {}),
       },
       ...(fleets ? { managedFleets: true } : localSource ? { managedFleets: 'local' as const } : {}),
       ...(onFleets ? { onFleets } : {}),

@@ -176,6 +176,14 @@ export const serveSpec = defineCommand({
       description:
         "Envoy access logs: FORMAT off, json (default) or text; PATH an absolute file on the Envoy's host instead of stdout; NS/NAME= for one Gateway's fleet only.",
     },
+    'listener-layout': {
+      type: 'string',
+      valueName: 'LAYOUT',
+      choices: ['chains', 'sni-dispatch'],
+      description:
+        'How a TLS port lays out its hostnames (docs/xds.md §27): chains (one filter chain each in the port listener) or sni-dispatch (an internal listener and a cluster each; a hostname change costs a delta xDS Envoy ~4 KiB; needs a bootstrap from this version).',
+      default: 'chains',
+    },
     tracing: {
       type: 'string',
       valueName: '[NS/NAME=]off|HOST:PORT',
@@ -388,6 +396,7 @@ export function serveOptionsFromFlags(v: ServeFlags): ServeOptions {
     envoyBindAddress: v['envoy-bind-address'],
     accessLog: checkedAccessLog(v['access-log']),
     ...(v.tracing?.length ? { tracing: checkedTracing(v.tracing) } : {}),
+    ...(v['listener-layout'] === 'sni-dispatch' ? { listenerLayout: 'sni-dispatch' as const } : {}),
     // Managed Envoys listen on the bind address: Gateways report it unless told otherwise.
     gatewayAddresses:
       addressSource(v['gateway-address'], v['envoy-service']) ??

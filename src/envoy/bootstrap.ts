@@ -306,6 +306,15 @@ export function buildBootstrap(options: BootstrapOptions): Record<string, unknow
     },
     // Operators can flip runtime keys through the admin API (/runtime_modify) while debugging.
     layered_runtime: { layers: [{ name: 'admin', admin_layer: {} }] },
+    // Internal listeners, which the SNI-dispatch listener layout uses (docs/xds.md §27); inert otherwise.
+    bootstrap_extensions: [
+      {
+        name: 'envoy.bootstrap.internal_listener',
+        typed_config: {
+          '@type': 'type.googleapis.com/envoy.extensions.bootstrap.internal_listener.v3.InternalListener',
+        },
+      },
+    ],
   };
 }
 

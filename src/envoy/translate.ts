@@ -9,9 +9,11 @@ import { translateSecret } from './translate/secrets';
 import { translateCaBundle } from './translate/client-validation';
 import { withMisdirectedHosts } from './translate/misdirected';
 import { memoByNode } from './translate/common';
-import type { AccessLogOptions } from './translate/access-log';
+import { DEFAULT_ACCESS_LOG, type AccessLogOptions } from './translate/access-log';
 import { tracing as tracingFor, type TracingOptions } from './translate/tracing';
 import { buildUdpWeightedCluster, needsUdpWeightedCluster } from './translate/udp-weights';
+import { translateDispatchedPort, type ListenerLayout } from './translate/sni-dispatch';
+import type { Cluster } from '../generated/envoy/config/cluster/v3/Cluster';
 
 /**
  * Translates a FleetModel (the model of one Gateway's fleet) into the typed Envoy resources its
@@ -39,6 +41,12 @@ export interface TranslateOptions {
    * `accessLog`. When set, the fleet gets one more cluster, `convoy-otel-collector`.
    */
   tracing?: TracingOptions | ((fleet: string) => TracingOptions | undefined);
+  /**
+   * How TLS ports lay out their hostnames (docs/xds.md §27): `chains` (the default) puts one filter
+   * chain per hostname in the port's Listener; `sni-dispatch` gives each hostname an internal
+   * listener and a cluster of its own, so a hostname change is O(1) bytes over delta xDS.
+   */
+  listenerLayout?: ListenerLayout;
 }
 
 export const DEFAULT_BIND_ADDRESS = '0.0.0.0';
@@ -75,10 +83,23 @@ export function translateFleet(model: FleetModel, options: TranslateOptions = {}
     out.routes.push(rc);
   };
 
+  const dispatchClusters: Cluster[] = [];
   for (const port of model.ports) {
-    const listener = translateListener(port, { bindAddress, accessLog, tracing: traced?.hcm });
-    if (!listener) continue;
-    out.listeners.push(listener);
+    const dispatched =
+      options.listenerLayout === 'sni-dispatch'
+        ? translateDispatchedPort(port, bindAddress, accessLog ?? DEFAULT_ACCESS_LOG, traced?.hcm ?? null)
+        : undefined;
+    const listener = dispatched
+      ? undefined
+      : translateListener(port, { bindAddress, accessLog, tracing: traced?.hcm });
+    if (dispatched) {
+      out.listeners.push(...dispatched.listeners);
+      dispatchClusters.push(...dispatched.clusters);
+    } else if (listener) {
+      out.listeners.push(listener);
+    } else {
+      continue;
+    }
     if (port.http) addRoutes(httpRouteConfiguration(port.http));
     for (const fc of port.filterChains) {
       // Only HTTPS chains that terminate TLS run an HCM, hence need their RouteConfiguration.
@@ -99,6 +120,8 @@ export function translateFleet(model: FleetModel, options: TranslateOptions = {}
     byName ??= new Map(model.clusters.map((c) => [c.name, c]));
     out.clusters.push(buildUdpWeightedCluster(port, port.l4, byName));
   }
+  // After the model's clusters: the SNI-dispatch clusters, in port and chain order.
+  out.clusters.push(...dispatchClusters);
   if (traced) out.clusters.push(traced.cluster);
   for (const secret of model.secrets) out.secrets.push(translateSecret(secret));
   // After the certificates: the CA bundles of client certificate validation (their names differ).

@@ -68,7 +68,19 @@ export function staticBootstrap(res: EnvoyResources): Obj {
       load_assignment: { cluster_name: INVALID_BACKEND_CLUSTER },
     });
   }
-  return { static_resources: { listeners, clusters, secrets: res.secrets } };
+  const bootstrap: Obj = { static_resources: { listeners, clusters, secrets: res.secrets } };
+  // The SNI-dispatch layout's internal listeners (docs/xds.md §27) need their bootstrap extension.
+  if (res.listeners.some((l) => l.internal_listener)) {
+    bootstrap.bootstrap_extensions = [
+      {
+        name: 'envoy.bootstrap.internal_listener',
+        typed_config: {
+          '@type': 'type.googleapis.com/envoy.extensions.bootstrap.internal_listener.v3.InternalListener',
+        },
+      },
+    ];
+  }
+  return bootstrap;
 }
 
 export interface EnvoyRun {

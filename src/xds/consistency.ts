@@ -11,7 +11,10 @@ import { INVALID_BACKEND_CLUSTER } from '../envoy/translate/routes';
  * - every SDS secret referenced by a listener or cluster TLS context has a Secret;
  * - every cluster named by a route (cluster, weighted clusters, mirrors) or by a tcp_proxy exists,
  *   unless the route sets cluster_not_found_response_code (a deliberate dangling reference), and
- *   except INVALID_BACKEND_CLUSTER among a tcp_proxy's weighted clusters (a TCPRoute's invalid share).
+ *   except INVALID_BACKEND_CLUSTER among a tcp_proxy's weighted clusters (a TCPRoute's invalid share),
+ *   and except the cluster of a tcp_proxy whose chain sets it per connection with set_filter_state
+ *   (the SNI-dispatch layout, docs/xds.md §27: a name no cluster has closes the connection);
+ * - every internal listener a cluster's endpoint names (`envoy_internal_address`) exists.
  * Nested Any fields are accepted in both forms: `{ '@type', ...fields }` and `{ type_url, value }`.
  */
 
@@ -71,7 +74,7 @@ export function unpackAny(any: unknown): { type: string; msg: Obj } | undefined 
 
 /** One cross-reference a resource makes (or a problem found while reading it). */
 interface Need {
-  kind: 'secret' | 'route' | 'cluster' | 'cla' | 'error';
+  kind: 'secret' | 'route' | 'cluster' | 'cla' | 'listener' | 'error';
   name: string;
   /** Where the reference is; for 'error', the whole message. */
   where: string;
@@ -149,9 +152,13 @@ function routeConfigNeeds(where: string, rc: Obj, out: Need[]): void {
   }
 }
 
+/** Filter that sets tcp_proxy's cluster per connection (the SNI-dispatch layout's front chains). */
+const SET_FILTER_STATE = 'envoy.filters.network.set_filter_state';
+
 function chainNeeds(chain: Obj, lWhere: string, out: Need[]): void {
   const cWhere = chain.name ? `${lWhere} filter chain "${str(chain.name)}"` : lWhere;
   tlsContextNeeds(cWhere, chain.transport_socket, out);
+  const perConnectionCluster = arr(chain.filters).some((f) => f.name === SET_FILTER_STATE);
   for (const filter of arr(chain.filters)) {
     let unpacked;
     try {
@@ -180,7 +187,7 @@ function chainNeeds(chain: Obj, lWhere: string, out: Need[]): void {
       if (isObj(unpacked.msg.route_config))
         routeConfigNeeds(`${cWhere} inline routes`, unpacked.msg.route_config, out);
     } else if (unpacked.type === TCP_PROXY) {
-      clusterNeed(`${cWhere} tcp_proxy`, unpacked.msg.cluster, out);
+      if (!perConnectionCluster) clusterNeed(`${cWhere} tcp_proxy`, unpacked.msg.cluster, out);
       const weighted = unpacked.msg.weighted_clusters;
       // The share of a TCPRoute's invalid backends names INVALID_BACKEND_CLUSTER on purpose: tcp_proxy
       // closes the connections it picks it for (docs/gateway-api.md §28).
@@ -197,6 +204,14 @@ function clusterNeeds(cluster: Obj, where: string, out: Need[]): void {
     out.push({ kind: 'cla', name: eds || str(cluster.name), where });
   }
   tlsContextNeeds(where, cluster.transport_socket, out);
+  const assignment = cluster.load_assignment;
+  for (const locality of isObj(assignment) ? arr(assignment.endpoints) : []) {
+    for (const lb of arr(locality.lb_endpoints)) {
+      const address = isObj(lb.endpoint) ? lb.endpoint.address : undefined;
+      const internal = isObj(address) ? address.envoy_internal_address : undefined;
+      if (isObj(internal)) out.push({ kind: 'listener', name: str(internal.server_listener_name), where });
+    }
+  }
   for (const m of arr(cluster.transport_socket_matches))
     tlsContextNeeds(`${where} transport socket match "${str(m.name)}"`, m.transport_socket, out);
 }
@@ -241,6 +256,9 @@ function checkNeeds(needs: readonly Need[], names: NameSets, errors: string[]): 
         break;
       case 'cluster':
         if (!names.clusters.has(n.name)) errors.push(`${n.where}: cluster "${n.name}" not found`);
+        break;
+      case 'listener':
+        if (!names.listeners.has(n.name)) errors.push(`${n.where}: internal listener "${n.name}" not found`);
         break;
       case 'cla':
         if (!names.endpoints.has(n.name))

@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { translateFleet } from '../../src/envoy/translate';
-import { GOLDEN_FLEETS, httpFleet } from './fixtures';
+import { GOLDEN_FLEETS, httpFleet, httpsFleetWithoutCatchAll, mixedFleet } from './fixtures';
 import { envoyValidate, requireEnvoy, staticBootstrap } from './helpers';
 
 /**
@@ -18,6 +18,14 @@ describe('real Envoy accepts the translation', () => {
   for (const [name, build] of Object.entries(GOLDEN_FLEETS)) {
     test(name, () => {
       const run = envoyValidate(staticBootstrap(translateFleet(build(), { bindAddress: '127.0.0.1' })), name);
+      assert.equal(run.status, 0, `envoy --mode validate rejected ${name}:\n${run.output}`);
+    });
+  }
+
+  for (const [name, build] of Object.entries({ https: httpsFleetWithoutCatchAll, mixed: mixedFleet })) {
+    test(`${name} in the SNI-dispatch layout (docs/xds.md §27)`, () => {
+      const res = translateFleet(build(), { bindAddress: '127.0.0.1', listenerLayout: 'sni-dispatch' });
+      const run = envoyValidate(staticBootstrap(res), `${name}-sni-dispatch`);
       assert.equal(run.status, 0, `envoy --mode validate rejected ${name}:\n${run.output}`);
     });
   }

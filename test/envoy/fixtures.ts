@@ -479,3 +479,16 @@ export const GOLDEN_FLEETS: Record<string, () => FleetModel> = {
   mixed: mixedFleet,
   'tcp-udp': l4Fleet,
 };
+
+/**
+ * The HTTPS fleet without its hostname-less listener: the shape the SNI-dispatch listener layout
+ * translates (a port with a hostname-less listener keeps the chains layout, docs/xds.md §27).
+ */
+export function httpsFleetWithoutCatchAll(): FleetModel {
+  const m = httpsFleet();
+  const [http, https] = m.ports;
+  return {
+    ...m,
+    ports: [http, { ...https, filterChains: https.filterChains.filter((fc) => fc.serverNames.length) }],
+  };
+}

@@ -5,7 +5,8 @@ import * as path from 'node:path';
 import * as prettier from 'prettier';
 import { translateFleet } from '../../src/envoy/translate';
 import type { FleetModel } from '../../src/model/fleet';
-import { GOLDEN_FLEETS } from './fixtures';
+import { GOLDEN_FLEETS, httpsFleetWithoutCatchAll, mixedFleet } from './fixtures';
+import type { TranslateOptions } from '../../src/envoy/translate';
 import { KINDS, decodeAll, encodeAll } from './helpers';
 import { repoRoot } from '../support/repo';
 
@@ -35,11 +36,27 @@ function rebuiltReversed<T>(value: T): T {
   return value;
 }
 
+/** Fleets translated with the SNI-dispatch listener layout too (docs/xds.md §27). */
+const SNI_DISPATCH_GOLDENS: Record<string, () => FleetModel> = {
+  'https-sni-dispatch': httpsFleetWithoutCatchAll,
+  'mixed-sni-dispatch': mixedFleet,
+};
+const SNI_DISPATCH: TranslateOptions = { listenerLayout: 'sni-dispatch' };
+
+const ALL_GOLDENS: [string, () => FleetModel, TranslateOptions][] = [
+  ...Object.entries(GOLDEN_FLEETS).map(([n, b]): [string, () => FleetModel, TranslateOptions] => [n, b, {}]),
+  ...Object.entries(SNI_DISPATCH_GOLDENS).map(([n, b]): [string, () => FleetModel, TranslateOptions] => [
+    n,
+    b,
+    SNI_DISPATCH,
+  ]),
+];
+
 describe('golden translations', () => {
-  for (const [name, build] of Object.entries(GOLDEN_FLEETS)) {
+  for (const [name, build, options] of ALL_GOLDENS) {
     test(name, async () => {
       const file = path.join(GOLDEN_DIR, `${name}.json`);
-      const actual = decodeAll(translateFleet(build()));
+      const actual = decodeAll(translateFleet(build(), options));
       if (UPDATE) {
         fs.mkdirSync(GOLDEN_DIR, { recursive: true });
         fs.writeFileSync(file, await formatJson(file, actual));
@@ -52,13 +69,13 @@ describe('golden translations', () => {
 });
 
 describe('determinism', () => {
-  for (const [name, build] of Object.entries(GOLDEN_FLEETS)) {
+  for (const [name, build, options] of ALL_GOLDENS) {
     test(`${name}: same model gives byte-identical encodings`, () => {
       const model: FleetModel = build();
-      const first = encodeAll(translateFleet(model));
-      const again = encodeAll(translateFleet(model));
-      const fresh = encodeAll(translateFleet(build()));
-      const reordered = encodeAll(translateFleet(rebuiltReversed(build())));
+      const first = encodeAll(translateFleet(model, options));
+      const again = encodeAll(translateFleet(model, options));
+      const fresh = encodeAll(translateFleet(build(), options));
+      const reordered = encodeAll(translateFleet(rebuiltReversed(build()), options));
       assert.ok(first.listeners.length > 0 && first.clusters.length > 0, `${name}: nothing translated`);
       for (const kind of KINDS) {
         for (const other of [again, fresh, reordered]) {

@@ -222,7 +222,7 @@ const memoTlsFilterChain = memoByNode((fc: FilterChainModel, variant: string) =>
  * It is named after the port's Envoy listener, which access logs give as `listener` (several
  * Gateway API listeners can share a plain HTTP port; the route names which one matched).
  */
-function httpFilterChain(
+export function httpFilterChain(
   port: PortModel,
   alongsideTls: boolean,
   accessLog: AccessLogOptions,
@@ -318,7 +318,19 @@ function buildListener(
   const hasTls = chains.length > 0;
   if (port.http) chains.unshift(httpFilterChain(port, hasTls, accessLog, tracing));
   if (chains.length === 0) return undefined;
+  return portListener(port, bindAddress, hasTls, chains);
+}
 
+/**
+ * Builds the Listener that binds a port (and the rest of its range) around the given chains,
+ * with the TLS inspector when a chain matches by SNI.
+ */
+export function portListener(
+  port: PortModel,
+  bindAddress: string,
+  hasTls: boolean,
+  chains: FilterChain[],
+): Listener {
   const listener: Listener = {
     name: port.name,
     address: { socket_address: { address: bindAddress, port_value: port.bindPort ?? port.port } },
