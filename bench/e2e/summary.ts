@@ -141,6 +141,12 @@ export function summarize(
       t.served,
     );
     add(
+      `${kind}.servedAfterApply`,
+      `${label}: write returned (rename done / kubectl exited) → real Envoy serves it`,
+      'ms',
+      perRunMedian(runs, kind, (c) => c.servedMs - c.appliedMs),
+    );
+    add(
       `${kind}.eventLoop`,
       `${label}: event-loop delay max`,
       'ms',
