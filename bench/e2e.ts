@@ -45,6 +45,39 @@ async function main(): Promise<void> {
   const started = Date.now();
   const calibrationBefore = args.calibrate ? calibrationMs() : null;
   const runs: RunFigures[] = [];
+  /** The results document for the runs so far; `complete` once the after-calibration is taken. */
+  const report = (done: RunFigures[], calibrationAfter: number | null | undefined) => ({
+    bench: 'e2e',
+    mode: args.mode,
+    size: args.size,
+    rev,
+    date: new Date().toISOString(),
+    node: process.version,
+    platform: `${os.platform()} ${os.arch()}, ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}`,
+    complete: calibrationAfter !== undefined,
+    calibrationMs: { before: calibrationBefore, after: calibrationAfter ?? null },
+    settings: {
+      clients: args.clients,
+      procs: args.procs,
+      variant: args.variant,
+      repeats: args.repeats,
+      kinds: args.kinds,
+      settleMs: args.settleMs ?? 'convoy default',
+    },
+    snapshotEvidence:
+      'the first simulated Envoy receiving the changed resource (an upper bound on the snapshot time); Convoy’s own build time from convoy_build_duration_seconds_sum',
+    durationSeconds: Math.round((Date.now() - started) / 1000),
+    summary: summarize(done, args.mode, args.kinds, args.size.name === 'large'),
+    fallbacks: fallbacks(done, args.kinds),
+    runs: done,
+  });
+  // Written after every run too, so a session that stops keeps the runs it finished.
+  const save = (doc: ReturnType<typeof report>) => {
+    if (!args.out) return;
+    fs.mkdirSync(path.dirname(args.out), { recursive: true });
+    fs.writeFileSync(args.out, `${JSON.stringify(doc, null, 2)}\n`);
+    log(`results: ${path.relative(root, args.out)}${doc.complete ? '' : ' (partial)'}`);
+  };
   for (let i = 0; i < args.runs; i++) {
     log(`run ${i + 1}/${args.runs}`);
     runs.push(
@@ -60,48 +93,20 @@ async function main(): Promise<void> {
         log,
       }),
     );
+    if (i + 1 < args.runs) save(report(runs, undefined));
   }
   const calibrationAfter = args.calibrate ? calibrationMs() : null;
-  const rows = summarize(runs, args.mode, args.kinds, args.size.name === 'large');
-  const fb = fallbacks(runs, args.kinds);
-  for (const r of rows) {
+  const result = report(runs, calibrationAfter);
+  for (const r of result.summary) {
     const mark = r.pass === undefined ? '' : r.pass ? '  pass' : '  FAIL';
     const target = r.target ? `  (target ${r.target.text})` : '';
     process.stdout.write(`${r.measurement}: ${formatSpread(r.spread, r.unit)}${target}${mark}\n`);
   }
-  for (const [kind, f] of Object.entries(fb))
+  for (const [kind, f] of Object.entries(result.fallbacks))
     process.stdout.write(
       `${kind}: builds ${JSON.stringify(f.builds)} over ${f.changes} changes; full-build fallbacks (convoy_full_builds_total): ${f.fellBack}${Object.keys(f.reasons).length ? ` ${JSON.stringify(f.reasons)}` : ''}\n`,
     );
-  const result = {
-    bench: 'e2e',
-    mode: args.mode,
-    size: args.size,
-    rev,
-    date: new Date().toISOString(),
-    node: process.version,
-    platform: `${os.platform()} ${os.arch()}, ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}`,
-    calibrationMs: { before: calibrationBefore, after: calibrationAfter },
-    settings: {
-      clients: args.clients,
-      procs: args.procs,
-      variant: args.variant,
-      repeats: args.repeats,
-      kinds: args.kinds,
-      settleMs: args.settleMs ?? 'convoy default',
-    },
-    snapshotEvidence:
-      'the first simulated Envoy receiving the changed resource (an upper bound on the snapshot time); Convoy’s own build time from convoy_build_duration_seconds_sum',
-    durationSeconds: Math.round((Date.now() - started) / 1000),
-    summary: rows,
-    fallbacks: fb,
-    runs,
-  };
-  if (args.out) {
-    fs.mkdirSync(path.dirname(args.out), { recursive: true });
-    fs.writeFileSync(args.out, `${JSON.stringify(result, null, 2)}\n`);
-    log(`results: ${path.relative(root, args.out)}`);
-  }
+  save(result);
   process.exit(0);
 }
 

@@ -155,7 +155,17 @@ export async function runOnce(s: RunSettings): Promise<RunFigures> {
       sdsPrefix: 'bootstrap.',
     });
 
-    const common = ['--envoy-bind-address', '127.0.0.1', '--xds-certs-dir', certsDir];
+    // The simulated Envoys connect as soon as the xDS port listens and, unlike Envoy, do not
+    // reconnect: a large cold start takes longer than the default wait for a fleet's first
+    // snapshot (60 s) before a stream is closed with NOT_FOUND, so that wait is lengthened.
+    const common = [
+      '--envoy-bind-address',
+      '127.0.0.1',
+      '--xds-certs-dir',
+      certsDir,
+      '--xds-unknown-fleet-timeout',
+      '30m',
+    ];
     let args: string[];
     const worldDir = path.join(work, 'world');
     if (s.mode === 'files') {
