@@ -8,10 +8,19 @@
  *               collected {arm, results}, closed, error {message}.
  */
 import { SimEnvoy } from './sim-envoy';
-import type { ArmStats, Expectation, Variant } from './sim-envoy';
+import type { ArmStats, Expectation, SimTls, Variant } from './sim-envoy';
 
 export type ToClient =
-  | { t: 'connect'; batch: number; address: string; fleet: string; variant: Variant; ids: string[] }
+  | {
+      t: 'connect';
+      batch: number;
+      address: string;
+      fleet: string;
+      variant: Variant;
+      ids: string[];
+      /** mTLS material; plaintext when absent. */
+      tls?: SimTls;
+    }
   | { t: 'arm'; arm: number; expect: Expectation[] }
   | { t: 'collect'; arm: number }
   | { t: 'close' }
@@ -29,6 +38,7 @@ export interface DoneResult {
   id: string;
   variant: Variant;
   doneAt: number;
+  firstAt?: number;
 }
 
 export interface CollectResult extends ArmStats {
@@ -80,7 +90,12 @@ function onDone(): void {
     send({
       t: 'done',
       arm: currentArm.arm,
-      results: envoys.map((e) => ({ id: e.id, variant: e.variant, doneAt: e.armStats()!.doneAt! })),
+      results: envoys.map((e) => ({
+        id: e.id,
+        variant: e.variant,
+        doneAt: e.armStats()!.doneAt!,
+        firstAt: e.armStats()!.firstAt,
+      })),
     });
   }
 }
@@ -97,7 +112,9 @@ setInterval(() => {
 process.on('message', (m: ToClient) => {
   switch (m.t) {
     case 'connect': {
-      const members = m.ids.map((id) => new SimEnvoy(id, m.variant, m.address, m.fleet, onSynced, onDone));
+      const members = m.ids.map(
+        (id) => new SimEnvoy(id, m.variant, m.address, m.fleet, onSynced, onDone, m.tls),
+      );
       envoys.push(...members);
       batches.set(m.batch, { members, left: members.length });
       break;

@@ -22,7 +22,7 @@ import { AdsServer } from '../src/xds/server';
 import { TypeUrl } from '../src/envoy/resources';
 import { silentLogger } from '../src/observability/logger';
 import type { DoneResult, FromClient, SyncResult, ToClient } from './client';
-import type { Expectation, Variant } from './sim-envoy';
+import type { Expectation, SimTls, Variant } from './sim-envoy';
 import { fmtBytes, fmtMs, median, mib, nowMs, percentile, pinToCpus, round, sleep } from './common';
 import type { BenchArgs, ChangeSpec, Results, Server } from './run';
 import { BIND_ADDRESS, CHANGE_KINDS, applyChange, nextChange, waitIdle } from './run';
@@ -132,6 +132,7 @@ export class ClientPool {
     idPrefix: string,
     wave: number,
     timeoutMs: number,
+    tls?: SimTls,
   ): Promise<SyncResult[]> {
     const out: SyncResult[] = [];
     let made = 0;
@@ -149,7 +150,7 @@ export class ClientPool {
         const ids: string[] = [];
         for (let j = 0; j < per[i]; j++) ids.push(`${idPrefix}-${k++}`);
         const v: Variant = variant === 'mixed' ? (i % 2 === 0 ? 'sotw' : 'delta') : variant;
-        sends.push(() => this.send(p, { t: 'connect', batch, address, fleet: FLEET, variant: v, ids }));
+        sends.push(() => this.send(p, { t: 'connect', batch, address, fleet: FLEET, variant: v, ids, tls }));
         pending.push(this.take<SyncedMsg>(p, (m) => m.t === 'synced' && m.batch === batch, timeoutMs));
       });
       for (const s of sends) s();

@@ -298,6 +298,15 @@ export interface ArmStats {
   resources: Record<string, number>;
   /** Time the last expected response was ACKed (absolute ms), once every expectation is met. */
   doneAt?: number;
+  /** Time the first response carrying an expected resource arrived (absolute ms). */
+  firstAt?: number;
+}
+
+/** PEM material for mTLS to the control plane (Convoy's default; docs/security.md §2). */
+export interface SimTls {
+  ca: string;
+  cert: string;
+  key: string;
 }
 
 export class SimEnvoy {
@@ -337,13 +346,17 @@ export class SimEnvoy {
     fleet: string,
     private readonly onSynced: (s: SimEnvoy) => void,
     private readonly onDone: (s: SimEnvoy) => void,
+    tls?: SimTls,
   ) {
     this.node = Buffer.from(
       messageType('envoy.config.core.v3.Node')
         .encode({ id, cluster: fleet, user_agent_name: 'envoy', locality: { zone: 'bench' } })
         .finish(),
     );
-    this.client = new grpc.Client(address, grpc.credentials.createInsecure(), {
+    const credentials = tls
+      ? grpc.credentials.createSsl(Buffer.from(tls.ca), Buffer.from(tls.key), Buffer.from(tls.cert))
+      : grpc.credentials.createInsecure();
+    this.client = new grpc.Client(address, credentials, {
       'grpc.use_local_subchannel_pool': 1,
       'grpc.max_receive_message_length': -1,
       'grpc.max_send_message_length': -1,
@@ -515,7 +528,10 @@ export class SimEnvoy {
     for (let i = 0; i < a.expect.length; i++) {
       if (a.met[i] || a.expect[i].typeUrl !== sc.typeUrl) continue;
       const name = a.expect[i].name;
-      if (sc.resources.some((r) => r.name === name)) a.met[i] = true;
+      if (sc.resources.some((r) => r.name === name)) {
+        a.met[i] = true;
+        a.stats.firstAt ??= t;
+      }
     }
     if (a.met.every(Boolean)) {
       a.stats.doneAt = t;

@@ -1,0 +1,108 @@
+/**
+ * Command line of bench/e2e.ts, parsed into settings. Pure; unit-tested.
+ *
+ *   node dist/bench/e2e.js --mode files|kubernetes --size small|large [--runs N] [--out FILE]
+ *     [--clients M] [--procs P] [--repeats K] [--variant delta|sotw|mixed] [--kinds a,b]
+ *     [--settle-ms MS] [--no-write] [--smoke]
+ */
+import { parseArgs } from 'node:util';
+import type { Variant } from '../sim-envoy';
+import { SIZES } from '../world';
+import type { WorldSize } from '../world';
+import { CHANGE_KINDS } from './changes';
+import type { ChangeKind } from './changes';
+import type { Mode } from './run-once';
+
+export interface E2eArgs {
+  mode: Mode;
+  size: WorldSize;
+  runs: number;
+  clients: number;
+  procs: number;
+  repeats: number;
+  variant: Variant | 'mixed';
+  kinds: ChangeKind[];
+  settleMs?: number;
+  /** Results file; undefined with --no-write or --smoke. */
+  out?: string;
+  calibrate: boolean;
+  smoke: boolean;
+}
+
+/** Simulated Envoys per size (issue 15: 100 small, 1,000 large) and their child processes. */
+const CLIENTS: Record<string, { clients: number; procs: number }> = {
+  tiny: { clients: 10, procs: 1 },
+  small: { clients: 100, procs: 2 },
+  large: { clients: 1000, procs: 4 },
+};
+
+function positive(value: string | undefined, flag: string, fallback: number, min = 1): number {
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < min)
+    throw new Error(`--${flag} must be a whole number ≥ ${min}, got ${value}`);
+  return n;
+}
+
+/**
+ * Parses `argv` (without node and the script). `defaultOut(mode, size)` names the results file
+ * when --out is not given. --smoke is the CI path: the small world once in file mode, 20
+ * simulated Envoys, one change of each kind, no calibration and no results file.
+ */
+export function parseE2eArgs(argv: string[], defaultOut: (mode: Mode, size: string) => string): E2eArgs {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      mode: { type: 'string' },
+      size: { type: 'string' },
+      runs: { type: 'string' },
+      out: { type: 'string' },
+      clients: { type: 'string' },
+      procs: { type: 'string' },
+      repeats: { type: 'string' },
+      variant: { type: 'string' },
+      kinds: { type: 'string' },
+      'settle-ms': { type: 'string' },
+      'no-write': { type: 'boolean' },
+      smoke: { type: 'boolean' },
+      // `npm run bench -- --e2e …` forwards its own switch.
+      e2e: { type: 'boolean' },
+    },
+    strict: true,
+  });
+  const smoke = values.smoke === true;
+  const mode = (values.mode ?? 'files') as Mode;
+  if (mode !== 'files' && mode !== 'kubernetes')
+    throw new Error(`--mode must be files or kubernetes, got ${mode}`);
+  if (smoke && mode !== 'files') throw new Error('--smoke runs file mode only');
+  const sizeName = values.size ?? 'small';
+  const size = SIZES[sizeName];
+  if (!size) throw new Error(`unknown --size ${sizeName} (${Object.keys(SIZES).join(', ')})`);
+  const defaults = smoke ? { clients: 20, procs: 1 } : (CLIENTS[sizeName] ?? CLIENTS.small!);
+  const variant = (values.variant ?? 'delta') as Variant | 'mixed';
+  if (!['delta', 'sotw', 'mixed'].includes(variant))
+    throw new Error(`--variant must be delta, sotw or mixed`);
+  const kinds = (values.kinds ?? CHANGE_KINDS.join(','))
+    .split(',')
+    .map((k) => k.trim())
+    .filter(Boolean) as ChangeKind[];
+  for (const k of kinds)
+    if (!CHANGE_KINDS.includes(k)) throw new Error(`unknown change kind ${k} (${CHANGE_KINDS.join(', ')})`);
+  const write = !smoke && values['no-write'] !== true;
+  return {
+    mode,
+    size,
+    runs: smoke ? 1 : positive(values.runs, 'runs', 3),
+    clients: positive(values.clients, 'clients', defaults.clients),
+    procs: positive(values.procs, 'procs', defaults.procs),
+    repeats: smoke ? 1 : positive(values.repeats, 'repeats', 5),
+    variant,
+    kinds,
+    ...(values['settle-ms'] !== undefined
+      ? { settleMs: positive(values['settle-ms'], 'settle-ms', 0, 0) }
+      : {}),
+    ...(write ? { out: values.out ?? defaultOut(mode, sizeName) } : {}),
+    calibrate: !smoke,
+    smoke,
+  };
+}

@@ -1,0 +1,378 @@
+/**
+ * One end-to-end run of bench/e2e.ts: a real `convoy serve` process (file or Kubernetes mode) on
+ * the bench world, M simulated Envoys in child processes and one real Envoy, all on mTLS as
+ * Convoy requires (docs/security.md §2), measured from outside the Convoy process only: its
+ * /readyz, /metrics and JSON log, what the Envoys receive, and what the real Envoy serves.
+ */
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { LocalCluster } from '../../e2e/cluster/cluster';
+import { ConvoyProcess } from '../../e2e/harness/convoy';
+import { EnvoyProcess } from '../../e2e/harness/envoy';
+import { freePorts, isListening } from '../../e2e/harness/ports';
+import { renderBootstrapYaml, renderXdsSdsFiles } from '../../src/envoy/bootstrap';
+import type { BootstrapTlsOptions } from '../../src/envoy/bootstrap';
+import { CertificateDirectory } from '../../src/pki/certificate-directory';
+import { MALLOC_ENV } from '../../src/runtime/memory';
+import type { KubeObject } from '../../src/store/objects';
+import { nowMs, sleep } from '../common';
+import { ClientPool } from '../fanout';
+import { serialOf } from '../pki';
+import type { SimTls, Variant } from '../sim-envoy';
+import { FLEET, World, hostnameOf } from '../world';
+import type { WorldSize } from '../world';
+import { writeObjectFile, writeWorldFiles } from '../world-files';
+import { ChangeMaker } from './changes';
+import type { ChangeKind, EnvoyPorts } from './changes';
+import { createWorld, kubectlApply } from './kube-world';
+import { firstLogTime } from './log-times';
+import { residentMemory } from './proc-status';
+import { byLabel, counterDelta, declaredMetrics, parsePromText, sumOf } from './prom-text';
+import type { Sample } from './prom-text';
+import { whenTrue, servesSerial } from './probes';
+
+export type Mode = 'files' | 'kubernetes';
+
+export interface RunSettings {
+  mode: Mode;
+  size: WorldSize;
+  clients: number;
+  procs: number;
+  repeats: number;
+  variant: Variant | 'mixed';
+  kinds: readonly ChangeKind[];
+  /** --from-dir-settle-ms for file mode; Convoy's default when undefined. */
+  settleMs?: number;
+  log: (line: string) => void;
+}
+
+export interface ColdFigures {
+  /** Every time in ms from the spawn of `convoy serve`. */
+  xdsListeningMs: number;
+  /** The provider's initial load done ("file provider started" / "initial sync complete" in its log). */
+  loadedMs: number | null;
+  readyMs: number;
+  /** Every simulated Envoy ACKed every type it subscribes to. */
+  simsConfiguredMs: number;
+  /** A TLS handshake with the last ListenerSet's SNI presents its certificate. */
+  envoyServingMs: number;
+  /** /readyz after the initial load (the issue's "after the LIST"). */
+  readyAfterLoadMs: number | null;
+  eventLoopMaxMs: number | null;
+}
+
+export interface ChangeFigures {
+  kind: ChangeKind;
+  /** ms from the change's start: files renamed into place / kubectl apply exited. */
+  appliedMs: number;
+  /** kubectl's own wall time (Kubernetes mode), from its spawn to its exit. */
+  kubectlMs: number | null;
+  /** The first simulated Envoy received the changed resource (the snapshot's earliest outside trace). */
+  snapshotMs: number;
+  /** Every simulated Envoy ACKed it. */
+  ackedMs: number;
+  /** The real Envoy serves it. */
+  servedMs: number;
+  /** convoy_builds_total deltas by result, and the build time Convoy recorded (ms). */
+  builds: Record<string, number>;
+  buildMs: number;
+  /** convoy_full_builds_total deltas by reason; null when Convoy does not export the counter. */
+  fullBuilds: Record<string, number> | null;
+  eventLoopMaxMs: number | null;
+}
+
+export interface RunFigures {
+  objects: number;
+  cold: ColdFigures;
+  changes: ChangeFigures[];
+  rssMiB: { afterCold: number; steady: number; peak: number };
+  steadyEventLoopMaxMs: number | null;
+  convoyArgs: string[];
+}
+
+const MIB = 1024 * 1024;
+const EVENT_LOOP_MAX = 'convoy_nodejs_eventloop_lag_max_seconds';
+const FULL_BUILDS = 'convoy_full_builds_total';
+
+/** Reads Convoy's /metrics; each read also restarts prom-client's event-loop delay window. */
+async function scrape(convoy: ConvoyProcess): Promise<{ samples: Sample[]; declared: Set<string> }> {
+  const r = await convoy.get('/metrics');
+  if (r.status !== 200) throw new Error(`/metrics answered ${r.status}`);
+  return { samples: parsePromText(r.body), declared: declaredMetrics(r.body) };
+}
+
+function eventLoopMaxMs(samples: Sample[]): number | null {
+  return samples.some((s) => s.name === EVENT_LOOP_MAX) ? sumOf(samples, EVENT_LOOP_MAX) * 1000 : null;
+}
+
+/** Writes the real Envoy's bootstrap with its Gateway's client certificate (as `convoy bootstrap` does). */
+function writeBootstrap(dir: string, xdsPort: number, adminPort: number, tls: BootstrapTlsOptions): string {
+  for (const [name, text] of Object.entries(renderXdsSdsFiles(tls)))
+    fs.writeFileSync(path.join(dir, name), text);
+  const file = path.join(dir, 'bootstrap.yaml');
+  fs.writeFileSync(
+    file,
+    renderBootstrapYaml({
+      xdsAddress: `127.0.0.1:${xdsPort}`,
+      gateway: FLEET,
+      nodeId: 'e2e-envoy',
+      adminAddress: `127.0.0.1:${adminPort}`,
+      tls,
+    }),
+  );
+  return file;
+}
+
+/** Runs once: world set up (untimed), cold start, then `repeats` changes of each kind. */
+export async function runOnce(s: RunSettings): Promise<RunFigures> {
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), 'convoy-e2e-'));
+  const [xdsPort, adminPort, envoyAdminPort, httpsPort, httpPort] = await freePorts(5);
+  const world = new World({ size: s.size, httpsPort: httpsPort!, httpPort: httpPort! });
+  const objects = world.objects();
+  let cluster: LocalCluster | undefined;
+  let convoy: ConvoyProcess | undefined;
+  let envoy: EnvoyProcess | undefined;
+  let pool: ClientPool | undefined;
+  try {
+    // xDS identities first, as `convoy certgen` would have made them before a restart.
+    const certsDir = path.join(work, 'xds-pki');
+    const certs = new CertificateDirectory(certsDir);
+    await certs.ensureCa({ create: true });
+    const { files } = await certs.ensureGateway(FLEET);
+    const simTls: SimTls = {
+      ca: fs.readFileSync(files.caFile, 'utf8'),
+      cert: fs.readFileSync(files.certFile, 'utf8'),
+      key: fs.readFileSync(files.keyFile, 'utf8'),
+    };
+    const envoyDir = path.join(work, 'envoy');
+    fs.mkdirSync(envoyDir);
+    const bootstrap = writeBootstrap(envoyDir, xdsPort!, envoyAdminPort!, {
+      certFile: files.certFile,
+      keyFile: files.keyFile,
+      caFile: files.caFile,
+      sdsDir: envoyDir,
+      sdsPrefix: 'bootstrap.',
+    });
+
+    // The simulated Envoys connect as soon as the xDS port listens and, unlike Envoy, do not
+    // reconnect: a large cold start takes longer than the default wait for a fleet's first
+    // snapshot (60 s) before a stream is closed with NOT_FOUND, so that wait is lengthened.
+    const common = [
+      '--envoy-bind-address',
+      '127.0.0.1',
+      '--xds-certs-dir',
+      certsDir,
+      '--xds-unknown-fleet-timeout',
+      '30m',
+    ];
+    let args: string[];
+    const worldDir = path.join(work, 'world');
+    if (s.mode === 'files') {
+      const t = nowMs();
+      const n = writeWorldFiles(world, worldDir);
+      s.log(`  world: ${n} files written in ${Math.round(nowMs() - t)} ms`);
+      args = [
+        '--from-dir',
+        worldDir,
+        // The default (10,000 files and folders) is below the large world's 24,000 files.
+        '--from-dir-max-files',
+        String(Math.max(10_000, 2 * n)),
+        ...(s.settleMs !== undefined ? ['--from-dir-settle-ms', String(s.settleMs)] : []),
+        ...common,
+      ];
+    } else {
+      cluster = await LocalCluster.start({});
+      const t = nowMs();
+      await createWorld(cluster.admin, objects);
+      s.log(`  world: ${objects.length} objects created in the API server in ${Math.round(nowMs() - t)} ms`);
+      args = [
+        '--kubeconfig',
+        cluster.convoyKubeconfig,
+        '--leader-election-namespace',
+        'convoy-system',
+        ...common,
+      ];
+    }
+    pool = await ClientPool.start(s.procs);
+
+    // ---- cold start
+    const t0 = nowMs();
+    convoy = await ConvoyProcess.start({
+      name: 'convoy-e2e',
+      args,
+      xdsPort,
+      adminPort,
+      waitReady: false,
+      allowLoopbackEndpoints: false,
+      env: { ...MALLOC_ENV },
+      workDir: path.join(work, 'convoy'),
+    });
+    const c = convoy;
+    const pid = c.pid!;
+    const envoyStarted = EnvoyProcess.start({
+      configPath: bootstrap,
+      name: 'e2e-envoy',
+      logLevel: 'warning',
+      workDir: envoyDir,
+      drainTimeS: 1,
+    }).then((e) => (envoy = e));
+    const coldTimeout = s.size.name === 'large' ? 900_000 : 120_000;
+    const alive = () => {
+      if (!c.running) throw new Error(`convoy exited during the cold start\n${c.logContext()}`);
+    };
+    const readyAt = whenTrue(
+      async () => {
+        alive();
+        return (await c.get('/readyz').catch(() => ({ status: 0 }))).status === 200;
+      },
+      'convoy /readyz',
+      coldTimeout,
+      20,
+    );
+    const xdsAt = whenTrue(() => isListening(xdsPort!), 'the xDS port', coldTimeout, 10);
+    const simsAt = xdsAt.then(async () => {
+      const synced = await pool!.connect(
+        `127.0.0.1:${xdsPort}`,
+        s.variant,
+        s.clients,
+        'sim',
+        s.clients,
+        coldTimeout,
+        simTls,
+      );
+      return Math.max(...synced.map((r) => r.syncedAt));
+    });
+    const last = s.size.listenerSets - 1;
+    const servingAt = envoyStarted.then(() =>
+      whenTrue(
+        () => servesSerial(httpsPort!, hostnameOf(last), serialOf(world.certs[last]!.cert)),
+        'the real Envoy serving',
+        coldTimeout,
+        20,
+      ),
+    );
+    const [tReady, tXds, tSims, tServing] = await Promise.all([readyAt, xdsAt, simsAt, servingAt]);
+    const loaded = firstLogTime(
+      c.log(),
+      s.mode === 'files' ? 'file provider started' : 'initial sync complete',
+    );
+    const coldMetrics = await scrape(c);
+    const cold: ColdFigures = {
+      xdsListeningMs: tXds - t0,
+      loadedMs: loaded !== undefined ? loaded - t0 : null,
+      readyMs: tReady - t0,
+      simsConfiguredMs: tSims - t0,
+      envoyServingMs: tServing - t0,
+      readyAfterLoadMs: loaded !== undefined ? tReady - loaded : null,
+      eventLoopMaxMs: eventLoopMaxMs(coldMetrics.samples),
+    };
+    s.log(
+      `  cold start: xDS ${ms(cold.xdsListeningMs)}, loaded ${ms(cold.loadedMs)}, /readyz ${ms(cold.readyMs)}, ` +
+        `${s.clients} sims configured ${ms(cold.simsConfiguredMs)}, Envoy serving ${ms(cold.envoyServingMs)}`,
+    );
+    await sleep(2000);
+    const afterCold = residentMemory(pid)?.rss ?? NaN;
+
+    // ---- changes
+    const maker = new ChangeMaker(world);
+    const envoyPorts: EnvoyPorts = { https: httpsPort!, admin: envoy!.adminPort };
+    const changes: ChangeFigures[] = [];
+    const kubectl = cluster ? path.join(cluster.bins.binDir, 'kubectl') : '';
+    // A user's kubectl has its discovery cache for the cluster already; the first call fills it
+    // (about 4 s here), which is not part of any change.
+    if (cluster) await cluster.kubectlOk(['get', 'gatewayclasses']);
+    const changeTimeout = s.size.name === 'large' ? 300_000 : 60_000;
+    for (const kind of s.kinds) {
+      for (let k = 0; k < s.repeats; k++) {
+        const change = maker.next(kind);
+        const before = await scrape(c);
+        const arm = await pool.arm(change.expect);
+        const done = pool.waitDone(arm, changeTimeout);
+        const started = nowMs();
+        const served = whenTrue(
+          () => change.served(envoyPorts),
+          `the real Envoy serving a ${kind} change`,
+          changeTimeout,
+          5,
+        );
+        let t0c = started;
+        let appliedAt: number;
+        let kubectlMs: number | null = null;
+        if (cluster) {
+          const r = await kubectlApply(kubectl, cluster.adminKubeconfig, work, change.objects);
+          t0c = r.startedAt;
+          appliedAt = r.endedAt;
+          kubectlMs = r.endedAt - r.startedAt;
+        } else {
+          for (const o of change.objects as KubeObject[]) writeObjectFile(worldDir, o);
+          appliedAt = nowMs();
+        }
+        const [results, servedAt] = await Promise.all([done, served]);
+        const after = await scrape(c);
+        const firstAt = Math.min(...results.map((r) => r.firstAt ?? Infinity));
+        const f: ChangeFigures = {
+          kind,
+          appliedMs: appliedAt - t0c,
+          kubectlMs,
+          snapshotMs: firstAt - t0c,
+          ackedMs: Math.max(...results.map((r) => r.doneAt)) - t0c,
+          servedMs: servedAt - t0c,
+          builds: counterDelta(
+            byLabel(before.samples, 'convoy_builds_total', 'result'),
+            byLabel(after.samples, 'convoy_builds_total', 'result'),
+          ),
+          buildMs:
+            (sumOf(after.samples, 'convoy_build_duration_seconds_sum') -
+              sumOf(before.samples, 'convoy_build_duration_seconds_sum')) *
+            1000,
+          fullBuilds: after.declared.has(FULL_BUILDS)
+            ? counterDelta(
+                byLabel(before.samples, FULL_BUILDS, 'reason'),
+                byLabel(after.samples, FULL_BUILDS, 'reason'),
+              )
+            : null,
+          eventLoopMaxMs: eventLoopMaxMs(after.samples),
+        };
+        changes.push(f);
+        s.log(
+          `  ${kind} #${k + 1}: applied ${ms(f.appliedMs)}, snapshot ${ms(f.snapshotMs)}, all ACKed ${ms(f.ackedMs)}, ` +
+            `served ${ms(f.servedMs)}; builds ${JSON.stringify(f.builds)} ${ms(f.buildMs)}` +
+            (f.fullBuilds && Object.keys(f.fullBuilds).length
+              ? `, full builds ${JSON.stringify(f.fullBuilds)}`
+              : ''),
+        );
+        await sleep(300);
+      }
+    }
+
+    // ---- steady state
+    await scrape(c);
+    await sleep(3000);
+    const steadyMetrics = await scrape(c);
+    const mem = residentMemory(pid);
+    return {
+      objects: objects.length,
+      cold,
+      changes,
+      rssMiB: { afterCold: afterCold / MIB, steady: (mem?.rss ?? NaN) / MIB, peak: (mem?.peak ?? NaN) / MIB },
+      steadyEventLoopMaxMs: eventLoopMaxMs(steadyMetrics.samples),
+      convoyArgs: args.map((a) => a.replace(work, '$WORK')),
+    };
+  } catch (err) {
+    if (convoy) s.log(convoy.logContext(30));
+    if (envoy) s.log(envoy.logContext(30));
+    throw err;
+  } finally {
+    await pool?.exit();
+    await envoy?.stop(2000);
+    await convoy?.stop();
+    await cluster?.teardown();
+    fs.rmSync(work, { recursive: true, force: true });
+  }
+}
+
+function ms(v: number | null): string {
+  if (v === null || !Number.isFinite(v)) return 'n/a';
+  return v >= 1000 ? `${(v / 1000).toFixed(2)} s` : `${v.toFixed(0)} ms`;
+}
