@@ -149,14 +149,15 @@ async function main(): Promise<void> {
   const size = PEER_SIZES[values.size];
   if (!size) throw new Error(`unknown size ${values.size} (small, medium, large)`);
   const log = (line: string) => process.stderr.write(`[peer] ${line}\n`);
-  const build = buildEnvoyGateway();
-  log(`Envoy Gateway ${build.version} (${build.binary}), its Gateway API ${build.gatewayApiVersion}`);
-  enterPrivateWorld();
-
-  const timeoutMs = Number(values['timeout-s']) * 1000;
   const names = values.only ? [values.only] : ['convoy', 'envoy-gateway'];
+  // Built (or found in the cache) before entering the private world: the build needs the proxy.
+  const build = names.includes('envoy-gateway') ? buildEnvoyGateway() : undefined;
+  if (build)
+    log(`Envoy Gateway ${build.version} (${build.binary}), its Gateway API ${build.gatewayApiVersion}`);
+  enterPrivateWorld();
+  const timeoutMs = Number(values['timeout-s']) * 1000;
   const contenders: Contender[] = names.map((name) =>
-    name === 'convoy' ? new ConvoyContender(timeoutMs) : new EnvoyGatewayContender(build, timeoutMs),
+    name === 'convoy' ? new ConvoyContender(timeoutMs) : new EnvoyGatewayContender(build!, timeoutMs),
   );
   const pki = loadPki(size.listenerSets + Number(values.repeats), hostnameOf);
   const calibrationBefore = calibrationMs();
@@ -187,7 +188,7 @@ async function main(): Promise<void> {
   const out = {
     bench: 'peer',
     peer: values.peer,
-    envoyGateway: {
+    envoyGateway: build && {
       version: build.version,
       gatewayApi: build.gatewayApiVersion,
       mode: 'Kubernetes provider',

@@ -14,7 +14,8 @@
  *   in-cluster xDS address replaced by loopback (everything runs in the private network namespace,
  *   so its 0.0.0.0 listeners are reachable only there).
  *
- * The proxy topology injector (a mutating webhook for Envoy pods) is disabled: no pods run.
+ * The proxy topology injector (a mutating webhook for Envoy pods) is disabled: no pods run. The
+ * Envoy's admin and stats listeners move to ephemeral ports (see startEnvoy).
  */
 import { spawn, spawnSync } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
@@ -214,7 +215,10 @@ export class EnvoyGatewayContender implements Contender {
     const bootstrap = arg('--config-yaml')
       .replaceAll('/sds/', `${sds}/`)
       .replace(/envoy-gateway\.envoy-gateway-system\.svc\.cluster\.local\.?/g, '127.0.0.1')
-      .replaceAll('$(ENVOY_SERVICE_ZONE)', '""');
+      .replaceAll('$(ENVOY_SERVICE_ZONE)', '""')
+      // In a pod, Envoy's admin (19000) and stats (19001) ports do not meet the controller's
+      // admin and metrics servers, which use the same numbers; here they share a network.
+      .replace(/(port_value:\s*)(19000|19001)\b/g, (_m, key: string) => `${key}0`);
     const file = path.join(dir, 'bootstrap.yaml');
     fs.writeFileSync(file, bootstrap);
     this.envoy = await EnvoyProcess.start({

@@ -25,9 +25,8 @@ export async function waitCertificate(
 ): Promise<number> {
   const want = normSerial(serial);
   const deadline = nowMs() + timeoutMs;
-  let got: string | undefined;
   for (;;) {
-    got = await servedSerial(port, host, 2000);
+    const got = await servedSerial(port, host, 2000);
     if (got === want) return nowMs();
     if (nowMs() > deadline)
       throw new Error(`Envoy did not serve serial ${want} for ${host} within ${timeoutMs} ms (got ${got})`);
@@ -71,9 +70,8 @@ export async function waitStatus(
   stepMs = 20,
 ): Promise<number> {
   const deadline = nowMs() + timeoutMs;
-  let got = 0;
   for (;;) {
-    got = await httpsStatus(port, host, path);
+    const got = await httpsStatus(port, host, path);
     if (got === status) return nowMs();
     if (nowMs() > deadline)
       throw new Error(`https://${host}${path} did not answer ${status} within ${timeoutMs} ms (got ${got})`);
