@@ -118,15 +118,50 @@ export async function waitXdsQuiet(
   }
 }
 
+/** Envoy's counters of what xDS changed in it (clusters and listeners added or updated, rejections). */
+const UPDATE_COUNTERS = [
+  'cluster_manager.cluster_added',
+  'cluster_manager.cluster_modified',
+  'cluster_manager.cluster_removed',
+  'listener_manager.listener_added',
+  'listener_manager.listener_modified',
+  'listener_manager.listener_removed',
+  'listener_manager.lds.update_rejected',
+  'cluster_manager.cds.update_rejected',
+];
+
+/** Reads Envoy's update counters (see UPDATE_COUNTERS). */
+export async function updateCounters(envoy: EnvoyProcess): Promise<Record<string, number>> {
+  const stats = await envoy.stats(`^(${UPDATE_COUNTERS.map((c) => c.replaceAll('.', '\\.')).join('|')})$`);
+  const out: Record<string, number> = {};
+  for (const name of UPDATE_COUNTERS) {
+    const v = stats.get(name);
+    out[name] = typeof v === 'number' ? v : 0;
+  }
+  return out;
+}
+
+/** The counters that grew from `before` to `after`, by how much. */
+export function counterDelta(
+  before: Record<string, number>,
+  after: Record<string, number>,
+): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [k, v] of Object.entries(after)) if (v !== (before[k] ?? 0)) out[k] = v - (before[k] ?? 0);
+  return out;
+}
+
 export interface ResourceCounts {
   clusters: number;
   listeners: number;
   filterChains: number;
   routeConfigs: number;
   secrets: number;
+  listenerNames: string[];
 }
 
 interface DumpedListener {
+  name?: string;
   active_state?: { listener?: { filter_chains?: unknown[]; default_filter_chain?: unknown } };
 }
 
@@ -148,6 +183,7 @@ export async function resourceCounts(envoy: EnvoyProcess): Promise<ResourceCount
     filterChains,
     routeConfigs: (await dump('dynamic_route_configs')).length,
     secrets: (await dump('dynamic_active_secrets')).length,
+    listenerNames: listeners.map((l) => l.name ?? '?'),
   };
 }
 

@@ -13,7 +13,9 @@ import type { WorldSize } from '../world';
 import { World, hostnameOf } from '../world';
 import type { Contender } from './contender';
 import {
+  counterDelta,
   processMemory,
+  updateCounters,
   resourceCounts,
   waitCertificate,
   waitStatus,
@@ -22,6 +24,12 @@ import {
 } from './envoy-observe';
 import type { ResourceCounts } from './envoy-observe';
 import { applyInOrder, applyWorld } from './k8s-apply';
+
+/**
+ * The Gateway's plain HTTP listener port: not 8080, which Envoy Gateway's controller-runtime
+ * metrics server holds (in a cluster the Envoy pod has its own network; here they share one).
+ */
+const HTTP_PORT = 18080;
 
 export type ChangeKind = 'certificate' | 'route' | 'listenerSet';
 export const CHANGE_KINDS: readonly ChangeKind[] = ['certificate', 'route', 'listenerSet'];
@@ -32,6 +40,8 @@ export interface ChangeResult {
   servedMs: number;
   /** Bytes Envoy received from the control plane for this change (until quiet). */
   bytes: number;
+  /** Envoy's update counters that moved (clusters/listeners added, modified, rejected). */
+  envoyUpdates: Record<string, number>;
 }
 
 export interface RunResult {
@@ -107,7 +117,7 @@ async function change(
 /** Runs the whole sequence for one contender on a fresh cluster and world. */
 export async function measureOnce(contender: Contender, opts: MeasureOptions): Promise<RunResult> {
   const { size, log, timeoutMs, quietMs } = opts;
-  const world = new World({ size }, opts.pki);
+  const world = new World({ size, httpPort: HTTP_PORT }, opts.pki);
   const cluster = await LocalCluster.start({});
   let envoy: EnvoyProcess | undefined;
   try {
@@ -139,10 +149,15 @@ export async function measureOnce(contender: Contender, opts: MeasureOptions): P
     for (let k = 0; k < opts.repeats; k++) {
       for (const kind of CHANGE_KINDS) {
         const before = await waitXdsQuiet(envoy, contender.xdsCluster, quietMs, timeoutMs);
+        const countersBefore = await updateCounters(envoy);
         const servedMs = await change(kind, k, world, cluster, timeoutMs);
         const after = await waitXdsQuiet(envoy, contender.xdsCluster, quietMs, timeoutMs);
-        changes.push({ kind, servedMs, bytes: after - before });
-        log(`${contender.name}: ${kind} #${k + 1} served in ${round(servedMs, 1)} ms, ${after - before} B`);
+        const envoyUpdates = counterDelta(countersBefore, await updateCounters(envoy));
+        changes.push({ kind, servedMs, bytes: after - before, envoyUpdates });
+        log(
+          `${contender.name}: ${kind} #${k + 1} served in ${round(servedMs, 1)} ms, ${after - before} B, ` +
+            `Envoy ${JSON.stringify(envoyUpdates)}`,
+        );
       }
     }
     const memory = processMemory(contender.pid);
