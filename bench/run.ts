@@ -492,6 +492,11 @@ export async function waitIdle(server: Server): Promise<void> {
 // ------------------------------------------------------------------------------------------------
 
 async function main(): Promise<void> {
+  // `npm run bench -- --peer envoy-gateway`: the side-by-side comparison (bench/peer.ts).
+  if (process.argv.includes('--peer')) {
+    await import('./peer');
+    return;
+  }
   // Measure Convoy as deployed: the Dockerfile starts it with MALLOC_ENV, which glibc only reads
   // at process start, so re-run this script with it (--no-malloc-tuning measures without).
   if (!hasMallocEnv() && !process.argv.includes('--no-malloc-tuning')) {
