@@ -8,7 +8,7 @@
  * type is not obvious (`yes`, `0755`, `1.5`, dates other than the RFC 3339 form) and every
  * syntax error. So the fast path never decides an error message and never resolves a scalar
  * differently; it only skips the cost of the full parser's syntax tree (docs/architecture.md
- * §10.4). Property tests compare both on generated manifests.
+ * §10.1). Property tests compare both on generated manifests.
  */
 
 /** What the reader gave up on: the caller uses the full parser. */

@@ -66,7 +66,7 @@ export const DEFAULT_SETTLE_MS = 500;
 /**
  * Coalesces one burst of events (an atomic write is a create, writes and a rename within
  * microseconds) into one rescan. It protects nothing: half-written files are the settle gate's
- * business, so it can be short (docs/architecture.md §10.4).
+ * business, so it can be short (docs/architecture.md §10.1).
  */
 export const DEFAULT_DEBOUNCE_MS = 20;
 /** How many times start() waits for settling files before it reports the store synced. */
