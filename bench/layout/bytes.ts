@@ -1,5 +1,5 @@
 /**
- * Control-plane cost of one hostname change per listener layout (docs/xds.md §27): the bytes each
+ * Control-plane cost of one hostname change per listener layout (docs/xds.md §16): the bytes each
  * Envoy receives over SotW and over delta ADS, and the time from a new model to an accepted
  * snapshot (translation, encoding, consistency check: XdsCache.setFleet).
  *
