@@ -16,7 +16,8 @@ import { issueLeaf } from '../pki';
 import { hostnameOf } from '../world';
 import { median, nowMs, round } from '../common';
 import { ControlPlane } from './plane';
-import { LAYOUT_FLEET, LayoutPki, LayoutWorld, type EdgeCases } from './world';
+import type { LayoutPki } from './world';
+import { LAYOUT_FLEET, LayoutWorld, type EdgeCases } from './world';
 import type { ListenerLayout } from '../../src/envoy/translate/sni-dispatch';
 
 const WHOLE_SET_TYPES: ReadonlySet<string> = new Set([TypeUrl.Listener, TypeUrl.Cluster]);
