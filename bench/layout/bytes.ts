@@ -1,5 +1,5 @@
 /**
- * Control-plane cost of one hostname change per listener layout (docs/xds.md §27): the bytes each
+ * Control-plane cost of one hostname change per listener layout (docs/xds.md §16): the bytes each
  * Envoy receives over SotW and over delta ADS, and the time from a new model to an accepted
  * snapshot (translation, encoding, consistency check: XdsCache.setFleet).
  *
@@ -16,7 +16,8 @@ import { issueLeaf } from '../pki';
 import { hostnameOf } from '../world';
 import { median, nowMs, round } from '../common';
 import { ControlPlane } from './plane';
-import { LAYOUT_FLEET, LayoutPki, LayoutWorld, type EdgeCases } from './world';
+import type { LayoutPki } from './world';
+import { LAYOUT_FLEET, LayoutWorld, type EdgeCases } from './world';
 import type { ListenerLayout } from '../../src/envoy/translate/sni-dispatch';
 
 const WHOLE_SET_TYPES: ReadonlySet<string> = new Set([TypeUrl.Listener, TypeUrl.Cluster]);

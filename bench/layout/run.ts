@@ -1,5 +1,5 @@
 /**
- * The listener-layout benchmark (docs/xds.md §27, bench/README.md "Listener layout"): for the
+ * The listener-layout benchmark (docs/xds.md §16, bench/README.md "Listener layout"): for the
  * chains layout and the SNI-dispatch layout, the control-plane cost of adding, removing and
  * re-certifying one hostname (bytes per Envoy over SotW and delta, time to an accepted snapshot)
  * at several sizes, and the data-plane cost through one real Envoy.

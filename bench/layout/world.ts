@@ -1,5 +1,5 @@
 /**
- * The listener-layout benchmark's world (docs/xds.md §27): one HTTPS port with N exact hostnames
+ * The listener-layout benchmark's world (docs/xds.md §16): one HTTPS port with N exact hostnames
  * (the bench world's `svc-<i>.bench.example.com`, each with its own certificate and one direct
  * response route answering with its hostname), optionally the matching edge cases: a wildcard,
  * an exact name the wildcard covers, and a hostname-less listener. No backend: the routes answer

@@ -58,7 +58,7 @@ export interface ServeOptions {
   accessLog?: AccessLogSettings;
   /** OpenTelemetry tracing per fleet (tracing-flags.ts); off when absent. */
   tracing?: TracingSettings;
-  /** TLS ports' listener layout (docs/xds.md §27); `chains` when absent. */
+  /** TLS ports' listener layout (docs/xds.md §16); `chains` when absent. */
   listenerLayout?: ListenerLayout;
   gatewayAddresses?: BuildOptions['gatewayAddresses'];
   externalNameServices: boolean;

@@ -181,7 +181,7 @@ export const serveSpec = defineCommand({
       valueName: 'LAYOUT',
       choices: ['chains', 'sni-dispatch'],
       description:
-        'How a TLS port lays out its hostnames (docs/xds.md §27): chains (one filter chain each in the port listener) or sni-dispatch (an internal listener and a cluster each; a hostname change costs a delta xDS Envoy ~4 KiB; needs a bootstrap from this version).',
+        'How a TLS port lays out its hostnames (docs/xds.md §16): chains (one filter chain each in the port listener) or sni-dispatch (an internal listener and a cluster each; a hostname change costs a delta xDS Envoy ~4 KiB; needs a bootstrap from this version).',
       default: 'chains',
     },
     tracing: {

@@ -306,7 +306,7 @@ export function buildBootstrap(options: BootstrapOptions): Record<string, unknow
     },
     // Operators can flip runtime keys through the admin API (/runtime_modify) while debugging.
     layered_runtime: { layers: [{ name: 'admin', admin_layer: {} }] },
-    // Internal listeners, which the SNI-dispatch listener layout uses (docs/xds.md §27); inert otherwise.
+    // Internal listeners, which the SNI-dispatch listener layout uses (docs/xds.md §16); inert otherwise.
     bootstrap_extensions: [
       {
         name: 'envoy.bootstrap.internal_listener',

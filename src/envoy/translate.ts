@@ -42,7 +42,7 @@ export interface TranslateOptions {
    */
   tracing?: TracingOptions | ((fleet: string) => TracingOptions | undefined);
   /**
-   * How TLS ports lay out their hostnames (docs/xds.md §27): `chains` (the default) puts one filter
+   * How TLS ports lay out their hostnames (docs/xds.md §16): `chains` (the default) puts one filter
    * chain per hostname in the port's Listener; `sni-dispatch` gives each hostname an internal
    * listener and a cluster of its own, so a hostname change is O(1) bytes over delta xDS.
    */

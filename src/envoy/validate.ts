@@ -69,7 +69,7 @@ export function staticBootstrap(res: EnvoyResources): Obj {
     });
   }
   const bootstrap: Obj = { static_resources: { listeners, clusters, secrets: res.secrets } };
-  // The SNI-dispatch layout's internal listeners (docs/xds.md §27) need their bootstrap extension.
+  // The SNI-dispatch layout's internal listeners (docs/xds.md §16) need their bootstrap extension.
   if (res.listeners.some((l) => l.internal_listener)) {
     bootstrap.bootstrap_extensions = [
       {

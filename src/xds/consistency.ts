@@ -13,7 +13,7 @@ import { INVALID_BACKEND_CLUSTER } from '../envoy/translate/routes';
  *   unless the route sets cluster_not_found_response_code (a deliberate dangling reference), and
  *   except INVALID_BACKEND_CLUSTER among a tcp_proxy's weighted clusters (a TCPRoute's invalid share),
  *   and except the cluster of a tcp_proxy whose chain sets it per connection with set_filter_state
- *   (the SNI-dispatch layout, docs/xds.md §27: a name no cluster has closes the connection);
+ *   (the SNI-dispatch layout, docs/xds.md §16: a name no cluster has closes the connection);
  * - every internal listener a cluster's endpoint names (`envoy_internal_address`) exists.
  * Nested Any fields are accepted in both forms: `{ '@type', ...fields }` and `{ type_url, value }`.
  */

@@ -23,7 +23,7 @@ describe('real Envoy accepts the translation', () => {
   }
 
   for (const [name, build] of Object.entries({ https: httpsFleetWithoutCatchAll, mixed: mixedFleet })) {
-    test(`${name} in the SNI-dispatch layout (docs/xds.md §27)`, () => {
+    test(`${name} in the SNI-dispatch layout (docs/xds.md §16)`, () => {
       const res = translateFleet(build(), { bindAddress: '127.0.0.1', listenerLayout: 'sni-dispatch' });
       const run = envoyValidate(staticBootstrap(res), `${name}-sni-dispatch`);
       assert.equal(run.status, 0, `envoy --mode validate rejected ${name}:\n${run.output}`);

@@ -482,7 +482,7 @@ export const GOLDEN_FLEETS: Record<string, () => FleetModel> = {
 
 /**
  * The HTTPS fleet without its hostname-less listener: the shape the SNI-dispatch listener layout
- * translates (a port with a hostname-less listener keeps the chains layout, docs/xds.md §27).
+ * translates (a port with a hostname-less listener keeps the chains layout, docs/xds.md §16).
  */
 export function httpsFleetWithoutCatchAll(): FleetModel {
   const m = httpsFleet();

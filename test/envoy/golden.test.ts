@@ -36,7 +36,7 @@ function rebuiltReversed<T>(value: T): T {
   return value;
 }
 
-/** Fleets translated with the SNI-dispatch listener layout too (docs/xds.md §27). */
+/** Fleets translated with the SNI-dispatch listener layout too (docs/xds.md §16). */
 const SNI_DISPATCH_GOLDENS: Record<string, () => FleetModel> = {
   'https-sni-dispatch': httpsFleetWithoutCatchAll,
   'mixed-sni-dispatch': mixedFleet,

@@ -9,7 +9,7 @@ import type { Cluster } from '../../src/generated/envoy/config/cluster/v3/Cluste
 import { httpsFleet, httpsFleetWithoutCatchAll, mixedFleet } from './fixtures';
 import { encodeAll } from './helpers';
 
-/** The SNI-dispatch listener layout (src/envoy/translate/sni-dispatch.ts, docs/xds.md §27). */
+/** The SNI-dispatch listener layout (src/envoy/translate/sni-dispatch.ts, docs/xds.md §16). */
 
 const LAYOUT = { listenerLayout: 'sni-dispatch' as const, bindAddress: '127.0.0.1' };
 

@@ -19,7 +19,7 @@ import {
 } from './listeners';
 
 /**
- * The SNI-dispatch listener layout (docs/xds.md §27): a TLS port's Listener holds no per-hostname
+ * The SNI-dispatch listener layout (docs/xds.md §16): a TLS port's Listener holds no per-hostname
  * chain; it forwards each connection, still encrypted, to an Envoy internal listener per Gateway
  * API listener (one LDS resource each), reached through a cluster per served hostname (one CDS
  * resource each). Adding, removing or changing one hostname changes one internal listener and
@@ -37,7 +37,7 @@ import {
  *   matches. A port with a hostname-less Gateway API listener must send those to it instead, and a
  *   per-connection cluster name cannot fall back; listing the exact names in a front chain would
  *   work but changes that chain on every add and remove, which drains every connection it carries
- *   (measured, docs/xds.md §27). Such a port keeps the chains layout.
+ *   (measured, docs/xds.md §16). Such a port keeps the chains layout.
  * The front chains match `transport_protocol: tls`, so plaintext still reaches only the port's HTTP
  * chain. The internal listener receives the original client address through PROXY protocol v2
  * (the cluster's transport socket writes it, the internal listener's listener filter reads it),
@@ -45,7 +45,7 @@ import {
  * Envoy needs the `envoy.bootstrap.internal_listener` bootstrap extension (src/envoy/bootstrap.ts).
  */
 
-/** How a TLS port's hostnames are laid out in Envoy resources (docs/xds.md §27). */
+/** How a TLS port's hostnames are laid out in Envoy resources (docs/xds.md §16). */
 export type ListenerLayout = 'chains' | 'sni-dispatch';
 
 /** Prefix of the SNI-dispatch cluster names; `:` never occurs in a backend cluster's name. */
