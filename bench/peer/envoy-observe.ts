@@ -138,6 +138,15 @@ export async function updateCounters(envoy: EnvoyProcess): Promise<Record<string
     const v = stats.get(name);
     out[name] = typeof v === 'number' ? v : 0;
   }
+  // Per-resource subscriptions, summed: SDS secrets and EDS cluster load assignments accepted.
+  for (const [key, filter] of [
+    ['sds updates (sum)', '^sds\\..*\\.update_success$'],
+    ['eds updates (sum)', '^cluster\\..*\\.update_success$'],
+  ] as const) {
+    let sum = 0;
+    for (const v of (await envoy.stats(filter)).values()) if (typeof v === 'number') sum += v;
+    out[key] = sum;
+  }
   return out;
 }
 
