@@ -7,6 +7,10 @@
  * file that is deleted, or an object removed from a file that is otherwise clean, deletes
  * objects. When two files define the same object, the first by path wins and the other is a
  * problem naming both.
+ *
+ * A change costs what it touches (docs/architecture.md §10.1): only the files whose scan changed
+ * are decided again, as long as no key they name (before or after) is named by another file;
+ * otherwise, as on the first apply, every file is.
  */
 import type { KubeObject } from '../../store/objects';
 import { displayName, keyOf, objectNamespace } from '../../store/objects';
@@ -22,15 +26,50 @@ interface Accepted {
   document?: number;
 }
 
+/** One file's part in a decision: its scan, or none when it was not looked at (`unseen`). */
+interface FileInput {
+  file: string;
+  scan?: FileScan;
+}
+
+/** What deciding a set of files gives: the winners of their keys, their keys and problems. */
+interface Decision {
+  desired: Map<string, Accepted>;
+  fileKeys: Map<string, Set<string>>;
+  problems: Map<string, FileProblem[]>;
+  /** Broken files whose documents were left out (they had served before). */
+  skipped: Set<string>;
+}
+
 export class StoreApplier {
   /** Objects this provider has put into the store, by store key. */
   private applied = new Map<string, Accepted>();
-  /** Keys each file contributed at the last rescan (kept last-good versions included). */
+  /** Keys each file contributed at the last apply (kept last-good versions included). */
   private fileKeys = new Map<string, Set<string>>();
+  /** The scan each file was last decided from. */
+  private lastScans = new Map<string, FileScan>();
+  /** Problems each file had at the last apply, in the order the full pass reports them. */
+  private fileProblems = new Map<string, FileProblem[]>();
+  /** Files naming each key: contributing, defining or refusing it. */
+  private namedBy = new Map<string, Set<string>>();
+  /** Keys each file names (the reverse of namedBy). */
+  private fileNames = new Map<string, Set<string>>();
+  /** Broken files whose documents the decision of their current scan left out. */
+  private skipped = new Set<string>();
+  /** Files in the order of the last apply's scans. */
+  private order: string[] = [];
+  private appliedOnce = false;
+  /** Applies that decided only the changed files (for tests and the bench). */
+  changedOnlyApplies = 0;
 
+  /**
+   * `incremental: false` decides every file on every apply: the reference the incremental path
+   * is tested against (test/providers/files/apply.test.ts).
+   */
   constructor(
     private readonly store: ObjectStore,
     private readonly metadata: MetadataAssigner,
+    private readonly options: { incremental?: boolean } = {},
   ) {}
 
   /** Number of objects currently applied. */
@@ -45,32 +84,124 @@ export class StoreApplier {
    * contributed before then stays.
    */
   apply(scans: FileScan[], unseen: (file: string) => boolean = () => false): FileProblem[] {
+    const present = new Set<string>();
+    const changed: FileInput[] = [];
+    for (const scan of scans) {
+      present.add(scan.file);
+      if (this.lastScans.get(scan.file) !== scan) changed.push({ file: scan.file, scan });
+    }
+    /** Files that contributed before and have no scan now: gone, or not looked at. */
+    const absent: FileInput[] = [];
+    for (const file of this.fileKeys.keys()) if (!present.has(file)) absent.push({ file });
+
+    const inputs = [...changed, ...absent];
+    if (!this.appliedOnce || this.options.incremental === false || !this.isolated(inputs)) {
+      this.decideAndCommit(
+        [...scans.map((scan) => ({ file: scan.file, scan })), ...absent],
+        unseen,
+        new Set(this.fileKeys.keys()),
+      );
+    } else if (inputs.length > 0) {
+      this.changedOnlyApplies++;
+      this.decideAndCommit(inputs, unseen, new Set(inputs.map((i) => i.file)));
+    }
+    this.appliedOnce = true;
+    this.order = scans.map((scan) => scan.file);
     const problems: FileProblem[] = [];
+    for (const file of this.order) {
+      const own = this.fileProblems.get(file);
+      if (own) problems.push(...own);
+    }
+    return problems;
+  }
+
+  /**
+   * Whether the files of `inputs` can be decided alone: no key they name, now or at the last
+   * apply, is named by a file outside them, so no other file's winner, duplicate problem or
+   * kept version can depend on them.
+   */
+  private isolated(inputs: FileInput[]): boolean {
+    const files = new Set(inputs.map((i) => i.file));
+    const outsider = (key: string) => {
+      for (const file of this.namedBy.get(key) ?? []) if (!files.has(file)) return true;
+      return false;
+    };
+    for (const { file, scan } of inputs) {
+      for (const key of this.fileNames.get(file) ?? []) if (outsider(key)) return false;
+      for (const key of namesOf(scan)) if (outsider(key)) return false;
+    }
+    return true;
+  }
+
+  /**
+   * Decides the keys of `inputs` (in path order), commits the difference for them to the store
+   * and records the files' new keys, names and problems. `previous` are the files whose earlier
+   * contributions this decision replaces.
+   */
+  private decideAndCommit(
+    inputs: FileInput[],
+    unseen: (file: string) => boolean,
+    previous: Set<string>,
+  ): void {
+    const decision = this.decide(inputs, unseen);
+    const affected = new Set<string>(decision.desired.keys());
+    for (const file of previous) for (const key of this.fileKeys.get(file) ?? []) affected.add(key);
+    this.commit(decision.desired, affected);
+
+    for (const file of previous) {
+      this.fileKeys.delete(file);
+      this.fileProblems.delete(file);
+      this.lastScans.delete(file);
+      this.skipped.delete(file);
+      this.unname(file);
+    }
+    for (const { file, scan } of inputs) {
+      const keys = decision.fileKeys.get(file);
+      if (keys) this.fileKeys.set(file, keys);
+      const problems = decision.problems.get(file);
+      if (problems?.length) this.fileProblems.set(file, problems);
+      if (scan) this.lastScans.set(file, scan);
+      if (decision.skipped.has(file)) this.skipped.add(file);
+      this.name(file, new Set([...(keys ?? []), ...namesOf(scan)]));
+    }
+  }
+
+  /** The full pass's rules over `inputs` alone (see the module comment). */
+  private decide(inputs: FileInput[], unseen: (file: string) => boolean): Decision {
     const desired = new Map<string, Accepted>();
-    const newFileKeys = new Map<string, Set<string>>();
+    const fileKeys = new Map<string, Set<string>>();
+    const problems = new Map<string, FileProblem[]>();
     /** Files with any problem: their previous objects that did not come back are kept. */
     const troubled = new Set<string>();
     /** Keys whose new version was refused: their previous version is kept. */
     const refusedKeys = new Map<string, string>();
+    const skipped = new Set<string>();
 
-    const scanned = new Set(scans.map((scan) => scan.file));
-    for (const file of this.fileKeys.keys()) {
-      if (scanned.has(file) || !unseen(file)) continue;
-      newFileKeys.set(file, new Set());
+    for (const { file, scan } of inputs) {
+      if (scan) continue;
+      if (!unseen(file)) continue;
+      fileKeys.set(file, new Set());
       troubled.add(file);
     }
-    for (const scan of scans) {
-      const { file } = scan;
+    for (const { file, scan } of inputs) {
+      if (!scan) continue;
       const keys = new Set<string>();
-      newFileKeys.set(file, keys);
-      problems.push(...scan.problems);
+      fileKeys.set(file, keys);
+      const own: FileProblem[] = [...scan.problems];
+      problems.set(file, own);
       if (scan.problems.length > 0 || scan.broken) troubled.add(file);
-      // A file that stops parsing changes nothing that was serving.
-      if (scan.broken && this.fileKeys.has(file)) continue;
+      // A file that stops parsing changes nothing that was serving. Decided once per scan, so
+      // deciding the same scan again (a full pass) gives the same answer.
+      const servedBefore =
+        this.lastScans.get(file) === scan ? this.skipped.has(file) : this.fileKeys.has(file);
+      if (scan.broken && servedBefore) {
+        skipped.add(file);
+        continue;
+      }
       for (const { document, admission: a } of scan.entries) {
         if (a.kind === 'ignored') continue;
         if (a.kind === 'refused') {
-          problems.push({ file, document, kind: a.objectKind, name: a.name, message: a.message });
+          own.push({ file, document, kind: a.objectKind, name: a.name, message: a.message });
           troubled.add(file);
           if (a.key && !refusedKeys.has(a.key)) refusedKeys.set(a.key, file);
           continue;
@@ -78,7 +209,7 @@ export class StoreApplier {
         const key = keyOf(a.object);
         const existing = desired.get(key);
         if (existing) {
-          problems.push({
+          own.push({
             file,
             document,
             kind: a.object.kind,
@@ -102,22 +233,19 @@ export class StoreApplier {
       const prev = this.applied.get(key);
       if (!prev || desired.has(key)) return;
       desired.set(key, prev);
-      newFileKeys.get(file)?.add(key);
+      fileKeys.get(file)?.add(key);
     };
     for (const file of troubled) for (const key of this.fileKeys.get(file) ?? []) keep(key, file);
     for (const [key, file] of refusedKeys) keep(key, file);
-
-    this.commit(desired);
-    this.fileKeys = newFileKeys;
-    return problems;
+    return { desired, fileKeys, problems, skipped };
   }
 
   /**
-   * Fills server-owned metadata on new objects and writes the difference to the store. An
-   * object whose content did not change keeps the instance already in the store, so the store
-   * sees no update.
+   * Fills server-owned metadata on new objects and writes the difference for the `affected`
+   * keys to the store. An object whose content did not change keeps the instance already in
+   * the store, so the store sees no update.
    */
-  private commit(desired: Map<string, Accepted>): void {
+  private commit(desired: Map<string, Accepted>, affected: Set<string>): void {
     for (const [key, acc] of desired) {
       if (this.applied.get(key)?.object === acc.object) continue;
       this.metadata.assign(key, acc.object);
@@ -131,11 +259,44 @@ export class StoreApplier {
       }
       this.store.put(acc.object);
     }
-    for (const [key, prev] of this.applied) {
-      if (!desired.has(key)) {
+    for (const key of affected) {
+      const prev = this.applied.get(key);
+      if (prev && !desired.has(key)) {
         this.store.delete(prev.object.kind, objectNamespace(prev.object), prev.object.metadata.name);
+        this.applied.delete(key);
       }
     }
-    this.applied = desired;
+    for (const [key, acc] of desired) this.applied.set(key, acc);
   }
+
+  private name(file: string, keys: Set<string>): void {
+    if (keys.size === 0) return;
+    this.fileNames.set(file, keys);
+    for (const key of keys) {
+      let files = this.namedBy.get(key);
+      if (!files) this.namedBy.set(key, (files = new Set()));
+      files.add(file);
+    }
+  }
+
+  private unname(file: string): void {
+    const keys = this.fileNames.get(file);
+    if (!keys) return;
+    this.fileNames.delete(file);
+    for (const key of keys) {
+      const files = this.namedBy.get(key);
+      files?.delete(file);
+      if (files?.size === 0) this.namedBy.delete(key);
+    }
+  }
+}
+
+/** The keys a scan defines or refuses. */
+function namesOf(scan: FileScan | undefined): string[] {
+  const keys: string[] = [];
+  for (const { admission: a } of scan?.entries ?? []) {
+    if (a.kind === 'ok') keys.push(keyOf(a.object));
+    else if (a.kind === 'refused' && a.key) keys.push(a.key);
+  }
+  return keys;
 }
