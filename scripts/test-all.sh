@@ -168,6 +168,19 @@ else
   fail_step "benchmark smoke run (dist/bench/run.js missing)"
 fi
 
+# The end-to-end bench (bench/e2e.ts): a real convoy serve, simulated Envoys and one real Envoy.
+step "end-to-end benchmark smoke run (file mode, small world, no timing assertions)"
+if [[ -f dist/bench/e2e.js ]]; then
+  if timeout --signal=TERM --kill-after=30 "${CONVOY_BENCH_TIMEOUT_S:-600}" \
+    node dist/bench/e2e.js --smoke </dev/null; then
+    passed=$((passed + 1))
+  else
+    fail_step "end-to-end benchmark smoke run"
+  fi
+else
+  fail_step "end-to-end benchmark smoke run (dist/bench/e2e.js missing)"
+fi
+
 echo
 if ((${#failed_steps[@]} > 0)); then
   echo "Failures:"
