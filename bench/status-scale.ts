@@ -19,13 +19,13 @@ import { LocalCluster } from '../e2e/cluster/cluster';
 import { ConvoyProcess } from '../e2e/harness';
 import type { KubeClient } from '../src/kubernetes/client';
 import { collectionPath, resourceForKind } from '../src/kubernetes/resources';
+import { createWorld } from './e2e/kube-world';
 import type { KubeObject } from '../src/store/objects';
 import { gitShortRev, median, round } from './common';
 import { CONTROLLER_NAME, SIZES, World } from './world';
 
 /** The kinds whose status Convoy writes, with the collection they are listed from. */
 const STATUS_KINDS = ['GatewayClass', 'Gateway', 'ListenerSet', 'HTTPRoute'] as const;
-const CREATE_CONCURRENCY = 32;
 const POLL_MS = 250;
 
 interface RunResult {
@@ -140,46 +140,6 @@ function cpuDelta(a: Record<string, number>, b: Record<string, number>): Record<
   const out: Record<string, number> = {};
   for (const [name, s] of Object.entries(b)) out[name] = round(s - (a[name] ?? 0), 1);
   return out;
-}
-
-/**
- * Removes what the API server assigns itself; Services become headless, because the local
- * cluster's service range holds fewer addresses than the large world has Services (Convoy routes
- * to EndpointSlices either way).
- */
-function creatable(o: KubeObject): KubeObject {
-  const copy = JSON.parse(JSON.stringify(o)) as KubeObject & { spec?: Record<string, unknown> };
-  delete copy.metadata.uid;
-  delete copy.metadata.resourceVersion;
-  delete copy.metadata.generation;
-  delete copy.metadata.creationTimestamp;
-  delete (copy as { status?: unknown }).status;
-  if (copy.kind === 'Service' && copy.spec) copy.spec.clusterIP = 'None';
-  return copy;
-}
-
-/** Returns the collection path an object is created in. */
-function createPath(o: KubeObject): string {
-  if (o.kind === 'Namespace') return '/api/v1/namespaces';
-  const r = resourceForKind(o.kind);
-  if (!r) throw new Error(`status-scale: no resource for ${o.kind}`);
-  return collectionPath(r, r.namespaced ? o.metadata.namespace : undefined);
-}
-
-/** Creates every object, a bounded number at a time; namespaces and the class first. */
-async function createWorld(client: KubeClient, objects: KubeObject[]): Promise<void> {
-  const first = objects.filter((o) => o.kind === 'Namespace' || o.kind === 'GatewayClass');
-  const rest = objects.filter((o) => o.kind !== 'Namespace' && o.kind !== 'GatewayClass');
-  for (const group of [first, rest]) {
-    let next = 0;
-    const worker = async () => {
-      while (next < group.length) {
-        const o = group[next++]!;
-        await client.request('POST', createPath(o), { body: creatable(o) });
-      }
-    };
-    await Promise.all(Array.from({ length: CREATE_CONCURRENCY }, worker));
-  }
 }
 
 /** Returns whether a listed object carries Convoy's status for its current generation. */
