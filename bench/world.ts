@@ -38,6 +38,15 @@ export const SIZES: Record<string, WorldSize> = {
     endpoints: 10,
     namespaces: 20,
   },
+  /** Issue 15 point 4: how each measurement grows from large (bench/README.md "Growing the world"). */
+  xlarge: {
+    name: 'xlarge',
+    listenerSets: 20_000,
+    routes: 40_000,
+    services: 5_000,
+    endpoints: 10,
+    namespaces: 40,
+  },
 };
 
 export interface WorldOptions {
