@@ -345,7 +345,7 @@ function watchGc(): { stop(): Record<string, { count: number; totalMs: number; m
 }
 
 /** An in-process CPU profile (node:inspector), for --profile-changes. */
-async function startProfile(): Promise<{ stop(file: string): Promise<void> }> {
+export async function startProfile(): Promise<{ stop(file: string): Promise<void> }> {
   const session = new Session();
   session.connect();
   const post = (method: string, params?: object): Promise<unknown> =>

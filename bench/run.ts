@@ -448,6 +448,7 @@ async function measureIncremental(server: Server, args: BenchArgs, results: Resu
   for (const kind of CHANGE_KINDS) {
     const times: number[] = [];
     let label = '';
+    const profiler = args.profileChanges ? await (await import('./fanout')).startProfile() : undefined;
     for (let i = 0; i < args.repeats; i++) {
       const change = nextChange(server.world, kind, server);
       label = change.label;
@@ -455,6 +456,7 @@ async function measureIncremental(server: Server, args: BenchArgs, results: Resu
       times.push(r.t1 - r.t0);
       await waitIdle(server);
     }
+    if (profiler) await profiler.stop(path.join(args.profileChanges!, `incremental-${kind}.cpuprofile`));
     details[kind] = times.map((t) => round(t, 2));
     const med = median(times);
     const max = Math.max(...times);
