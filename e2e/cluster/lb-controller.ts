@@ -42,6 +42,8 @@ interface Balancer {
   servers: Map<number, net.Server>;
   /** UDP forwarders by service port number (a UDP port may share its number with a TCP one). */
   udpServers?: Map<number, UdpForwarder>;
+  /** Open forwarded connections (client and upstream sockets), destroyed when the balancer goes. */
+  sockets?: Set<net.Socket>;
   next: number;
 }
 
@@ -237,6 +239,13 @@ export class LoadBalancerController {
     }
     const ep = eps[b.next++ % eps.length];
     const upstream = net.connect({ host: ep.ip, port: ep.port });
+    // Tracked so remove() can destroy them: a half-closed socket whose peer is gone (its address
+    // deleted at teardown) would otherwise keep this process alive until TCP gives up (minutes).
+    const sockets = (b.sockets ??= new Set());
+    for (const s of [client, upstream]) {
+      sockets.add(s);
+      s.once('close', () => sockets.delete(s));
+    }
     client.pipe(upstream).pipe(client);
     const close = () => {
       client.destroy();
@@ -251,6 +260,7 @@ export class LoadBalancerController {
   private async remove(uid: string, b: Balancer): Promise<void> {
     for (const s of b.servers.values()) s.close();
     for (const u of b.udpServers?.values() ?? []) u.close();
+    for (const socket of b.sockets ?? []) socket.destroy();
     this.balancers.delete(uid);
     this.pool.release(uid);
     await ip(['addr', 'del', `${b.address}/32`, 'dev', BRIDGE]).catch(() => undefined);
