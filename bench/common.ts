@@ -1,5 +1,6 @@
 /** Small helpers shared by the benchmark runner and its child processes. */
 import { execFileSync } from 'node:child_process';
+import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
 
 /** Absolute time in ms with sub-ms resolution, comparable across processes on one machine. */
@@ -68,4 +69,13 @@ export function maxRss(): number {
 /** Restricts every thread of process `pid` to the CPUs in `cpus` (taskset list syntax, e.g. "1"). */
 export function pinToCpus(pid: number, cpus: string): void {
   execFileSync('taskset', ['-a', '-p', '-c', cpus, String(pid)], { stdio: 'ignore' });
+}
+
+/**
+ * Times bench/tools/calibrate.js in a child process run by `node` (default: this one): the
+ * machine's speed at the time, which every results file records beside its figures.
+ */
+export function calibrationMs(node: string = process.execPath): number {
+  const out = execFileSync(node, [path.join(__dirname, 'tools', 'calibrate.js')], { encoding: 'utf8' });
+  return (JSON.parse(out.trim().split('\n').at(-1)!) as { calibrationMs: number }).calibrationMs;
 }

@@ -10,25 +10,16 @@
  * bench/results/e2e/<mode>-<size>-<rev>-node<major>.json with the machine's calibration figure
  * (bench/tools/calibrate.js) taken before and after the runs.
  */
-import * as childProcess from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { gitShortRev } from './common';
+import { calibrationMs, gitShortRev } from './common';
 import { repoRoot } from './pki';
 import { parseE2eArgs } from './e2e/args';
 import { runOnce } from './e2e/run-once';
 import type { RunFigures } from './e2e/run-once';
 import { fallbacks, summarize } from './e2e/summary';
 import { formatSpread } from './e2e/stats';
-
-/** Times bench/tools/calibrate.js in a child process (the machine's speed at the time). */
-function calibrationMs(): number {
-  const out = childProcess.execFileSync(process.execPath, [path.join(__dirname, 'tools', 'calibrate.js')], {
-    encoding: 'utf8',
-  });
-  return (JSON.parse(out.trim().split('\n').at(-1)!) as { calibrationMs: number }).calibrationMs;
-}
 
 async function main(): Promise<void> {
   const root = repoRoot();

@@ -20,7 +20,7 @@ import { silentLogger } from '../src/observability/logger';
 import { ObjectStore } from '../src/store/store';
 import { keyOf } from '../src/store/objects';
 import type { KubeObject } from '../src/store/objects';
-import { gitShortRev, median, nowMs, percentile, round } from './common';
+import { calibrationMs, gitShortRev, median, nowMs, percentile, round } from './common';
 import type { WorldSize } from './world';
 import { SIZES, World } from './world';
 import type { WorldFileFormat } from './world-files';
@@ -174,12 +174,7 @@ async function main(): Promise<void> {
 
   const runs = Number(arg('runs', '3'));
   const node = arg('node', process.execPath);
-  const calibrate = (): number =>
-    (
-      JSON.parse(execFileSync(node, [join(__dirname, 'tools', 'calibrate.js')], { encoding: 'utf8' })) as {
-        calibrationMs: number;
-      }
-    ).calibrationMs;
+  const calibrate = (): number => calibrationMs(node);
   const results: ChildResult[] = [];
   const calibrations: number[] = [calibrate()];
   for (let r = 0; r < runs; r++) {

@@ -12,14 +12,13 @@
  * Runs inside e2e/cluster/netns-run.sh's private network and mount namespace (re-executes
  * itself there). Envoy Gateway is built by bench/peer/build-envoy-gateway.sh (cached).
  */
-import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { REPO_ROOT } from '../e2e/cluster/cluster';
 import { enterPrivateWorld } from '../e2e/cluster/private-world';
-import { fmtBytes, fmtMs, gitShortRev, median, round } from './common';
+import { calibrationMs, fmtBytes, fmtMs, gitShortRev, median, round } from './common';
 import { loadPki } from './pki';
 import { SIZES, hostnameOf } from './world';
 import type { WorldSize } from './world';
@@ -121,14 +120,6 @@ function table(summary: Summary[], names: string[]): string {
     ),
   ];
   return lines.join('\n');
-}
-
-/** Times bench/tools/calibrate.js in a child process (the machine's speed at the time). */
-function calibrationMs(): number {
-  const out = execFileSync(process.execPath, [path.join(__dirname, 'tools', 'calibrate.js')], {
-    encoding: 'utf8',
-  });
-  return (JSON.parse(out.trim().split('\n').at(-1)!) as { calibrationMs: number }).calibrationMs;
 }
 
 async function main(): Promise<void> {

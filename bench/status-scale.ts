@@ -10,7 +10,6 @@
  * Usage: node dist/bench/status-scale.js [--size small|large] [--runs 3] [--status-qps N]
  *   [--out FILE.json]. Needs CONVOY_K8S_BIN_DIR and CONVOY_CRD_DIR like the e2e tests.
  */
-import * as childProcess from 'node:child_process';
 import * as fs from 'node:fs';
 import * as https from 'node:https';
 import * as path from 'node:path';
@@ -21,7 +20,7 @@ import type { KubeClient } from '../src/kubernetes/client';
 import { collectionPath, resourceForKind } from '../src/kubernetes/resources';
 import { createWorld } from './e2e/kube-world';
 import type { KubeObject } from '../src/store/objects';
-import { gitShortRev, median, round } from './common';
+import { calibrationMs, gitShortRev, median, round } from './common';
 import { CONTROLLER_NAME, SIZES, World } from './world';
 
 /** The kinds whose status Convoy writes, with the collection they are listed from. */
@@ -240,14 +239,6 @@ async function runOnce(world: World, statusQps: number | undefined): Promise<Run
     await convoy?.dispose();
     await cluster.teardown();
   }
-}
-
-/** Times bench/tools/calibrate.js in a child process (the machine's speed at the time). */
-function calibrationMs(): number {
-  const out = childProcess.execFileSync(process.execPath, [path.join(__dirname, 'tools', 'calibrate.js')], {
-    encoding: 'utf8',
-  });
-  return (JSON.parse(out.trim().split('\n').at(-1)!) as { calibrationMs: number }).calibrationMs;
 }
 
 async function main(): Promise<void> {
