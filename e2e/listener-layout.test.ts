@@ -23,9 +23,7 @@ for (const variant of ['delta', 'sotw'] as Variant[]) {
     let lastError = '';
 
     /**
-     * One request on a new connection. It keeps the connection alive (and closes it afterwards):
-     * with `Connection: close`, the close Envoy starts behind the internal listener reaches the
-     * client as a reset before the response (docs/xds.md §16, open).
+     * One request on a new connection, kept alive when `agent` is given.
      */
     const get = async (
       port: number,
@@ -181,6 +179,35 @@ for (const variant of ['delta', 'sotw'] as Variant[]) {
       ];
       for (const [sni, host, expected] of cases)
         assert.equal(await answer(get(w.ports.https, sni, host)), expected, `SNI ${sni}, Host ${host}`);
+    });
+
+    test('the internal listener sees the client address, and a Connection: close request gets its response', async () => {
+      /** The headers Envoy derives from the client's address (use_remote_address). */
+      const clientHeaders = async (port: number, sni: string, close: boolean) => {
+        const r = await request({
+          port,
+          host: sni,
+          path: '/',
+          headers: { connection: close ? 'close' : 'keep-alive' },
+          tls: { servername: sni },
+        });
+        assert.equal(r.status, 200, `port ${port}, SNI ${sni}: ${r.body}`);
+        const { headers, backend } = r.json<EchoResponse>();
+        return { backend, xff: headers['x-forwarded-for'], external: headers['x-envoy-external-address'] };
+      };
+      // The chains layout (the port with a hostname-less listener) is the reference.
+      const reference = await clientHeaders(fallbackPort, 'other.example.org', false);
+      assert.equal(reference.external, '127.0.0.1', 'the chains layout sees the loopback client');
+      for (const [sni, backend] of [
+        ['tenant.example.org', 'tenant'],
+        ['fourth.wild.example.org', 'app'],
+      ])
+        for (const close of [false, true])
+          assert.deepEqual(
+            await clientHeaders(w.ports.https, sni, close),
+            { ...reference, backend },
+            `SNI ${sni}, Connection: ${close ? 'close' : 'keep-alive'}`,
+          );
     });
 
     test('a port with a hostname-less listener still falls back to it for unknown SNI and no SNI', async () => {

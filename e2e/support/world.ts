@@ -1,3 +1,4 @@
+import type { ListenerLayout } from '../../src/envoy/translate/sni-dispatch';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { stringify } from 'yaml';
@@ -155,7 +156,12 @@ export class World {
   }
 
   /** Starts `convoy serve --from-dir` on the world's objects, with `extraArgs` after. */
+  /** The --listener-layout Convoy was started with, which the Envoy bootstrap must know. */
+  private listenerLayout: ListenerLayout | undefined;
+
   async startConvoy(extraArgs: string[] = []): Promise<void> {
+    const layout = extraArgs[extraArgs.indexOf('--listener-layout') + 1];
+    this.listenerLayout = layout === 'sni-dispatch' ? layout : undefined;
     this.convoy = await ConvoyProcess.start({
       name: `convoy-${this.variant}`,
       args: ['--from-dir', this.objectsDir, '--envoy-bind-address', '127.0.0.1', ...extraArgs],
@@ -170,6 +176,7 @@ export class World {
       nodeId: `e2e-${this.variant}`,
       sotw: this.variant === 'sotw',
       adminAddress: '127.0.0.1:0',
+      ...(this.listenerLayout ? { listenerLayout: this.listenerLayout } : {}),
     });
     this.envoy = await EnvoyProcess.start({ configPath: file, name: `envoy-${this.variant}`, drainTimeS: 5 });
   }

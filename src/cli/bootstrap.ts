@@ -35,6 +35,14 @@ export const bootstrapSpec = defineCommand({
         "node.id, unique per Envoy. Default: this machine's hostname (the pod name in Kubernetes).",
     },
     sotw: { type: 'boolean', description: 'Use state-of-the-world ADS instead of delta ADS.' },
+    'listener-layout': {
+      type: 'string',
+      valueName: 'LAYOUT',
+      choices: ['chains', 'sni-dispatch'],
+      description:
+        'The --listener-layout of the Convoy this Envoy dials (docs/xds.md §16); sni-dispatch needs a runtime setting in the bootstrap.',
+      default: 'chains',
+    },
     'admin-address': {
       type: 'string',
       valueName: 'HOST:PORT',
@@ -163,6 +171,7 @@ export function bootstrapOptionsFromFlags(
     adminAddress: v['admin-address'],
   };
   if (v['node-id'] !== undefined) options.nodeId = v['node-id'];
+  if (v['listener-layout'] === 'sni-dispatch') options.listenerLayout = 'sni-dispatch';
   if (tls) {
     options.tls = { ...tls };
     if (v['xds-tls-server-name'] !== undefined) options.tls.serverName = v['xds-tls-server-name'];

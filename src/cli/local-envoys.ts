@@ -1,3 +1,4 @@
+import type { ListenerLayout } from '../envoy/translate/sni-dispatch';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -170,6 +171,8 @@ export function startLocalEnvoys(o: {
   logger: Logger;
   metrics: ConvoyMetrics;
   protectedPorts: number[];
+  /** The listener layout Convoy serves; the bootstraps carry what it needs. */
+  listenerLayout?: ListenerLayout;
   /** Called when the protected ports changed: routes must be judged again. */
   onProtectedPortsChange: () => void;
 }): LocalEnvoyFleet {
@@ -187,6 +190,7 @@ export function startLocalEnvoys(o: {
     connection: {
       xdsAddress: localXdsAddress(o.xdsAddress, o.xdsPort),
       ...(o.certificates ? { certificates: o.certificates } : {}),
+      ...(o.listenerLayout ? { listenerLayout: o.listenerLayout } : {}),
     },
     drainMs: o.options.drainMs,
     logger: o.logger,

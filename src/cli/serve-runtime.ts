@@ -246,7 +246,14 @@ async function open(
       ...(options.statusQps ? { statusQps: options.statusQps } : {}),
       ...(options.xListenerSets ? { xListenerSets: true } : {}),
       ...(fleets
-        ? { fleets: fleetProvisioning(fleets, xdsSecurity.certificates, k8s.certificateDirectorySource) }
+        ? {
+            fleets: fleetProvisioning(
+              fleets,
+              xdsSecurity.certificates,
+              k8s.certificateDirectorySource,
+              options.listenerLayout,
+            ),
+          }
         : {}),
     });
     opened.add('Kubernetes provider', () => started.stop());
@@ -294,6 +301,7 @@ async function open(
       xdsAddress: options.xdsAddress,
       xdsPort,
       certificates: xdsSecurity.certificates,
+      ...(options.listenerLayout ? { listenerLayout: options.listenerLayout } : {}),
       logger,
       metrics,
       protectedPorts,
@@ -334,12 +342,14 @@ function fleetProvisioning(
   fleets: NonNullable<ServeOptions['fleets']>,
   certs: CertificateDirectory | undefined,
   fromDirectory: (certs: CertificateDirectory) => FleetCertificateSource,
+  listenerLayout: ListenerLayout | undefined,
 ): { settings: RenderSettings; certificates: FleetCertificateSource } {
   return {
     settings: {
       xdsAddress: fleets.xdsAddress,
       envoyImage: fleets.envoyImage,
       convoyImage: fleets.convoyImage,
+      ...(listenerLayout ? { listenerLayout } : {}),
     },
     certificates: certs ? fromDirectory(certs) : async () => undefined,
   };

@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import { stringify } from 'yaml';
 import { parseHostPort } from '../util/host-port';
 import type { HostPort } from '../util/host-port';
+import type { ListenerLayout } from './translate/sni-dispatch';
 
 /**
  * Envoy bootstrap generation (docs/xds.md §13). A pure function of its options: the same options give
@@ -60,7 +61,22 @@ export interface BootstrapOptions {
    * probe readiness while admin stays on loopback (docs/architecture.md §13).
    */
   readinessAddress?: string;
+  /**
+   * The listener layout Convoy serves this Envoy (docs/xds.md §16). `sni-dispatch` adds the runtime
+   * setting its internal listeners need: Envoy would otherwise turn the close of an internal
+   * connection into a reset of the client's, dropping a `Connection: close` response.
+   */
+  listenerLayout?: ListenerLayout;
 }
+
+/**
+ * Runtime for the SNI-dispatch layout (docs/xds.md §16): tcp_proxy must close the client's
+ * connection with a FIN, after the data, when an internal listener closes; with the default, Envoy
+ * sees that close as a reset and resets the client, losing a `Connection: close` response.
+ */
+const SNI_DISPATCH_RUNTIME = {
+  'envoy.reloadable_features.propagate_upstream_rst_through_tunneled_tcp_proxy': false,
+};
 
 /** Names of the static readiness listener and of the cluster it proxies to (admin). */
 export const READINESS_LISTENER_NAME = 'convoy_readiness';
@@ -305,7 +321,14 @@ export function buildBootstrap(options: BootstrapOptions): Record<string, unknow
       ],
     },
     // Operators can flip runtime keys through the admin API (/runtime_modify) while debugging.
-    layered_runtime: { layers: [{ name: 'admin', admin_layer: {} }] },
+    layered_runtime: {
+      layers: [
+        ...(options.listenerLayout === 'sni-dispatch'
+          ? [{ name: 'sni-dispatch', static_layer: SNI_DISPATCH_RUNTIME }]
+          : []),
+        { name: 'admin', admin_layer: {} },
+      ],
+    },
     // Internal listeners, which the SNI-dispatch listener layout uses (docs/xds.md §16); inert otherwise.
     bootstrap_extensions: [
       {

@@ -53,6 +53,21 @@ describe('buildBootstrap', () => {
     assert.equal(b.dynamic_resources.ads_config.api_type, 'GRPC');
   });
 
+  test('the SNI-dispatch layout adds its runtime layer below the admin layer; chains adds none', () => {
+    const layers = (o: BootstrapOptions) => (buildBootstrap(o) as Obj).layered_runtime.layers as Obj[];
+    assert.deepEqual(layers(base), [{ name: 'admin', admin_layer: {} }]);
+    assert.deepEqual(layers({ ...base, listenerLayout: 'chains' }), layers(base));
+    const sni = layers({ ...base, listenerLayout: 'sni-dispatch' });
+    assert.deepEqual(
+      sni.map((l) => l.name),
+      ['sni-dispatch', 'admin'],
+    );
+    assert.equal(
+      sni[0].static_layer['envoy.reloadable_features.propagate_upstream_rst_through_tunneled_tcp_proxy'],
+      false,
+    );
+  });
+
   test('hostname → STRICT_DNS with IPv4 preferred; IP → STATIC', () => {
     const dns = xdsCluster(buildBootstrap(base) as Obj);
     assert.equal(dns.type, 'STRICT_DNS');

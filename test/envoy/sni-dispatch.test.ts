@@ -54,9 +54,19 @@ describe('SNI-dispatch layout', () => {
       assert.ok(l.filter_chains![0].transport_socket, `${l.name} terminates TLS`);
       assert.deepEqual(
         l.listener_filters?.map((f) => f.name),
-        ['envoy.filters.listener.proxy_protocol'],
+        ['envoy.filters.listener.original_dst'],
+        'the internal listener restores the client and local addresses',
       );
     }
+    for (const l of res.listeners.filter((x) => x.address))
+      for (const chain of l.filter_chains!.filter(
+        (c) => c.filter_chain_match?.transport_protocol === 'tls' || c.filter_chain_match?.server_names,
+      ))
+        assert.equal(
+          chain.filters![0].name,
+          'envoy.filters.network.set_filter_state',
+          `front chain ${chain.name} hands the addresses on`,
+        );
     const clusters = new Map(
       res.clusters.filter((c) => c.name!.startsWith('sni:')).map((c) => [c.name!, internalTarget(c)]),
     );
@@ -69,6 +79,8 @@ describe('SNI-dispatch layout', () => {
         [sniClusterName('https-8443', 'b.tenant.test'), 'https-8443/ListenerSet/team-b/tenants/b'],
       ],
     );
+    for (const c of res.clusters.filter((x) => x.name!.startsWith('sni:')))
+      assert.equal(c.transport_socket?.name, 'envoy.transport_sockets.internal_upstream', c.name);
     assert.deepEqual(checkConsistency(res).errors, []);
   });
 

@@ -5,8 +5,9 @@ import type { ListenerFilter } from '../../generated/envoy/config/listener/v3/Li
 import type { Cluster } from '../../generated/envoy/config/cluster/v3/Cluster';
 import type { TcpProxy } from '../../generated/envoy/extensions/filters/network/tcp_proxy/v3/TcpProxy';
 import type { Config as SetFilterStateConfig } from '../../generated/envoy/extensions/filters/network/set_filter_state/v3/Config';
-import type { ProxyProtocol } from '../../generated/envoy/extensions/filters/listener/proxy_protocol/v3/ProxyProtocol';
-import type { ProxyProtocolUpstreamTransport } from '../../generated/envoy/extensions/transport_sockets/proxy_protocol/v3/ProxyProtocolUpstreamTransport';
+import type { FilterStateValue } from '../../generated/envoy/extensions/filters/common/set_filter_state/v3/FilterStateValue';
+import type { OriginalDst } from '../../generated/envoy/extensions/filters/listener/original_dst/v3/OriginalDst';
+import type { InternalUpstreamTransport } from '../../generated/envoy/extensions/transport_sockets/internal_upstream/v3/InternalUpstreamTransport';
 import type { FilterChainModel, PortModel } from '../../model/fleet';
 import { ExtensionNames, ExtensionTypeUrl, memoByNode, typed } from './common';
 import type { AccessLogOptions } from './access-log';
@@ -39,9 +40,11 @@ import {
  *   work but changes that chain on every add and remove, which drains every connection it carries
  *   (measured, docs/xds.md §16). Such a port keeps the chains layout.
  * The front chains match `transport_protocol: tls`, so plaintext still reaches only the port's HTTP
- * chain. The internal listener receives the original client address through PROXY protocol v2
- * (the cluster's transport socket writes it, the internal listener's listener filter reads it),
- * so `use_remote_address`, X-Forwarded-For and access logs see the client, not the front Listener.
+ * chain. The internal listener sees the original client and local addresses: every front chain
+ * stores them in the connection's filter state under the original_dst listener filter's well-known
+ * keys, shared once with the upstream (internal) connection, and the internal listener's
+ * original_dst filter restores them, so `use_remote_address`, X-Forwarded-For and access logs see
+ * the client, not the front Listener.
  * Envoy needs the `envoy.bootstrap.internal_listener` bootstrap extension (src/envoy/bootstrap.ts).
  */
 
@@ -64,23 +67,50 @@ export function internalListenerName(portName: string, chainName: string): strin
 /** The filter state key tcp_proxy reads its cluster from (Envoy's well-known filter state objects). */
 const TCP_PROXY_CLUSTER_KEY = 'envoy.tcp_proxy.cluster';
 
+/** Filter state keys the original_dst listener filter restores an internal connection's addresses from. */
+const ORIGINAL_REMOTE_KEY = 'envoy.filters.listener.original_dst.remote_ip';
+const ORIGINAL_LOCAL_KEY = 'envoy.filters.listener.original_dst.local_ip';
+
 const TypeUrl = {
   SetFilterState: 'type.googleapis.com/envoy.extensions.filters.network.set_filter_state.v3.Config',
-  ProxyProtocolListener:
-    'type.googleapis.com/envoy.extensions.filters.listener.proxy_protocol.v3.ProxyProtocol',
-  ProxyProtocolUpstream:
-    'type.googleapis.com/envoy.extensions.transport_sockets.proxy_protocol.v3.ProxyProtocolUpstreamTransport',
+  OriginalDst: 'type.googleapis.com/envoy.extensions.filters.listener.original_dst.v3.OriginalDst',
+  InternalUpstream:
+    'type.googleapis.com/envoy.extensions.transport_sockets.internal_upstream.v3.InternalUpstreamTransport',
   /** Packed by hand: RawBuffer has no fields, so its encoding is zero bytes. */
   RawBuffer: 'type.googleapis.com/envoy.extensions.transport_sockets.raw_buffer.v3.RawBuffer',
 } as const;
 
-/** PROXY protocol version 2 (envoy.config.core.v3.ProxyProtocolConfig.Version.V2). */
-const PROXY_PROTOCOL_V2 = 1;
-
-const PROXY_PROTOCOL_LISTENER_FILTER: ListenerFilter = {
-  name: 'envoy.filters.listener.proxy_protocol',
-  typed_config: typed<ProxyProtocol>(TypeUrl.ProxyProtocolListener, {}),
+const ORIGINAL_DST_LISTENER_FILTER: ListenerFilter = {
+  name: 'envoy.filters.listener.original_dst',
+  typed_config: typed<OriginalDst>(TypeUrl.OriginalDst, {}),
 };
+
+/** A filter state value from a substitution format, optionally handed once to the upstream connection. */
+function formatted(objectKey: string, format: string, shared: boolean): FilterStateValue {
+  return {
+    object_key: objectKey,
+    format_string: { text_format_source: { inline_string: format } },
+    ...(shared ? { shared_with_upstream: 'ONCE' as const } : {}),
+  };
+}
+
+/**
+ * Returns a front chain's set_filter_state filter: the client and local addresses for the
+ * internal listener (see the file comment) and, for the by-SNI chain, the cluster the SNI names.
+ */
+function setFilterState(sniCluster?: string): Filter {
+  const config: SetFilterStateConfig = {
+    on_new_connection: [
+      formatted(ORIGINAL_REMOTE_KEY, '%DOWNSTREAM_REMOTE_ADDRESS%', true),
+      formatted(ORIGINAL_LOCAL_KEY, '%DOWNSTREAM_LOCAL_ADDRESS%', true),
+      ...(sniCluster ? [formatted(TCP_PROXY_CLUSTER_KEY, sniCluster, false)] : []),
+    ],
+  };
+  return {
+    name: 'envoy.filters.network.set_filter_state',
+    typed_config: typed(TypeUrl.SetFilterState, config),
+  };
+}
 
 /** The resources of one port in the SNI-dispatch layout. */
 export interface DispatchedPort {
@@ -90,35 +120,27 @@ export interface DispatchedPort {
   clusters: Cluster[];
 }
 
-/** Returns a front tcp_proxy to a fixed cluster (no access log: the internal listener logs). */
-function fixedProxy(statPrefix: string, cluster: string): Filter {
+/** Returns a tcp_proxy to a fixed cluster (no access log: the internal listener logs). */
+function tcpProxy(statPrefix: string, cluster: string): Filter {
   return {
     name: ExtensionNames.TcpProxy,
     typed_config: typed<TcpProxy>(ExtensionTypeUrl.TcpProxy, { stat_prefix: statPrefix, cluster }),
   };
 }
 
+/** Returns the filters of a front chain for one fixed cluster: addresses into filter state, then tcp_proxy. */
+function fixedProxy(statPrefix: string, cluster: string): Filter[] {
+  return [setFilterState(), tcpProxy(statPrefix, cluster)];
+}
+
 /**
- * Returns the two filters of the front Listener's dynamic chain: the SNI names the cluster through
- * filter state, and a tcp_proxy without a cluster of its own uses it.
+ * Returns the filters of the front Listener's by-SNI chain: the SNI names the cluster through
+ * filter state, and the tcp_proxy's own cluster is only the fallback Envoy requires.
  */
 function dynamicProxy(portName: string): Filter[] {
-  const setCluster: SetFilterStateConfig = {
-    on_new_connection: [
-      {
-        object_key: TCP_PROXY_CLUSTER_KEY,
-        format_string: {
-          text_format_source: { inline_string: sniClusterName(portName, '%REQUESTED_SERVER_NAME%') },
-        },
-      },
-    ],
-  };
   return [
-    {
-      name: 'envoy.filters.network.set_filter_state',
-      typed_config: typed(TypeUrl.SetFilterState, setCluster),
-    },
-    fixedProxy(portName, sniClusterName(portName, '')),
+    setFilterState(sniClusterName(portName, '%REQUESTED_SERVER_NAME%')),
+    tcpProxy(portName, sniClusterName(portName, '')),
   ];
 }
 
@@ -128,16 +150,22 @@ function coveredByWildcard(name: string, wildcards: readonly string[]): boolean 
   return wildcards.some((w) => lower.endsWith(w.slice(1).toLowerCase()));
 }
 
-/** Builds the cluster that connects to one internal listener, passing the client address on. */
+/**
+ * The internal_upstream transport socket: it hands the filter state a front chain shares with the
+ * upstream connection (the original addresses) to the internal listener's connection.
+ */
+const INTERNAL_UPSTREAM_SOCKET = {
+  name: 'envoy.transport_sockets.internal_upstream',
+  typed_config: typed<InternalUpstreamTransport>(TypeUrl.InternalUpstream, {
+    transport_socket: {
+      name: 'envoy.transport_sockets.raw_buffer',
+      typed_config: { type_url: TypeUrl.RawBuffer, value: Buffer.alloc(0) },
+    },
+  }),
+};
+
+/** Builds the cluster that connects to one internal listener. */
 export function internalCluster(name: string, listenerName: string): Cluster {
-  const inner = {
-    name: 'envoy.transport_sockets.raw_buffer',
-    typed_config: { type_url: TypeUrl.RawBuffer, value: Buffer.alloc(0) },
-  };
-  const transport: ProxyProtocolUpstreamTransport = {
-    config: { version: PROXY_PROTOCOL_V2 },
-    transport_socket: inner,
-  };
   return {
     name,
     load_assignment: {
@@ -150,14 +178,11 @@ export function internalCluster(name: string, listenerName: string): Cluster {
         },
       ],
     },
-    transport_socket: {
-      name: 'envoy.transport_sockets.upstream_proxy_protocol',
-      typed_config: typed(TypeUrl.ProxyProtocolUpstream, transport),
-    },
+    transport_socket: INTERNAL_UPSTREAM_SOCKET,
   };
 }
 
-/** Builds the internal listener of one chain: PROXY protocol in, then the chain without its SNI match. */
+/** Builds the internal listener of one chain: addresses restored, then the chain without its SNI match. */
 function internalListener(name: string, chain: FilterChain): Listener {
   const { filter_chain_match: _match, ...unmatched } = chain;
   void _match;
@@ -165,7 +190,7 @@ function internalListener(name: string, chain: FilterChain): Listener {
     name,
     stat_prefix: name,
     per_connection_buffer_limit_bytes: { value: PER_CONNECTION_BUFFER_LIMIT_BYTES },
-    listener_filters: [PROXY_PROTOCOL_LISTENER_FILTER],
+    listener_filters: [ORIGINAL_DST_LISTENER_FILTER],
     filter_chains: [unmatched],
     internal_listener: {},
   };
@@ -240,7 +265,7 @@ const memoPort = memoByNode((port: PortModel, variant: string): DispatchedPort |
         explicit.push({
           name: `${fc.name}/${sn}`,
           filter_chain_match: { server_names: [sn] },
-          filters: [fixedProxy(port.name, cluster)],
+          filters: fixedProxy(port.name, cluster),
         });
       }
     }

@@ -5,6 +5,7 @@
  * its namespace, carries its infrastructure labels and annotations, and is owned by it (deleting
  * the Gateway lets the garbage collector delete the fleet).
  */
+import type { ListenerLayout } from '../../envoy/translate/sni-dispatch';
 import type { FleetModel, PortModel } from '../../model/fleet';
 import { rangeBindPorts, rangePorts } from '../../model/port-range';
 import type { ManagedFleetModel } from '../../model/managed-fleet';
@@ -32,6 +33,8 @@ export interface RenderSettings {
   envoyImage: string;
   /** Image with the `convoy` command, for the shutdown-manager sidecar. */
   convoyImage: string;
+  /** The listener layout Convoy serves (bootstrap.ts BootstrapOptions.listenerLayout). */
+  listenerLayout?: ListenerLayout;
 }
 
 /** The fleet's xDS client certificate (and the CA of Convoy's serving certificate); absent in plaintext mode. */
@@ -126,6 +129,7 @@ function configMapData(model: FleetModel, settings: RenderSettings, mtls: boolea
     adminAddress: ENVOY_ADMIN_ADDRESS,
     readinessAddress: `0.0.0.0:${READINESS_PORT}`,
     ...(tls ? { tls } : {}),
+    ...(settings.listenerLayout ? { listenerLayout: settings.listenerLayout } : {}),
   });
   return { 'envoy.yaml': bootstrap, ...(tls ? renderXdsSdsFiles(tls) : {}) };
 }

@@ -1,3 +1,4 @@
+import type { ListenerLayout } from '../../envoy/translate/sni-dispatch';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { renderBootstrapYaml, renderXdsSdsFiles } from '../../envoy/bootstrap';
@@ -22,6 +23,8 @@ export interface EnvoyConnection {
   certificates?: CertificateDirectory;
   /** State-of-the-world ADS instead of delta. */
   sotw?: boolean;
+  /** The listener layout Convoy serves (bootstrap.ts BootstrapOptions.listenerLayout). */
+  listenerLayout?: ListenerLayout;
 }
 
 /** The bootstrap options of `spec`'s Envoy, with its admin listener on loopback port `adminPort`. */
@@ -30,6 +33,7 @@ export function localBootstrapOptions(
   adminPort: number,
   xdsAddress: string,
   sotw = false,
+  listenerLayout?: ListenerLayout,
 ): BootstrapOptions {
   return {
     xdsAddress,
@@ -37,6 +41,7 @@ export function localBootstrapOptions(
     nodeId: spec.nodeId,
     adminAddress: `127.0.0.1:${adminPort}`,
     ...(sotw ? { sotw: true } : {}),
+    ...(listenerLayout ? { listenerLayout } : {}),
   };
 }
 
@@ -51,7 +56,7 @@ export async function writeEnvoyFiles(
   conn: EnvoyConnection,
 ): Promise<void> {
   fs.mkdirSync(spec.dir, { recursive: true, mode: 0o700 });
-  const options = localBootstrapOptions(spec, adminPort, conn.xdsAddress, conn.sotw);
+  const options = localBootstrapOptions(spec, adminPort, conn.xdsAddress, conn.sotw, conn.listenerLayout);
   if (conn.certificates) {
     const { files } = await conn.certificates.ensureGateway(spec.fleet);
     options.tls = { ...files, sdsDir: spec.dir };
