@@ -99,6 +99,16 @@ describe('rendering a managed fleet', () => {
     assert.ok(!objects.some((o) => o.kind === 'Secret'));
   });
 
+  test("a Convoy serving the SNI-dispatch layout gives its managed Envoys that layout's bootstrap", () => {
+    const bootstrap = (settings: typeof SETTINGS) => {
+      const map = renderFleet(managedFleet({}), settings, CERT).find((o) => o.kind === 'ConfigMap')!;
+      return (map.data as Record<string, string>)['envoy.yaml'];
+    };
+    const key = 'envoy.reloadable_features.propagate_upstream_rst_through_tunneled_tcp_proxy';
+    assert.ok(bootstrap({ ...SETTINGS, listenerLayout: 'sni-dispatch' }).includes(key));
+    assert.ok(!bootstrap(SETTINGS).includes(key));
+  });
+
   test('the Service has one port per listener port, targeting the port Envoy binds', () => {
     const service = renderFleet(managedFleet({}), SETTINGS, CERT).find((o) => o.kind === 'Service')!;
     const ports = (service.spec as { ports: { port: number; targetPort: number }[] }).ports;
