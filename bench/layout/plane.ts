@@ -57,6 +57,7 @@ export async function startEnvoy(cp: ControlPlane, sotw: boolean, name: string):
       nodeId: name,
       adminAddress: `127.0.0.1:${adminPort}`,
       sotw,
+      listenerLayout: cp.layout,
     }),
   );
   const envoy = await EnvoyProcess.start({
