@@ -29,6 +29,9 @@ export function setVersion(sortedEntries: Iterable<{ name: string; version: stri
 const MEMO_LIMIT = 32;
 /** Bytes of memoized response bodies kept per type snapshot (the newest is always kept). */
 const MEMO_BYTES = 16 * 1024 * 1024;
+/** Memoized bodies at least this large are dropped once none was used for MEMO_IDLE_MS. */
+export const MEMO_LARGE_BYTES = 256 * 1024;
+export const MEMO_IDLE_MS = 30_000;
 
 /** A memoized response: the encoded body and what the sender needs to know about it. */
 export interface MemoResponse {
@@ -48,6 +51,9 @@ export class TypeSnapshot {
   readonly sorted: readonly CacheEntry[];
   private readonly memo = new Map<string, MemoResponse>();
   private memoBytes = 0;
+  /** When a large memoized body was last used, and the timer that drops them once idle. */
+  private largeUsedAt = 0;
+  private largeTimer: NodeJS.Timeout | undefined;
 
   /**
    * `version`, when given, must be setVersion(sorted) as computed elsewhere (the build thread's
@@ -93,7 +99,10 @@ export class TypeSnapshot {
    */
   memoize(key: string, build: () => MemoResponse): MemoResponse {
     let value = this.memo.get(key);
-    if (value) return value;
+    if (value) {
+      if (value.body.length >= MEMO_LARGE_BYTES) this.touchLarge();
+      return value;
+    }
     value = build();
     this.memo.set(key, value);
     this.memoBytes += value.body.length;
@@ -103,7 +112,38 @@ export class TypeSnapshot {
       this.memo.delete(k);
       this.memoBytes -= v.body.length;
     }
+    if (value.body.length >= MEMO_LARGE_BYTES) this.touchLarge();
     return value;
+  }
+
+  /**
+   * Keeps the large memoized bodies (full-type responses: what a fleet's initial sync or a
+   * reconnect storm sends every stream) for MEMO_IDLE_MS after their last use, then drops them.
+   * Once the fleet is synced they would only hold a second copy of every resource's bytes (tens
+   * of MiB at 5,000 ListenerSets); a later stream needing one encodes it again, to the same bytes.
+   */
+  private touchLarge(): void {
+    this.largeUsedAt = Date.now();
+    if (this.largeTimer) return;
+    const sweep = (): void => {
+      const idle = Date.now() - this.largeUsedAt;
+      if (idle < MEMO_IDLE_MS) {
+        this.largeTimer = setTimeout(sweep, MEMO_IDLE_MS - idle).unref();
+        return;
+      }
+      this.largeTimer = undefined;
+      this.dropLarge();
+    };
+    this.largeTimer = setTimeout(sweep, MEMO_IDLE_MS).unref();
+  }
+
+  /** Drops every memoized body of at least MEMO_LARGE_BYTES (they are built again on demand). */
+  dropLarge(): void {
+    for (const [k, v] of this.memo) {
+      if (v.body.length < MEMO_LARGE_BYTES) continue;
+      this.memo.delete(k);
+      this.memoBytes -= v.body.length;
+    }
   }
 
   get memoSize(): number {

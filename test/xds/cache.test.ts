@@ -7,7 +7,7 @@ import { checkConsistency } from '../../src/xds/consistency';
 import { TypeUrl } from '../../src/envoy/resources';
 import type { EnvoyResources } from '../../src/envoy/resources';
 import { encodeMessage, setVerifyEncoding } from '../../src/envoy/protos';
-import { TypeSnapshot } from '../../src/xds/snapshot';
+import { MEMO_IDLE_MS, MEMO_LARGE_BYTES, TypeSnapshot } from '../../src/xds/snapshot';
 import type { FleetChange } from '../../src/xds/snapshot';
 import { cla, edsCluster, fleetResources, httpListener, routeConfig, secret } from '../support/xds-fixtures';
 
@@ -315,6 +315,32 @@ describe('XdsCache', () => {
     builds = 0;
     ts.memoize('huge', make(1));
     assert.equal(builds, 0);
+  });
+
+  test('large memoized responses are dropped when idle and built again to the same bytes', (t) => {
+    t.mock.timers.enable({ apis: ['setTimeout', 'Date'] });
+    const ts = new TypeSnapshot(TypeUrl.Cluster, new Map());
+    let builds = 0;
+    const make = (bytes: number, fill: number) => () => {
+      builds++;
+      return { body: Buffer.alloc(bytes, fill), version: 'v', count: 0 };
+    };
+    const large = ts.memoize('large', make(MEMO_LARGE_BYTES, 7));
+    ts.memoize('small', make(10, 1));
+    assert.equal(builds, 2);
+    // Used again before it idles out: kept, and its idle time starts over.
+    t.mock.timers.tick(MEMO_IDLE_MS - 1);
+    assert.equal(ts.memoize('large', make(MEMO_LARGE_BYTES, 7)), large);
+    t.mock.timers.tick(MEMO_IDLE_MS - 1);
+    assert.equal(ts.memoSize, 2);
+    assert.equal(builds, 2);
+    t.mock.timers.tick(1);
+    assert.equal(ts.memoSize, 1, 'the large body is dropped, the small one kept');
+    assert.equal(ts.memoize('small', make(10, 1)).body.length, 10);
+    assert.equal(builds, 2);
+    const again = ts.memoize('large', make(MEMO_LARGE_BYTES, 7));
+    assert.equal(builds, 3);
+    assert.ok(again.body.equals(large.body));
   });
 
   test('an empty fleet is a valid snapshot', () => {
