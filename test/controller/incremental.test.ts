@@ -323,6 +323,27 @@ describe('Controller fast paths against a full-build oracle', { concurrency: fal
       try {
         for (let i = 0; i < 20; i++) {
           const before = await counts(inc.metrics);
+          if (random() < 0.15) {
+            // A route created alone, on a parent and hostnames of the world's routes.
+            const like = pick(ROUTES);
+            const created = httpRoute(`c-${seed}-${i}`, rules(`/c${i}`, pick(['web', 'api', 'solo'])), {
+              parentRefs: [like.parent],
+              created: new Date(Date.parse('2026-01-01T00:00:00Z') + Math.floor(random() * 3) * 1000)
+                .toISOString()
+                .replace(/\.\d{3}Z$/, 'Z'),
+              ...(like.hostnames ? { hostnames: like.hostnames } : {}),
+            });
+            await step(inc, state, created, `step ${i}: create ${created.metadata.name}`);
+            const after = await counts(inc.metrics);
+            const reasons = JSON.stringify((await inc.metrics.fullBuilds.get()).values);
+            assert.equal(
+              delta(after, before, 'route_created'),
+              1,
+              `step ${i}: route-creation fast path ${reasons}`,
+            );
+            assert.equal(delta(after, before, 'ok'), 0, `step ${i}: no full build`);
+            continue;
+          }
           if (random() < 0.25) {
             // A ListenerSet added (with its Secret and maybe a route), or an edit of such a route.
             const fallback = random() < 0.3;

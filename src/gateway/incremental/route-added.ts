@@ -14,7 +14,7 @@ import type { KubeObject } from '../../store/objects';
 import { objectKey, objectNamespace } from '../../store/objects';
 import type { ParentReference } from '../api';
 import type { ClusterRef } from '../backends';
-import { buildClusters } from '../backends';
+import { buildClusters, protocolKept } from '../backends';
 import type { BuildMemo } from '../build-memo';
 import { gatewayStatus } from '../gateway-status';
 import { listenerSetStatus, listenerSetVerdict } from '../listenersets';
@@ -227,7 +227,7 @@ function ownerStatuses(gw: ResolvedGateway, owners: readonly string[], opts: Bui
  * buildFleet's clusters are one per cluster name its virtual hosts use, from the used routes'
  * references. So they are those of `previous` plus the new names when every recomputed
  * configuration still uses every cluster and route it used (a new route only adds entries), every
- * reference a new route makes to a cluster `previous` has asks for that cluster as it is, and every
+ * reference a new route makes to a cluster `previous` has leaves it as it is (protocolKept), and every
  * reference to a new name, by a new route or any route of the state, is the same.
  */
 function patchFleet(
@@ -256,7 +256,8 @@ function patchFleet(
     for (const ref of route.clusters) {
       const cluster = existing.get(ref.name);
       if (cluster) {
-        if (cluster.protocol !== ref.protocol || cluster.externalName !== ref.externalName) return undefined;
+        if (!protocolKept(cluster.protocol, ref.protocol) || cluster.externalName !== ref.externalName)
+          return undefined;
       } else if (servedNames.has(ref.name)) {
         const other = newRefs.get(ref.name);
         if (other && !deepEqual(other, ref)) return undefined;
