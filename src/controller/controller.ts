@@ -15,6 +15,7 @@ import type { FullBuildCause, FullBuildReason, PendingWork } from './pending-wor
 import { RejectionOverlay } from './rejection-overlay';
 import { addListenerSet } from '../gateway/incremental/listenerset';
 import { updateRoutes, type RouteEdit } from '../gateway/incremental/routes';
+import { addRoutes } from '../gateway/incremental/route-added';
 import type { BuildState } from '../gateway/incremental/state';
 import { translateFleet, type TranslateOptions } from '../envoy/translate';
 import type { XdsCache } from '../xds/cache';
@@ -218,8 +219,12 @@ export class Controller {
         } else if (work.added.size > 0) {
           // Only creations (and nothing else but unreferenced objects) may take the fast path.
           const only = work.secrets.size === 0 && work.routes.size === 0 && work.endpointServices.size === 0;
+          const routesOnly = [...work.added.values()].every((o) => o.kind !== 'ListenerSet');
           if (!only) await this.fullBuild({ reason: 'mixed_changes', object: firstKey(work.added) });
-          else if (!(await this.refreshAdded(work.added)))
+          else if (routesOnly) {
+            if (!(await this.refreshCreatedRoutes(work.added)))
+              await this.fullBuild(this.fallback('route_created_fast_path_precondition', work.added));
+          } else if (!(await this.refreshAdded(work.added)))
             await this.fullBuild(this.fallback('listenerset_fast_path_precondition', work.added));
         } else if (work.secrets.size > 0 && !this.refreshSecrets(work.secrets)) {
           // Some certificate became (or was) invalid: listener conditions and chains change.
@@ -488,6 +493,48 @@ export class Controller {
       this.observeBuild(started);
     } catch (err) {
       this.log.warn({ err }, 'ListenerSet fast path failed; falling back to a full build');
+      this.fastPathFailed = true;
+      return false;
+    }
+    await this.publishStatusesNextTurn(statuses);
+    return true;
+  }
+
+  /**
+   * Route-creation fast path: since the last full build, only HTTPRoutes/GRPCRoutes were created
+   * (and Secrets no build referred to). `addRoutes` (gateway/incremental/route-added.ts) attaches
+   * them as a full build would and patches the route configurations, clusters and statuses they
+   * change; otherwise it returns undefined and this returns false (nothing published) for a full
+   * build. A held or unpublished fleet (fleet-hold.ts) is decided by a full build. The reference
+   * index learns the routes' Services, so their later changes are not missed.
+   */
+  private async refreshCreatedRoutes(added: Map<string, KubeObject>): Promise<boolean> {
+    if (this.lastBuildFailed || !this.state) return false;
+    const started = process.hrtime.bigint();
+    let statuses: ObjectStatus[];
+    try {
+      const routes: KubeObject[] = [];
+      for (const o of added.values()) {
+        const now = this.opts.store.get(o.kind, objectNamespace(o), o.metadata.name);
+        // Not there any more: a deletion, which pending.full already asks a full build for.
+        if (!now) return false;
+        routes.push(now);
+      }
+      const result = addRoutes(this.opts.store, this.buildOptions(), this.memo, this.state, routes, (f) =>
+        this.lastFleets.get(f),
+      );
+      if (!result || result.touched.some((f) => !this.lastFleets.has(f) || this.hold.isHeld(f))) return false;
+      this.state = result.state;
+      for (const fleet of result.fleets) {
+        this.lastFleets.set(fleet.fleet, fleet);
+        this.publishFleet(fleet);
+      }
+      for (const r of routes) this.references?.addRoute(r);
+      statuses = result.statuses;
+      this.opts.metrics.builds.inc({ result: 'route_created' });
+      this.observeBuild(started);
+    } catch (err) {
+      this.log.warn({ err }, 'route-creation fast path failed; falling back to a full build');
       this.fastPathFailed = true;
       return false;
     }

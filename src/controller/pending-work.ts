@@ -42,6 +42,8 @@ export type FullBuildReason =
   | 'listenerset_updated'
   /** A ListenerSet was deleted. */
   | 'listenerset_deleted'
+  /** Only HTTPRoutes/GRPCRoutes were created, and attaching them may change more than they can. */
+  | 'route_created_fast_path_precondition'
   /** Creations that are not exactly one ListenerSet with its own new routes. */
   | 'listenerset_fast_path_precondition'
   /** Creations arrived together with other changes since the last build. */

@@ -163,8 +163,9 @@ function full(reason: FullBuildReason): ChangeClass {
  * certificate fast path, which re-validates and falls back to a full build when validity changed),
  * an update of an existing HTTPRoute/GRPCRoute (candidate for the route fast path, which checks its
  * own preconditions and otherwise falls back), a creation of a ListenerSet or HTTPRoute/GRPCRoute
- * (candidate for the ListenerSet fast path, which needs exactly one new ListenerSet and falls back
- * otherwise), or a full build, with the reason it needs one.
+ * (candidate for the ListenerSet fast path when a window holds exactly one new ListenerSet, or for
+ * the route-creation fast path when it holds only new routes; each falls back when it must), or a
+ * full build, with the reason it needs one.
  */
 export function classifyChange(change: StoreChange, index: ReferenceIndex | undefined): ChangeClass {
   if (!index) return full('no_reference_index');

@@ -236,6 +236,14 @@ function describeRef(ref: BackendObjectReference): string {
 const PROTOCOL_RANK: Record<ClusterProtocol, number> = { udp: 0, tcp: 0, http1: 1, http2: 2 };
 
 /**
+ * Returns whether one more reference asking for `protocol` leaves a cluster built with `built` as
+ * it is: buildClusters keeps the strongest protocol of a cluster's references.
+ */
+export function protocolKept(built: ClusterProtocol, protocol: ClusterProtocol): boolean {
+  return built === protocol || PROTOCOL_RANK[protocol] < PROTOCOL_RANK[built];
+}
+
+/**
  * Builds one ClusterModel per distinct cluster name, sorted by name.
  *
  * When several users of one Service port need different protocols, the strongest wins

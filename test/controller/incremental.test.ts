@@ -323,6 +323,27 @@ describe('Controller fast paths against a full-build oracle', { concurrency: fal
       try {
         for (let i = 0; i < 20; i++) {
           const before = await counts(inc.metrics);
+          if (random() < 0.15) {
+            // A route created alone, on a parent and hostnames of the world's routes.
+            const like = pick(ROUTES);
+            const created = httpRoute(`c-${seed}-${i}`, rules(`/c${i}`, pick(['web', 'api', 'solo'])), {
+              parentRefs: [like.parent],
+              created: new Date(Date.parse('2026-01-01T00:00:00Z') + Math.floor(random() * 3) * 1000)
+                .toISOString()
+                .replace(/\.\d{3}Z$/, 'Z'),
+              ...(like.hostnames ? { hostnames: like.hostnames } : {}),
+            });
+            await step(inc, state, created, `step ${i}: create ${created.metadata.name}`);
+            const after = await counts(inc.metrics);
+            const reasons = JSON.stringify((await inc.metrics.fullBuilds.get()).values);
+            assert.equal(
+              delta(after, before, 'route_created'),
+              1,
+              `step ${i}: route-creation fast path ${reasons}`,
+            );
+            assert.equal(delta(after, before, 'ok'), 0, `step ${i}: no full build`);
+            continue;
+          }
           if (random() < 0.25) {
             // A ListenerSet added (with its Secret and maybe a route), or an edit of such a route.
             const fallback = random() < 0.3;
@@ -528,14 +549,16 @@ describe('Controller fast paths against a full-build oracle', { concurrency: fal
         assert.equal(delta(after, before, 'listenerset'), fast ? 1 : 0, `${how}: fast path`);
         assert.equal(delta(after, before, 'ok'), fast ? 0 : 1, `${how}: full build`);
       }
-      // A route created alone, naming an existing ListenerSet, is a full build.
+      // A route created alone, naming an existing ListenerSet, takes the route-creation fast path.
       const before = await counts(inc.metrics);
       const lone = httpRoute('r-lone', rules('/lone', 'web'), {
         parentRefs: [parentRef('tenant', { group: 'gateway.networking.k8s.io', kind: 'ListenerSet' })],
       });
       await step(inc, state, lone, 'route created alone');
-      assert.equal(delta(await counts(inc.metrics), before, 'ok'), 1);
-      // A route created earlier naming a set that did not exist yet: adding that set is a full build.
+      assert.equal(delta(await counts(inc.metrics), before, 'route_created'), 1);
+      assert.equal(delta(await counts(inc.metrics), before, 'ok'), 0);
+      // A route created before the set it names: nothing of ours changes until the set arrives,
+      // which then takes the ListenerSet fast path and attaches the waiting route.
       const early = httpRoute('r-early', rules('/early', 'web'), {
         parentRefs: [
           parentRef(`add-${addedCount + 1}`, { group: 'gateway.networking.k8s.io', kind: 'ListenerSet' }),
@@ -543,10 +566,22 @@ describe('Controller fast paths against a full-build oracle', { concurrency: fal
       });
       await step(inc, state, early, 'route naming a future set');
       const before3 = await counts(inc.metrics);
-      const named = addition('ok');
+      const named = addition('no-route');
       await stepMany(inc, state, named.objects, 'add a set an existing route names');
-      assert.equal(delta(await counts(inc.metrics), before3, 'listenerset'), 0);
-      assert.equal(delta(await counts(inc.metrics), before3, 'ok'), 1);
+      assert.equal(delta(await counts(inc.metrics), before3, 'listenerset'), 1);
+      assert.equal(delta(await counts(inc.metrics), before3, 'ok'), 0);
+      // A route created before the set that also names an existing parent: adding the set is a full build.
+      const both = httpRoute('r-both', rules('/both', 'web'), {
+        parentRefs: [
+          parentRef(`add-${addedCount + 1}`, { group: 'gateway.networking.k8s.io', kind: 'ListenerSet' }),
+          parentRef('edge'),
+        ],
+      });
+      await step(inc, state, both, 'route naming a future set and the Gateway');
+      const before4 = await counts(inc.metrics);
+      await stepMany(inc, state, addition('no-route').objects, 'add a set an attached route names');
+      assert.equal(delta(await counts(inc.metrics), before4, 'listenerset'), 0);
+      assert.equal(delta(await counts(inc.metrics), before4, 'ok'), 1);
       // The Secret of a fast-pathed set is referenced: its rotation takes the certificate fast path.
       await stepMany(inc, state, addition('ok').objects, 'one more addition');
       const before2 = await counts(inc.metrics);

@@ -4,7 +4,7 @@ import { buildGateways } from '../../src/gateway/build';
 import { BuildMemo } from '../../src/gateway/build-memo';
 import { addListenerSet } from '../../src/gateway/incremental/listenerset';
 import { updateRoutes } from '../../src/gateway/incremental/routes';
-import type { BuildState } from '../../src/gateway/incremental/state';
+import { stateContents as contents } from '../support/build-state';
 import type { FleetModel } from '../../src/model/fleet';
 import type { HTTPRouteRule } from '../../src/gateway/api';
 import type { KubeObject } from '../../src/store/objects';
@@ -65,53 +65,6 @@ function addedSet(): { set: KubeObject; route: KubeObject } {
     ),
     route: httpRoute('r-two', rules('/two'), { parentRefs: [parentRef('second', LS_REF)] }),
   };
-}
-
-function sorted<T>(entries: Iterable<[string, T]>): [string, T][] {
-  return [...entries].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
-}
-
-/** Everything a state holds, as plain data (listeners by name, routes by key and generation). */
-function contents(state: BuildState): unknown {
-  return JSON.parse(
-    JSON.stringify({
-      gateways: state.gateways.map((g) => ({
-        fleet: g.fleet,
-        accepted: g.accepted,
-        listeners: g.listeners.map((l) => [l.qualifiedName, l.ready, l.attachedRoutes, l.conditions]),
-        listenerSets: g.listenerSets.map((s) => [
-          s.object.metadata.name,
-          s.accepted,
-          s.listeners.map((l) => [l.qualifiedName, l.ready, l.attachedRoutes, l.conditions]),
-        ]),
-      })),
-      parents: sorted(
-        [...state.parents].map(([k, t]) => [
-          k,
-          [t.fleet, t.accepted, t.listeners.map((l) => l.qualifiedName)],
-        ]),
-      ),
-      routes: sorted([...state.routes].map(([k, r]) => [k, r.object.metadata.generation])),
-      attached: sorted(
-        [...state.attached].map(([qn, list]) => [
-          qn,
-          list.map((a) => [a.route.id.key, a.route.object.metadata.generation, a.hostnames]),
-        ]),
-      ),
-      statuses: sorted(
-        state.statuses.map((s) => [`${s.kind}/${s.metadata.namespace}/${s.metadata.name}`, s]),
-      ),
-      statusIndex: sorted(
-        [...state.statusIndex].map(([k, i]) => {
-          const s = state.statuses[i];
-          return [k, `${s.kind}/${s.metadata.namespace ?? ''}/${s.metadata.name}`];
-        }),
-      ),
-      listenerFleet: sorted(state.listenerFleet),
-      namedParents: [...state.namedParents].sort(),
-      policy: state.policy,
-    }),
-  );
 }
 
 describe('fast paths and the state they are given', () => {

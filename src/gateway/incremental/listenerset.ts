@@ -45,6 +45,7 @@ import { attachRoute, targetOf } from '../routes/attach';
 import { ROUTE_COMPILERS } from '../routes/compilers';
 import { compareRouteIds, routeIdentity } from '../routes/identity';
 import type { AttachedRoute, CompiledRoute } from '../routes/types';
+import { ROUTE_KINDS } from '../routes/types';
 import { ListenerClaims, coveringHostnames } from '../routes/vhosts';
 import type { ListenerRoutes } from '../routes/vhosts';
 import { VirtualHostMemo } from '../virtual-hosts';
@@ -62,11 +63,11 @@ import { statusKey } from '../../status/types';
  * Adds a ListenerSet created since the state's build to that state and returns the patched fleet,
  * every status and the new state, or undefined when a full build is needed.
  *
- * The set may come with new HTTPRoutes/GRPCRoutes whose parentRefs all name it; new Secrets are
- * read from the view. It is added only when that cannot change anything but its own status, its
+ * The set may come with new HTTPRoutes/GRPCRoutes whose parentRefs all name it (and routes created
+ * earlier that name only it: withWaitingRoutes); new Secrets are read from the view. It is added only when that cannot change anything but its own status, its
  * Gateway's status (attachedListenerSets), the new routes' statuses and its own filter chains: its
  * Gateway is accepted and owned, it sorts strictly last in precedence (newer creationTimestamp than
- * every other set of that Gateway), no other route names it, its listeners give no existing
+ * every other set of that Gateway), no route the state attached names it, its listeners give no existing
  * listener a new condition (resolveAddedListenerSet), and each of its ready listeners is HTTPS with
  * an exact hostname on a port the fleet already serves by SNI, where no ready listener has no
  * hostname or one that covers it (so no other chain's hostname isolation changes). Returns the
@@ -117,10 +118,14 @@ export function addListenerSet(
     accepted: set.accepted,
   };
   const only = new Map([[setKey, target]]);
+  // Routes created before the set that name it wait for it (they named no parent of ours, so the
+  // state has neither their compiled form nor a status): they attach now, like the new ones.
+  const routes = withWaitingRoutes(view, state, namespacedName(lsNs, ls.metadata.name), added);
+  if (!routes) return undefined;
   // The new routes name only the new set; no other route may name it.
   const addedKeys = new Set<string>();
   const compiled: CompiledRoute[] = [];
-  for (const obj of added) {
+  for (const obj of routes) {
     const kind = obj.kind;
     if ((kind !== 'HTTPRoute' && kind !== 'GRPCRoute') || obj.metadata.deletionTimestamp) return undefined;
     const refs = (obj.spec as { parentRefs?: ParentReference[] } | undefined)?.parentRefs;
@@ -133,9 +138,6 @@ export function addListenerSet(
     addedKeys.add(key);
     compiled.push(memo.routes.compile(ROUTE_COMPILERS[kind], view, obj, state.policy));
   }
-  // Routes other than the new ones have the parentRefs of the state's build (route edits that
-  // change them are full builds), so namedParents tells whether one of them names the new set.
-  if (state.namedParents.has(namespacedName(lsNs, ls.metadata.name))) return undefined;
   compiled.sort((a, b) => compareRouteIds(a.id, b.id));
   // Every parentRef of the new routes names the new set, so `only` gives what the full index does.
   const newStatuses: ObjectStatus[] = [];
@@ -262,9 +264,37 @@ export function addListenerSet(
     statuses,
     statusIndex: state.statusIndex.with(appended.map((s, i) => [statusKey(s), state.statuses.length + i])),
     listenerFleet: state.listenerFleet.with(set.listeners.map((l) => [l.qualifiedName, gw.fleet])),
-    namedParents: state.namedParents.with(added.flatMap(parentNamesOf)),
+    namedParents: state.namedParents.with(routes.flatMap(parentNamesOf)),
   };
   return { fleet, statuses, state: next };
+}
+
+/**
+ * Returns `added` with every route of the view that names the set `setName` (`namespace/name`) and
+ * is not among them, or undefined when such a route is of a kind other than HTTPRoute/GRPCRoute.
+ *
+ * Routes other than the new ones have the parentRefs of the state's build (route edits that change
+ * them are full builds) or were added by a fast path that recorded them, so the state's
+ * namedParents tells whether any names the set; only then is the view searched. The caller checks
+ * the routes found as new ones: a route the state attached elsewhere makes it decline.
+ */
+function withWaitingRoutes(
+  view: StoreView,
+  state: BuildState,
+  setName: string,
+  added: KubeObject[],
+): KubeObject[] | undefined {
+  if (!state.namedParents.has(setName)) return added;
+  const keys = new Set(added.map((o) => objectKey(o.kind, objectNamespace(o), o.metadata.name)));
+  const out = [...added];
+  for (const kind of ROUTE_KINDS) {
+    for (const obj of view.list(kind)) {
+      if (!parentNamesOf(obj).includes(setName)) continue;
+      if (kind !== 'HTTPRoute' && kind !== 'GRPCRoute') return undefined;
+      if (!keys.has(objectKey(kind, objectNamespace(obj), obj.metadata.name))) out.push(obj);
+    }
+  }
+  return out;
 }
 
 /** Returns a new array: `sorted` (by name) with `item` inserted at its place. */

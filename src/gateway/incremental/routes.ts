@@ -5,21 +5,19 @@
  * It applies only when the edits cannot change anything but the routes' statuses and the virtual
  * hosts of the listeners they are attached to.
  */
-import type { FleetModel, VirtualHostModel } from '../../model/fleet';
+import type { FleetModel } from '../../model/fleet';
 import { deepEqual } from '../../util/deep-equal';
 import type { ObjectStatus } from '../../status/types';
 import type { KubeObject } from '../../store/objects';
-import type { BuildOptions, ResolvedGateway, ResolvedListener, StoreView } from '../resolved';
+import type { BuildOptions, ResolvedGateway, StoreView } from '../resolved';
 import type { BuildMemo } from '../build-memo';
-import { HTTP_KINDS, buildFleet, routesOf } from '../fleet';
+import { buildFleet } from '../fleet';
 import { attachRoute, hasValidRules } from '../routes/attach';
 import { ROUTE_COMPILERS } from '../routes/compilers';
 import { routeIdentity } from '../routes/identity';
 import type { AttachedRoute, CompiledRoute } from '../routes/types';
-import { ListenerClaims } from '../routes/vhosts';
-import type { ListenerRoutes } from '../routes/vhosts';
-import { VirtualHostMemo } from '../virtual-hosts';
 import type { BuildState } from './state';
+import { recomputeRouteConfigs } from './route-configs';
 import { objectKey } from '../../store/objects';
 import { sameContent } from '../../store/store';
 
@@ -150,65 +148,10 @@ function patchFleet(
   listeners: Set<string>,
   replaced: Map<CompiledRoute, CompiledRoute>,
 ): FleetModel | undefined {
-  if (!gw.accepted) return undefined;
   for (const [old, next] of replaced) if (!deepEqual(old.clusters, next.clusters)) return undefined;
-  const byPort = new Map<number, ResolvedListener[]>();
-  for (const l of gw.listeners) {
-    if (!l.ready) continue;
-    const list = byPort.get(l.port);
-    if (list) list.push(l);
-    else byPort.set(l.port, [l]);
-  }
-  const vhosts = new VirtualHostMemo(memo.virtualHosts, gw.fleet, true);
-  const ports = previous.ports.slice();
-  const portIndex = new Map(ports.map((p, i) => [p.port, i]));
-  /** Recomputed route configurations: memo key → the virtual hosts `previous` serves there. */
-  const recomputed = new Map<string, VirtualHostModel[]>();
-  const claimsByPort = new Map<number, ListenerClaims>();
-  const httpDone = new Set<number>();
-  for (const qn of listeners) {
-    const l = gw.listeners.find((x) => x.qualifiedName === qn);
-    if (!l || !l.ready) continue; // Not served: no route configuration of its own.
-    const group = byPort.get(l.port)!;
-    const first = group[0];
-    const at = portIndex.get(l.port);
-    if (at === undefined) return undefined;
-    const port = ports[at];
-    if (first.protocol === 'HTTP') {
-      if (l.protocol !== 'HTTP' || httpDone.has(l.port)) continue;
-      httpDone.add(l.port);
-      const http = group.filter((x) => x.protocol === 'HTTP');
-      const routes: ListenerRoutes[] = http.map((x) => ({
-        listener: x,
-        routes: routesOf(attached, x, HTTP_KINDS),
-      }));
-      if (!port.http) return undefined;
-      const entry = vhosts.virtualHosts(routes, new ListenerClaims(http), l.port, 'http');
-      recomputed.set(VirtualHostMemo.key(routes, l.port, 'http'), port.http.virtualHosts);
-      ports[at] = { ...port, http: { ...port.http, virtualHosts: entry.virtualHosts } };
-    } else if (first.protocol === 'HTTPS' || first.protocol === 'TLS') {
-      if (l.protocol !== 'HTTPS') continue;
-      let claims = claimsByPort.get(l.port);
-      if (!claims) {
-        claims = new ListenerClaims(group.filter((x) => x.protocol === 'HTTPS' || x.protocol === 'TLS'));
-        claimsByPort.set(l.port, claims);
-      }
-      const routes: ListenerRoutes[] = [{ listener: l, routes: routesOf(attached, l, HTTP_KINDS) }];
-      const entry = vhosts.virtualHosts(routes, claims, l.port, 'https');
-      const i = port.filterChains.findIndex((c) => c.name === l.qualifiedName);
-      const served = i < 0 ? undefined : port.filterChains[i].virtualHosts;
-      if (!served || recomputed.has(VirtualHostMemo.key(routes, l.port, 'https'))) return undefined;
-      recomputed.set(VirtualHostMemo.key(routes, l.port, 'https'), served);
-      const filterChains = port.filterChains.slice();
-      filterChains[i] = { ...filterChains[i], virtualHosts: entry.virtualHosts };
-      ports[at] = { ...port, filterChains };
-    }
-  }
-  for (const [key, served] of recomputed) {
-    // The memo entry of the last build must be the one `previous` was assembled from.
-    const before = vhosts.previousEntry(key);
-    const after = vhosts.nextEntry(key);
-    if (!before || !after || !deepEqual(before.virtualHosts, served)) return undefined;
+  const recomputed = recomputeRouteConfigs(memo, gw, attached, previous, listeners);
+  if (!recomputed) return undefined;
+  for (const { before, after } of recomputed.configs) {
     if (
       !sameSet(
         memo.virtualHosts.clusterNamesOf(before.virtualHosts),
@@ -224,8 +167,8 @@ function patchFleet(
     )
       return undefined;
   }
-  vhosts.commit();
-  return { ...previous, ports };
+  recomputed.vhosts.commit();
+  return { ...previous, ports: recomputed.ports };
 }
 
 /** Returns whether two arrays hold the same items, ignoring order and repeats. */
