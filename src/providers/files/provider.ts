@@ -247,6 +247,11 @@ export class FileProvider {
     return this.problemReport.list();
   }
 
+  /** Files whose scan came from the cache on disk since start (for tests and the log). */
+  get diskCacheHitCount(): number {
+    return this.diskCacheHits;
+  }
+
   /** Rescans the whole tree now (stat only for known files). Concurrent calls share one rescan. */
   reload(): Promise<void> {
     this.fullQueued = true;
