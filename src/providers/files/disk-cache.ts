@@ -138,14 +138,10 @@ export class ScanDiskCache {
     return files.length;
   }
 
-  /** Whether the next write would differ from what was loaded (a file missed or went away). */
-  changedSinceLoad(present: readonly string[]): boolean {
-    if (present.length !== this.loaded.size) return true;
-    for (const file of present) {
-      const before = this.loaded.get(file);
-      const now = this.next.get(file);
-      if (!before || !now || before.hash !== now.hash) return true;
-    }
+  /** Whether the next write would differ from what was loaded (an entry missed, new or gone). */
+  changedSinceLoad(): boolean {
+    if (this.next.size !== this.loaded.size) return true;
+    for (const [file, now] of this.next) if (this.loaded.get(file)?.hash !== now.hash) return true;
     return false;
   }
 

@@ -219,7 +219,7 @@ export class FileProvider {
   private scheduleCacheWrite(): void {
     const cache = this.diskCache;
     if (!cache) return;
-    if (!cache.changedSinceLoad(this.order)) {
+    if (!cache.changedSinceLoad()) {
       cache.discard();
       this.diskCache = undefined;
       return;
