@@ -43,7 +43,7 @@ export interface ServeOptions {
   source:
     | {
         dir: string;
-        limits?: Pick<FileProviderOptions, 'maxFileBytes' | 'maxEntries' | 'maxDepth' | 'settleMs'>;
+        limits?: Pick<FileProviderOptions, 'maxFileBytes' | 'maxEntries' | 'maxDepth' | 'settleMs' | 'cache'>;
       }
     | { kubeconfig?: string };
   controllerName: string;

@@ -9,6 +9,7 @@ import { UsageError, defineCommand, parseCommand } from './args';
 import type { ParsedOptions } from './args';
 import { LOCAL_ENVOY_OPTIONS, localEnvoysFromFlags } from './local-envoys';
 import { startServing, waitForShutdownSignal } from './serve-runtime';
+import { convoyVersion } from './main';
 import { DEFAULT_MAX_RANGE_PORTS } from '../gateway/port-ranges';
 import {
   DEFAULT_MAX_STREAMS,
@@ -66,6 +67,12 @@ export const serveSpec = defineCommand({
       description:
         'Read a changed file once it has been left alone this long (0 reads at once). Write files atomically: write elsewhere, then rename.',
       default: '500',
+    },
+    'from-dir-cache-dir': {
+      type: 'string',
+      valueName: 'DIR',
+      description:
+        "Keep each file's parsed and validated objects in DIR between runs (keyed by content hash and Convoy build), so a restart reads only what changed. Holds Secrets' keys as the files do. Default: off.",
     },
     kubeconfig: {
       type: 'string',
@@ -374,6 +381,9 @@ export function serveOptionsFromFlags(v: ServeFlags): ServeOptions {
               maxEntries: checkedCount(v['from-dir-max-files'], 'from-dir-max-files'),
               maxDepth: checkedCount(v['from-dir-max-depth'], 'from-dir-max-depth'),
               settleMs: checkedCount(v['from-dir-settle-ms'], 'from-dir-settle-ms', 0),
+              ...(v['from-dir-cache-dir'] !== undefined
+                ? { cache: { dir: v['from-dir-cache-dir'], convoyVersion: convoyVersion() } }
+                : {}),
             },
           }
         : { kubeconfig: v.kubeconfig },

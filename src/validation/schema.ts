@@ -118,8 +118,9 @@ export function applyDefaults(node: SchemaNode, value: unknown): unknown {
       if (!isPlainObject(value)) return value;
       const out: Record<string, unknown> = {};
       for (const [k, v] of Object.entries(value)) if (v !== null) out[k] = v;
-      for (const [k, child] of Object.entries(node.properties)) {
-        if (out[k] === undefined && child.default !== undefined) out[k] = structuredClone(child.default);
+      for (const k in node.properties) {
+        const child = node.properties[k];
+        if (out[k] === undefined && child.default !== undefined) out[k] = copyOf(child.default);
         if (out[k] !== undefined) out[k] = applyDefaults(child, out[k]);
       }
       return out;
@@ -135,6 +136,11 @@ export function applyDefaults(node: SchemaNode, value: unknown): unknown {
     default:
       return value;
   }
+}
+
+/** A default's own copy: a primitive is its own copy, an object or array is cloned. */
+function copyOf(v: unknown): unknown {
+  return v !== null && typeof v === 'object' ? structuredClone(v) : v;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -180,7 +186,12 @@ export function validateNode(node: SchemaNode, value: unknown, path: string, err
         );
         break;
       }
-      const len = [...value].length;
+      // Characters are code points: counted only when the UTF-16 length cannot decide (a string
+      // has at least half as many code points as UTF-16 units, and at most as many).
+      const uncertain =
+        (node.maxLength !== undefined && value.length > node.maxLength) ||
+        (node.minLength !== undefined && value.length < 2 * node.minLength);
+      const len = uncertain ? [...value].length : value.length;
       if (node.maxLength !== undefined && len > node.maxLength) {
         errors.push(`${path}: Too long: may not be more than ${node.maxLength} characters`);
       } else if (node.minLength !== undefined && len < node.minLength) {
@@ -231,9 +242,9 @@ export function validateNode(node: SchemaNode, value: unknown, path: string, err
       for (const r of node.required ?? []) {
         if (value[r] === undefined || value[r] === null) errors.push(`${join(path, r)}: Required value`);
       }
-      for (const [k, child] of Object.entries(node.properties)) {
+      for (const k in node.properties) {
         const v = value[k];
-        if (v !== undefined && v !== null) validateNode(child, v, join(path, k), errors);
+        if (v !== undefined && v !== null) validateNode(node.properties[k], v, join(path, k), errors);
       }
       break;
     }

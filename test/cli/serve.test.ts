@@ -163,6 +163,15 @@ describe('convoy serve flags', () => {
     });
   });
 
+  test('--from-dir-cache-dir turns the scan cache on, keyed by this build of Convoy', () => {
+    const source = options(['--from-dir', 'd', '--from-dir-cache-dir', '/var/cache/convoy']).source;
+    assert.ok('dir' in source);
+    assert.equal(source.limits?.cache?.dir, '/var/cache/convoy');
+    assert.match(source.limits?.cache?.convoyVersion ?? '', /^\d+\.\d+\.\d+/);
+    const off = options(['--from-dir', 'd']).source;
+    assert.ok('dir' in off && off.limits?.cache === undefined, 'off by default');
+  });
+
   test('unsafe or contradictory combinations are usage errors', () => {
     usageError(
       ['--admin-address', '0.0.0.0:9090'],

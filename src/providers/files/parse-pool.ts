@@ -54,7 +54,9 @@ export class ScanPool {
   private readonly timeoutMs: number;
   private readonly maxHeapMb: number;
   private readonly slots = new Set<Slot>();
-  private readonly queue: Task[] = [];
+  /** Tasks not yet sent to a worker: `queue[queueHead]` onwards (shift() is O(n) on a long array). */
+  private queue: Task[] = [];
+  private queueHead = 0;
   private nextId = 1;
   private closed = false;
   private dispatchScheduled = false;
@@ -80,10 +82,18 @@ export class ScanPool {
     });
   }
 
+  /**
+   * Starts the workers now, so their start (loading the parser and the validation) overlaps
+   * with listing the tree instead of following it. Idle workers keep nothing alive.
+   */
+  prestart(): void {
+    while (!this.closed && this.slots.size < this.size) this.spawn().worker.unref();
+  }
+
   /** Terminates every worker; queued and running scans resolve as failures. */
   async close(): Promise<void> {
     this.closed = true;
-    for (const t of this.queue.splice(0)) t.resolve(failure(t.request, 'the file provider is stopping'));
+    for (const t of this.takeQueue()) t.resolve(failure(t.request, 'the file provider is stopping'));
     const running = [...this.slots];
     this.slots.clear();
     await Promise.all(
@@ -103,12 +113,12 @@ export class ScanPool {
    */
   private dispatch(): void {
     const sends = new Map<Slot, { id: number; request: ScanRequest }[]>();
-    while (this.queue.length > 0) {
+    while (this.queueHead < this.queue.length) {
       let slot: Slot | undefined;
       for (const s of this.slots) if (!slot || s.tasks.size < slot.tasks.size) slot = s;
       if ((!slot || slot.tasks.size > 0) && this.slots.size < this.size) slot = this.spawn();
       if (!slot || slot.tasks.size >= WINDOW) break;
-      const task = this.queue.shift()!;
+      const task = this.queue[this.queueHead++];
       slot.tasks.set(task.id, task);
       if (slot.tasks.size === 1) {
         slot.worker.ref();
@@ -118,7 +128,16 @@ export class ScanPool {
       batch.push({ id: task.id, request: task.request });
       sends.set(slot, batch);
     }
+    if (this.queueHead === this.queue.length) this.takeQueue();
     for (const [slot, scans] of sends) slot.worker.postMessage({ scans } satisfies WorkerRequest);
+  }
+
+  /** Empties the queue; returns the tasks that were still in it, in order. */
+  private takeQueue(): Task[] {
+    const rest = this.queue.slice(this.queueHead);
+    this.queue = [];
+    this.queueHead = 0;
+    return rest;
   }
 
   /** (Re)starts the slot's deadline: the worker must answer something within timeoutMs. */
@@ -188,7 +207,7 @@ export class ScanPool {
     slot.tasks.clear();
     current?.resolve(failure(current.request, why));
     for (const task of behind) task.entries = [];
-    this.queue.unshift(...behind);
+    this.queue = [...behind, ...this.takeQueue()];
     void slot.worker.terminate();
     if (!this.closed) this.dispatch();
   }

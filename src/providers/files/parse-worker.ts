@@ -12,8 +12,9 @@
  * worker is not idle for the round trip.
  */
 import type { MessagePort } from 'node:worker_threads';
+import { serialize } from 'node:v8';
 import { parentPort } from 'node:worker_threads';
-import { storedSize } from './apiserver';
+import { MAX_CACHED_SCAN_BYTES } from './disk-cache';
 import type { FileScan, ScanRequest, ScanResult } from './scan';
 import { scanFile } from './scan';
 
@@ -55,7 +56,13 @@ async function scanAll(): Promise<void> {
   scanning = true;
   try {
     for (let next = requests.shift(); next; next = requests.shift()) {
-      await queueScan(next.id, await scanFile(next.request));
+      const result = await scanFile(next.request);
+      if (next.request.serialize && result.status === 'scanned' && result.hash !== undefined) {
+        // Serialized whole, before it is sliced; only a scan small enough to decode at once.
+        const serialized = serialize(result.scan);
+        if (serialized.length <= MAX_CACHED_SCAN_BYTES) result.serialized = serialized;
+      }
+      await queueScan(next.id, result);
     }
   } finally {
     scanning = false;
@@ -67,10 +74,14 @@ async function queueScan(id: number, result: ScanResult): Promise<void> {
   if (result.status === 'scanned') {
     let slice: FileScan['entries'] = [];
     let bytes = 0;
+    // Each entry's share of the text read: a pacing estimate, far cheaper than walking values.
+    const entryBytes = Math.max(
+      256,
+      Math.ceil((result.bytes ?? 0) / Math.max(1, result.scan.entries.length)),
+    );
     for (const entry of result.scan.entries) {
       slice.push(entry);
-      const a = entry.admission;
-      bytes += a.kind === 'ok' ? storedSize(a.object, BATCH_BYTES) : 256;
+      bytes += entryBytes;
       if (bytes >= BATCH_BYTES || slice.length >= BATCH_ENTRIES) {
         await enqueue({ id, entries: slice }, bytes);
         slice = [];
@@ -78,7 +89,7 @@ async function queueScan(id: number, result: ScanResult): Promise<void> {
       }
     }
     result = { ...result, scan: { ...result.scan, entries: slice } };
-    await enqueue({ id, result }, bytes + 256);
+    await enqueue({ id, result }, bytes + 256 + (result.serialized?.length ?? 0));
     return;
   }
   await enqueue({ id, result }, 64);

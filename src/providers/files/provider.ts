@@ -17,10 +17,12 @@ import type { ObjectStore } from '../../store/store';
 import { compareStrings } from '../../util/compare';
 import { MAX_OBJECT_BYTES, MetadataAssigner } from './apiserver';
 import { StoreApplier } from './apply';
+import type { CacheLoad, CachedScan as DiskEntry } from './disk-cache';
+import { ScanDiskCache, scanCacheKey } from './disk-cache';
 import { ScanPool } from './parse-pool';
 import type { FileProblem } from './problems';
 import { ProblemReport } from './problems';
-import type { FileScan, ScanLimits } from './scan';
+import type { FileScan, ScanLimits, ScanResult } from './scan';
 import { fingerprintOf } from './scan';
 import { SettleGate } from './settle';
 import type { Listing, WalkLimits } from './walk';
@@ -58,6 +60,12 @@ export interface FileProviderOptions {
    * several writes is not applied half-written (see settle.ts). 0 reads at once. Default 500 ms.
    */
   settleMs?: number;
+  /**
+   * Keep each file's scan in this directory between runs, so a restart parses and validates
+   * only the files whose content changed (disk-cache.ts, docs/architecture.md §10.2). Off when
+   * unset. `convoyVersion` is part of the cache's key.
+   */
+  cache?: { dir: string; convoyVersion: string };
 }
 
 /** Default per-file size limit: many objects, but a bounded parse. */
@@ -71,6 +79,8 @@ export const DEFAULT_SETTLE_MS = 500;
 export const DEFAULT_DEBOUNCE_MS = 20;
 /** How many times start() waits for settling files before it reports the store synced. */
 const START_SETTLE_ROUNDS = 4;
+/** The cache on disk is written this long after start, out of the first build's way. */
+const CACHE_WRITE_DELAY_MS = 2000;
 
 /** The last scan of one file, reused while the file does not change. */
 interface CachedScan {
@@ -95,6 +105,12 @@ export class FileProvider {
   private readonly walkLimits: WalkLimits;
   private readonly pool: ScanPool;
   private readonly settle: SettleGate;
+  /** The scan cache on disk, while it is being read and until it is written after start. */
+  private diskCache?: ScanDiskCache;
+  private diskCacheLoad?: Promise<CacheLoad>;
+  private diskCacheWrite?: NodeJS.Timeout;
+  /** Files whose scan came from the cache on disk. */
+  private diskCacheHits = 0;
 
   /** Scan results by file name, reused while the content does not change. */
   private readonly scanCache = new Map<string, CachedScan>();
@@ -136,10 +152,15 @@ export class FileProvider {
     };
     this.pool = new ScanPool({ size: opts.parseWorkers });
     this.settle = new SettleGate(opts.settleMs ?? DEFAULT_SETTLE_MS);
+    if (opts.cache)
+      this.diskCache = new ScanDiskCache(opts.cache.dir, scanCacheKey(opts.cache.convoyVersion, this.limits));
   }
 
   async start(): Promise<void> {
     this.store.registerSource(SOURCE_NAME);
+    this.pool.prestart();
+    // Read while the tree is listed; scans wait for it (scanFile()).
+    this.diskCacheLoad = this.diskCache?.load();
     const st = await stat(this.dir).catch((err: NodeJS.ErrnoException) => {
       throw new Error(`file provider: cannot read directory ${this.dir}: ${err.code ?? err.message}`);
     });
@@ -156,12 +177,21 @@ export class FileProvider {
       await this.reload();
     }
     this.store.markSynced(SOURCE_NAME);
+    const cacheLoad = await this.diskCacheLoad;
+    this.scheduleCacheWrite();
     if (this.pollIntervalMs > 0) {
       this.pollTimer = setInterval(() => void this.reload(), this.pollIntervalMs);
       this.pollTimer.unref();
     }
     this.logger.info(
-      { dir: this.dir, objects: this.applier.size, problems: this.problemReport.size },
+      {
+        dir: this.dir,
+        objects: this.applier.size,
+        problems: this.problemReport.size,
+        ...(cacheLoad
+          ? { cache: { entries: cacheLoad.entries, hits: this.diskCacheHits, ignored: cacheLoad.ignored } }
+          : {}),
+      },
       'file provider started',
     );
   }
@@ -175,10 +205,51 @@ export class FileProvider {
     this.settleTimer = undefined;
     await this.scanChain;
     await this.pool.close();
+    if (this.diskCacheWrite) {
+      clearTimeout(this.diskCacheWrite);
+      this.diskCacheWrite = undefined;
+      await this.writeDiskCache();
+    }
+  }
+
+  /**
+   * After the first load: writes the cache on disk (soon, once) if it differs from what was
+   * read, else forgets it. Scans are serialized for it only until then.
+   */
+  private scheduleCacheWrite(): void {
+    const cache = this.diskCache;
+    if (!cache) return;
+    if (!cache.changedSinceLoad()) {
+      cache.discard();
+      this.diskCache = undefined;
+      return;
+    }
+    this.diskCacheWrite = setTimeout(() => {
+      this.diskCacheWrite = undefined;
+      void this.writeDiskCache();
+    }, CACHE_WRITE_DELAY_MS);
+    this.diskCacheWrite.unref();
+  }
+
+  private async writeDiskCache(): Promise<void> {
+    const cache = this.diskCache;
+    if (!cache) return;
+    this.diskCache = undefined;
+    try {
+      const entries = await cache.write(this.order);
+      this.logger.debug({ entries }, 'file provider: scan cache written');
+    } catch (err) {
+      this.logger.warn({ err: (err as Error).message }, 'file provider: cannot write the scan cache');
+    }
   }
 
   problems(): FileProblem[] {
     return this.problemReport.list();
+  }
+
+  /** Files whose scan came from the cache on disk since start (for tests and the log). */
+  get diskCacheHitCount(): number {
+    return this.diskCacheHits;
   }
 
   /** Rescans the whole tree now (stat only for known files). Concurrent calls share one rescan. */
@@ -359,7 +430,7 @@ export class FileProvider {
         if (!gate.ready) return { file, waitMs: gate.waitMs };
       }
     }
-    const result = await this.pool.scan({ path, file, previousHash: cached?.hash, limits: this.limits });
+    const { result, fromDisk } = await this.scanInPool(path, file, cached);
     if (result.status === 'gone') return { gone: file };
     const fingerprint = result.fingerprint ?? 'cannot stat';
     if (!cached && candidate.mode === 'check' && result.fingerprint) {
@@ -371,7 +442,16 @@ export class FileProvider {
       cached.fingerprint = fingerprint;
       return { file, waitMs: 0 };
     }
+    if (result.status === 'unchanged' && fromDisk) {
+      this.diskCacheHits++;
+      this.diskCache?.keep(file, fromDisk.entry);
+      this.scanCache.set(file, { hash: fromDisk.entry.hash, fingerprint, scan: fromDisk.scan });
+      return { file, waitMs: 0 };
+    }
     if (result.status !== 'scanned') return { file, waitMs: 0 };
+    if (result.serialized && result.hash !== undefined) {
+      this.diskCache?.keep(file, { hash: result.hash, bytes: result.serialized });
+    }
     for (const { document, admission: a } of result.scan.entries) {
       if (a.kind !== 'ignored') continue;
       this.logger.debug(
@@ -382,6 +462,34 @@ export class FileProvider {
     this.scanCache.set(file, { hash: result.hash, fingerprint, scan: result.scan });
     return { file, waitMs: 0 };
   }
+
+  /**
+   * Reads `file` in the pool. The worker compares its content hash with the scan in memory or,
+   * for a file not scanned yet this run, with the cache on disk; a cached scan that turns out
+   * not to decode is replaced by a parse of the file.
+   */
+  private async scanInPool(
+    path: string,
+    file: string,
+    cached: CachedScan | undefined,
+  ): Promise<{ result: ScanResult; fromDisk?: DiskHit }> {
+    if (this.diskCacheLoad) await this.diskCacheLoad;
+    const cache = this.diskCache;
+    const disk = cached ? undefined : cache?.lookup(file);
+    const scan = (previousHash: string | undefined) =>
+      this.pool.scan({ path, file, previousHash, limits: this.limits, serialize: cache !== undefined });
+    const result = await scan(cached?.hash ?? disk?.hash);
+    if (result.status !== 'unchanged' || !disk || !cache) return { result };
+    const decoded = cache.decode(file, disk);
+    if (!decoded) return { result: await scan(undefined) };
+    return { result, fromDisk: { entry: disk, scan: decoded } };
+  }
+}
+
+/** A scan answered by the cache on disk: its entry and the scan decoded from it. */
+interface DiskHit {
+  entry: DiskEntry;
+  scan: FileScan;
 }
 
 /** How the provider looks at a file: stat first and wait for it to settle, or read at once. */

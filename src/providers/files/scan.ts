@@ -28,6 +28,8 @@ export interface ScanRequest {
   /** Content hash of the last scan of this file; an equal content answers `unchanged`. */
   previousHash?: string;
   limits: ScanLimits;
+  /** Also answer the scan serialized, for the cache on disk (disk-cache.ts). */
+  serialize?: boolean;
 }
 
 /** What one file yielded, before it is applied. */
@@ -51,8 +53,18 @@ export interface FileScan {
 export type ScanResult =
   | { status: 'gone' }
   | { status: 'unchanged'; fingerprint?: string }
-  /** `hash` is absent when the file could not be read. */
-  | { status: 'scanned'; hash?: string; fingerprint?: string; scan: FileScan };
+  /**
+   * `hash` is absent when the file could not be read; `bytes` is the length of the text read;
+   * `serialized` is the scan as v8.serialize() writes it, when asked for and small enough.
+   */
+  | {
+      status: 'scanned';
+      hash?: string;
+      fingerprint?: string;
+      bytes?: number;
+      serialized?: Uint8Array;
+      scan: FileScan;
+    };
 
 /** What identifies one version of a file without reading it: size, times and inode. */
 export function fingerprintOf(st: { size: number; mtimeMs: number; ctimeMs: number; ino: number }): string {
@@ -101,6 +113,7 @@ export async function scanFile(req: ScanRequest): Promise<ScanResult> {
     status: 'scanned',
     hash,
     fingerprint,
+    bytes: bytes.length,
     scan: {
       file,
       problems: parsed.errors.map((e) => ({ file, document: e.document, message: e.message })),

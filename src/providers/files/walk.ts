@@ -47,10 +47,21 @@ export interface Listing {
   unseen: (file: string) => boolean;
 }
 
-/** The path of `p` relative to `root`, with "/" separators: how files are named in problems. */
+/**
+ * The path of `p` relative to `root`, with "/" separators: how files are named in problems. A
+ * path the walk built (`root` + "/" + clean segments) is sliced, which is what path.relative()
+ * would answer for it; anything else goes through path.relative().
+ */
 export function relativeName(root: string, p: string): string {
+  if (sep === '/' && p.length > root.length + 1 && p.startsWith(root) && p[root.length] === '/') {
+    const rest = p.slice(root.length + 1);
+    if (!UNCLEAN_SEGMENT.test(rest)) return rest;
+  }
   return relative(root, p).split(sep).join('/');
 }
+
+/** A relative path that slicing cannot name as path.relative() would: empty, ".", ".." or "//". */
+const UNCLEAN_SEGMENT = /(^|\/)\.{0,2}(\/|$)/;
 
 /** Whether `p` is `dir` or inside it (both resolved). */
 function within(dir: string, p: string): boolean {
