@@ -310,6 +310,7 @@ export class FileProvider {
   private async rescanNamed(files: ReadonlyMap<string, { written: boolean }>): Promise<void> {
     if (!this.listing) return this.rescan();
     const candidates: Candidate[] = [];
+    const gone: string[] = [];
     for (const [path, { written }] of files) {
       const file = relativeName(this.dir, path);
       let st;
@@ -317,7 +318,7 @@ export class FileProvider {
         st = await lstat(path);
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code !== 'ENOENT') return this.rescan();
-        if (this.known.has(file)) this.forget(file);
+        if (this.known.has(file)) gone.push(file);
         else if (this.listing.dirs.has(path)) return this.rescan();
         continue;
       }
@@ -330,7 +331,20 @@ export class FileProvider {
       // Renamed into place (atomic replace): complete, read at once. Written in place: settle.
       candidates.push({ path, mode: written ? 'check' : 'read', named: true });
     }
+    // Files gone because the whole directory went: the full rescan keeps serving (see rescan).
+    if (gone.length > 0 && (await this.directoryGone())) return this.rescan();
+    for (const file of gone) this.forget(file);
     await this.scanAndApply(candidates);
+  }
+
+  /** True when the watched directory itself no longer exists (its files are not deleted then). */
+  private async directoryGone(): Promise<boolean> {
+    try {
+      await lstat(this.dir);
+      return false;
+    } catch {
+      return true;
+    }
   }
 
   /**
@@ -340,6 +354,10 @@ export class FileProvider {
    */
   private async scanAndApply(candidates: Candidate[]): Promise<void> {
     const results = await Promise.all(candidates.map((c) => this.scanFile(c)));
+    if (results.some((r) => r !== undefined && 'gone' in r) && (await this.directoryGone())) {
+      this.problemReport.set([{ file: '.', message: 'cannot read directory: it no longer exists' }]);
+      return;
+    }
     let waitMs = 0;
     const settling = new Set<string>();
     for (const r of results) {

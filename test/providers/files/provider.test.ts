@@ -415,6 +415,10 @@ describe('FileProvider rescans', () => {
     const p = newProvider();
     await p.start();
     await rm(dir, { recursive: true, force: true });
+    // The watcher reports the deleted file (and the directory) on its own: that must not delete
+    // what the file served either.
+    await waitFor('the watcher reports the vanished directory', () => p.problems().length === 1);
+    assert.ok(gw('one'), 'still served after the watcher saw the deletions');
     await p.reload();
     assert.ok(gw('one'));
     assert.equal(p.problems().length, 1);
