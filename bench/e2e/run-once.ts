@@ -36,6 +36,7 @@ import { cpuSeconds, residentMemory } from './proc-status';
 import { byLabel, counterDelta, declaredMetrics, parsePromText, sumOf } from './prom-text';
 import type { Sample } from './prom-text';
 import { whenTrue, servesSerial } from './probes';
+import { shares } from './stats';
 
 export type Mode = 'files' | 'kubernetes';
 
@@ -125,11 +126,6 @@ interface Replica {
   clients: number;
   /** Client processes' CPU seconds when the pool was up (their start is not measured). */
   clientCpuAtStart: number;
-}
-
-/** Splits `total` into `parts` near-equal whole shares, the larger ones first. */
-export function shares(total: number, parts: number): number[] {
-  return Array.from({ length: parts }, (_, i) => Math.floor(total / parts) + (i < total % parts ? 1 : 0));
 }
 
 /** Sum of the CPU seconds of `pids`. */
