@@ -19,6 +19,7 @@ import { freePorts, isListening } from '../../e2e/harness/ports';
 import { renderBootstrapYaml, renderXdsSdsFiles } from '../../src/envoy/bootstrap';
 import type { BootstrapTlsOptions } from '../../src/envoy/bootstrap';
 import { CertificateDirectory } from '../../src/pki/certificate-directory';
+import { DEFAULT_MAX_STREAMS_PER_PEER } from '../../src/cli/xds-security';
 import { MALLOC_ENV } from '../../src/runtime/memory';
 import type { KubeObject } from '../../src/store/objects';
 import { nowMs, sleep } from '../common';
@@ -214,6 +215,9 @@ export async function runOnce(s: RunSettings): Promise<RunFigures> {
     // The simulated Envoys connect as soon as the xDS port listens and, unlike Envoy, do not
     // reconnect: a large cold start takes longer than the default wait for a fleet's first
     // snapshot (60 s) before a stream is closed with NOT_FOUND, so that wait is lengthened.
+    // Every stream comes from 127.0.0.1, and a replica with 1,000 simulated Envoys and the real
+    // one is above Convoy's default limit per client address (1,000), so that limit is raised.
+    const perReplica = Math.ceil(s.clients / replicaCount) + 1;
     const common = [
       '--envoy-bind-address',
       '127.0.0.1',
@@ -221,6 +225,9 @@ export async function runOnce(s: RunSettings): Promise<RunFigures> {
       certsDir,
       '--xds-unknown-fleet-timeout',
       '30m',
+      ...(perReplica > DEFAULT_MAX_STREAMS_PER_PEER
+        ? ['--xds-max-streams-per-peer', String(perReplica)]
+        : []),
     ];
     let args: string[];
     const worldDir = path.join(work, 'world');
