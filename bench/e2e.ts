@@ -3,11 +3,12 @@
  * see it"): a real `convoy serve` process in file or Kubernetes mode on the bench world, M
  * simulated Envoys and one real Envoy on mTLS, measured from outside the process.
  *
- *   node dist/bench/e2e.js --mode files|kubernetes --size small|large [--runs N] [--out FILE]
+ *   node dist/bench/e2e.js --mode files|kubernetes --size small|large|xlarge [--runs N] [--out FILE]
+ *   node dist/bench/e2e.js --mode files --size xlarge --replicas 2 --clients 2000 --procs 2
  *   node dist/bench/e2e.js --smoke        (CI: small world once, file mode, no results file)
  *
  * Kubernetes mode needs CONVOY_K8S_BIN_DIR and CONVOY_CRD_DIR like the e2e tests. Results go to
- * bench/results/e2e/<mode>-<size>-<rev>-node<major>.json with the machine's calibration figure
+ * bench/results/e2e/<mode>-<size>[-r<replicas>]-<rev>-node<major>.json with the machine's calibration figure
  * (bench/tools/calibrate.js) taken before and after the runs.
  */
 import * as fs from 'node:fs';
@@ -18,20 +19,27 @@ import { repoRoot } from './pki';
 import { parseE2eArgs } from './e2e/args';
 import { runOnce } from './e2e/run-once';
 import type { RunFigures } from './e2e/run-once';
-import { fallbacks, summarize } from './e2e/summary';
+import { fallbacks, summarize, summarizeReplicas } from './e2e/summary';
 import { formatSpread } from './e2e/stats';
 
 async function main(): Promise<void> {
   const root = repoRoot();
   const rev = gitShortRev(root);
   const nodeMajor = process.versions.node.split('.')[0];
-  const args = parseE2eArgs(process.argv.slice(2), (mode, size) =>
-    path.join(root, 'bench', 'results', 'e2e', `${mode}-${size}-${rev}-node${nodeMajor}.json`),
+  const args = parseE2eArgs(process.argv.slice(2), (mode, size, replicas) =>
+    path.join(
+      root,
+      'bench',
+      'results',
+      'e2e',
+      `${mode}-${size}${replicas > 1 ? `-r${replicas}` : ''}-${rev}-node${nodeMajor}.json`,
+    ),
   );
   const log = (line: string) => process.stderr.write(`${line}\n`);
   log(
     `convoy e2e bench: ${args.mode} mode, size ${args.size.name} (N=${args.size.listenerSets}), ${args.clients} simulated Envoys (${args.variant}) in ${args.procs} processes, ` +
-      `${args.runs} run(s), ${args.repeats} change(s) per kind, rev ${rev}, node ${process.version}`,
+      `${args.runs} run(s), ${args.repeats} change(s) per kind, rev ${rev}, node ${process.version}` +
+      (args.replicas > 1 ? `, ${args.replicas} Convoy replicas` : ''),
   );
   const started = Date.now();
   const calibrationBefore = args.calibrate ? calibrationMs() : null;
@@ -54,11 +62,15 @@ async function main(): Promise<void> {
       repeats: args.repeats,
       kinds: args.kinds,
       settleMs: args.settleMs ?? 'convoy default',
+      ...(args.replicas > 1 ? { replicas: args.replicas } : {}),
     },
     snapshotEvidence:
       'the first simulated Envoy receiving the changed resource (an upper bound on the snapshot time); Convoy’s own build time from convoy_build_duration_seconds_sum',
     durationSeconds: Math.round((Date.now() - started) / 1000),
-    summary: summarize(done, args.mode, args.kinds, args.size.name === 'large'),
+    summary:
+      args.replicas > 1
+        ? summarizeReplicas(done, args.mode, args.kinds, args.size.name === 'large')
+        : summarize(done, args.mode, args.kinds, args.size.name === 'large'),
     fallbacks: fallbacks(done, args.kinds),
     runs: done,
   });
@@ -81,6 +93,7 @@ async function main(): Promise<void> {
         variant: args.variant,
         kinds: args.kinds,
         ...(args.settleMs !== undefined ? { settleMs: args.settleMs } : {}),
+        ...(args.replicas > 1 ? { replicas: args.replicas } : {}),
         log,
       }),
     );
@@ -91,7 +104,9 @@ async function main(): Promise<void> {
   for (const r of result.summary) {
     const mark = r.pass === undefined ? '' : r.pass ? '  pass' : '  FAIL';
     const target = r.target ? `  (target ${r.target.text})` : '';
-    process.stdout.write(`${r.measurement}: ${formatSpread(r.spread, r.unit)}${target}${mark}\n`);
+    process.stdout.write(
+      `${r.measurement}: ${formatSpread(r.spread, r.unit, r.unit === 's' ? 1 : 0)}${target}${mark}\n`,
+    );
   }
   for (const [kind, f] of Object.entries(result.fallbacks))
     process.stdout.write(

@@ -84,6 +84,11 @@ export class ClientPool {
     return this.procs.length;
   }
 
+  /** Process ids of the client processes (for their CPU time). */
+  get pids(): number[] {
+    return this.procs.flatMap((p) => (p.child.pid === undefined ? [] : [p.child.pid]));
+  }
+
   /** Removes and returns the first message of `p` matching `pred`, waiting for it if needed. */
   private async take<T extends FromClient>(
     p: Proc,

@@ -3,7 +3,7 @@
  *
  *   node dist/bench/e2e.js --mode files|kubernetes --size small|large [--runs N] [--out FILE]
  *     [--clients M] [--procs P] [--repeats K] [--variant delta|sotw|mixed] [--kinds a,b]
- *     [--settle-ms MS] [--no-write] [--smoke]
+ *     [--settle-ms MS] [--replicas R] [--no-write] [--smoke]
  */
 import { parseArgs } from 'node:util';
 import type { Variant } from '../sim-envoy';
@@ -23,6 +23,11 @@ export interface E2eArgs {
   variant: Variant | 'mixed';
   kinds: ChangeKind[];
   settleMs?: number;
+  /**
+   * Convoy replicas serving the same world (file mode only); the simulated Envoys and their
+   * processes are spread evenly over them, the real Envoy connects to the first.
+   */
+  replicas: number;
   /** Results file; undefined with --no-write or --smoke. */
   out?: string;
   calibrate: boolean;
@@ -34,6 +39,7 @@ const CLIENTS: Record<string, { clients: number; procs: number }> = {
   tiny: { clients: 10, procs: 1 },
   small: { clients: 100, procs: 2 },
   large: { clients: 1000, procs: 4 },
+  xlarge: { clients: 2000, procs: 4 },
 };
 
 function positive(value: string | undefined, flag: string, fallback: number, min = 1): number {
@@ -45,11 +51,14 @@ function positive(value: string | undefined, flag: string, fallback: number, min
 }
 
 /**
- * Parses `argv` (without node and the script). `defaultOut(mode, size)` names the results file
- * when --out is not given. --smoke is the CI path: the small world once in file mode, 20
+ * Parses `argv` (without node and the script). `defaultOut(mode, size, replicas)` names the
+ * results file when --out is not given. --smoke is the CI path: the small world once in file mode, 20
  * simulated Envoys, one change of each kind, no calibration and no results file.
  */
-export function parseE2eArgs(argv: string[], defaultOut: (mode: Mode, size: string) => string): E2eArgs {
+export function parseE2eArgs(
+  argv: string[],
+  defaultOut: (mode: Mode, size: string, replicas: number) => string,
+): E2eArgs {
   const { values } = parseArgs({
     args: argv,
     options: {
@@ -63,6 +72,7 @@ export function parseE2eArgs(argv: string[], defaultOut: (mode: Mode, size: stri
       variant: { type: 'string' },
       kinds: { type: 'string' },
       'settle-ms': { type: 'string' },
+      replicas: { type: 'string' },
       'no-write': { type: 'boolean' },
       smoke: { type: 'boolean' },
       // `npm run bench -- --e2e …` forwards its own switch.
@@ -89,19 +99,29 @@ export function parseE2eArgs(argv: string[], defaultOut: (mode: Mode, size: stri
   for (const k of kinds)
     if (!CHANGE_KINDS.includes(k)) throw new Error(`unknown change kind ${k} (${CHANGE_KINDS.join(', ')})`);
   const write = !smoke && values['no-write'] !== true;
+  const replicas = positive(values.replicas, 'replicas', 1);
+  if (replicas > 1 && mode !== 'files')
+    throw new Error('--replicas above 1 runs file mode only (Kubernetes mode would need leader election)');
+  const clients = positive(values.clients, 'clients', defaults.clients);
+  const procs = positive(values.procs, 'procs', defaults.procs);
+  if (clients < replicas || procs < replicas)
+    throw new Error(
+      `--clients and --procs must be at least --replicas (${replicas}): each replica gets its own`,
+    );
   return {
     mode,
     size,
     runs: smoke ? 1 : positive(values.runs, 'runs', 3),
-    clients: positive(values.clients, 'clients', defaults.clients),
-    procs: positive(values.procs, 'procs', defaults.procs),
+    clients,
+    procs,
     repeats: smoke ? 1 : positive(values.repeats, 'repeats', 5),
     variant,
     kinds,
     ...(values['settle-ms'] !== undefined
       ? { settleMs: positive(values['settle-ms'], 'settle-ms', 0, 0) }
       : {}),
-    ...(write ? { out: values.out ?? defaultOut(mode, sizeName) } : {}),
+    replicas,
+    ...(write ? { out: values.out ?? defaultOut(mode, sizeName, replicas) } : {}),
     calibrate: !smoke,
     smoke,
   };

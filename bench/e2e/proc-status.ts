@@ -22,3 +22,29 @@ export function residentMemory(pid: number): { rss: number; peak: number } | und
   const peak = statusFieldBytes(text, 'VmHWM');
   return rss === undefined || peak === undefined ? undefined : { rss, peak };
 }
+
+/** Clock ticks per second of /proc/PID/stat's times (USER_HZ, 100 on Linux for every architecture in use). */
+const USER_HZ = 100;
+
+/**
+ * CPU seconds (user + system, all threads) from the text of /proc/PID/stat, or undefined. The
+ * fields are read after the last ')', because the command name in parentheses may hold spaces.
+ */
+export function statCpuSeconds(text: string): number | undefined {
+  const close = text.lastIndexOf(')');
+  if (close < 0) return undefined;
+  // After ") ": state is field 3 of the line, so utime (14) and stime (15) are at 11 and 12.
+  const f = text.slice(close + 2).split(' ');
+  const utime = Number(f[11]);
+  const stime = Number(f[12]);
+  return Number.isFinite(utime) && Number.isFinite(stime) ? (utime + stime) / USER_HZ : undefined;
+}
+
+/** CPU seconds process `pid` has used so far (NaN once it has exited). */
+export function cpuSeconds(pid: number): number {
+  try {
+    return statCpuSeconds(fs.readFileSync(`/proc/${pid}/stat`, 'utf8')) ?? NaN;
+  } catch {
+    return NaN;
+  }
+}

@@ -3,6 +3,11 @@
  * the bench world, M simulated Envoys in child processes and one real Envoy, all on mTLS as
  * Convoy requires (docs/security.md §2), measured from outside the Convoy process only: its
  * /readyz, /metrics and JSON log, what the Envoys receive, and what the real Envoy serves.
+ *
+ * With R > 1 replicas (file mode), R `convoy serve` processes read the same world folder, each
+ * on its own xDS and admin ports and work folder (file mode keeps status in memory and writes
+ * nothing into the world, so they need no coordination); each has its own client processes
+ * with M / R simulated Envoys, and the real Envoy connects to the first.
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -14,6 +19,7 @@ import { freePorts, isListening } from '../../e2e/harness/ports';
 import { renderBootstrapYaml, renderXdsSdsFiles } from '../../src/envoy/bootstrap';
 import type { BootstrapTlsOptions } from '../../src/envoy/bootstrap';
 import { CertificateDirectory } from '../../src/pki/certificate-directory';
+import { DEFAULT_MAX_STREAMS_PER_PEER } from '../../src/cli/xds-security';
 import { MALLOC_ENV } from '../../src/runtime/memory';
 import type { KubeObject } from '../../src/store/objects';
 import { nowMs, sleep } from '../common';
@@ -27,10 +33,11 @@ import { ChangeMaker } from './changes';
 import type { ChangeKind, EnvoyPorts } from './changes';
 import { createWorld, kubectlApply } from './kube-world';
 import { firstLogTime } from './log-times';
-import { residentMemory } from './proc-status';
+import { cpuSeconds, residentMemory } from './proc-status';
 import { byLabel, counterDelta, declaredMetrics, parsePromText, sumOf } from './prom-text';
 import type { Sample } from './prom-text';
 import { whenTrue, servesSerial } from './probes';
+import { shares } from './stats';
 
 export type Mode = 'files' | 'kubernetes';
 
@@ -44,6 +51,8 @@ export interface RunSettings {
   kinds: readonly ChangeKind[];
   /** --from-dir-settle-ms for file mode; Convoy's default when undefined. */
   settleMs?: number;
+  /** Convoy replicas (file mode); 1 when undefined. */
+  replicas?: number;
   log: (line: string) => void;
 }
 
@@ -82,13 +91,47 @@ export interface ChangeFigures {
   eventLoopMaxMs: number | null;
 }
 
-export interface RunFigures {
-  objects: number;
+/** CPU seconds (user + system) a process or processes used in the cold start and in the changes. */
+export interface CpuFigures {
+  cold: number;
+  changes: number;
+}
+
+/** What one Convoy replica showed; figures of the real Envoy are NaN on replicas it is not on. */
+export interface ReplicaFigures {
   cold: ColdFigures;
   changes: ChangeFigures[];
   rssMiB: { afterCold: number; steady: number; peak: number };
   steadyEventLoopMaxMs: number | null;
+  /** Simulated Envoys on this replica. */
+  clients?: number;
+  /** This replica's Convoy process, and its client processes together. */
+  cpuSeconds?: { convoy: CpuFigures; clients: CpuFigures };
+}
+
+/** A run: the first replica's figures at the top level, every replica's in `replicas` when R > 1. */
+export interface RunFigures extends ReplicaFigures {
+  objects: number;
   convoyArgs: string[];
+  replicas?: ReplicaFigures[];
+}
+
+/** One Convoy replica of a run and its simulated Envoys. */
+interface Replica {
+  /** 1-based, as reports name it. */
+  n: number;
+  convoy: ConvoyProcess;
+  xdsPort: number;
+  adminPort: number;
+  pool: ClientPool;
+  clients: number;
+  /** Client processes' CPU seconds when the pool was up (their start is not measured). */
+  clientCpuAtStart: number;
+}
+
+/** Sum of the CPU seconds of `pids`. */
+function cpuOf(pids: number[]): number {
+  return pids.reduce((sum, pid) => sum + cpuSeconds(pid), 0);
 }
 
 const MIB = 1024 * 1024;
@@ -127,13 +170,27 @@ function writeBootstrap(dir: string, xdsPort: number, adminPort: number, tls: Bo
 /** Runs once: world set up (untimed), cold start, then `repeats` changes of each kind. */
 export async function runOnce(s: RunSettings): Promise<RunFigures> {
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'convoy-e2e-'));
-  const [xdsPort, adminPort, envoyAdminPort, httpsPort, httpPort] = await freePorts(5);
+  const replicaCount = s.replicas ?? 1;
+  const [xdsPort, adminPort, envoyAdminPort, httpsPort, httpPort, ...morePorts] = await freePorts(
+    5 + 2 * (replicaCount - 1),
+  );
+  const ports = [
+    { xds: xdsPort!, admin: adminPort! },
+    ...Array.from({ length: replicaCount - 1 }, (_, i) => ({
+      xds: morePorts[2 * i]!,
+      admin: morePorts[2 * i + 1]!,
+    })),
+  ];
   const world = new World({ size: s.size, httpsPort: httpsPort!, httpPort: httpPort! });
   const objects = world.objects();
+  const big = s.size.listenerSets >= 20_000;
   let cluster: LocalCluster | undefined;
-  let convoy: ConvoyProcess | undefined;
   let envoy: EnvoyProcess | undefined;
-  let pool: ClientPool | undefined;
+  const replicas: Replica[] = [];
+  const pools: ClientPool[] = [];
+  const convoys: ConvoyProcess[] = [];
+  /** Log prefix of replica `r`: none with one replica, so that output stays as it was. */
+  const tag = (r: Replica) => (replicaCount > 1 ? `r${r.n} ` : '');
   try {
     // xDS identities first, as `convoy certgen` would have made them before a restart.
     const certsDir = path.join(work, 'xds-pki');
@@ -158,6 +215,9 @@ export async function runOnce(s: RunSettings): Promise<RunFigures> {
     // The simulated Envoys connect as soon as the xDS port listens and, unlike Envoy, do not
     // reconnect: a large cold start takes longer than the default wait for a fleet's first
     // snapshot (60 s) before a stream is closed with NOT_FOUND, so that wait is lengthened.
+    // Every stream comes from 127.0.0.1, and a replica with 1,000 simulated Envoys and the real
+    // one is above Convoy's default limit per client address (1,000), so that limit is raised.
+    const perReplica = Math.ceil(s.clients / replicaCount) + 1;
     const common = [
       '--envoy-bind-address',
       '127.0.0.1',
@@ -165,6 +225,9 @@ export async function runOnce(s: RunSettings): Promise<RunFigures> {
       certsDir,
       '--xds-unknown-fleet-timeout',
       '30m',
+      ...(perReplica > DEFAULT_MAX_STREAMS_PER_PEER
+        ? ['--xds-max-streams-per-peer', String(perReplica)]
+        : []),
     ];
     let args: string[];
     const worldDir = path.join(work, 'world');
@@ -194,22 +257,35 @@ export async function runOnce(s: RunSettings): Promise<RunFigures> {
         ...common,
       ];
     }
-    pool = await ClientPool.start(s.procs);
+    const clientShares = shares(s.clients, replicaCount);
+    const procShares = shares(s.procs, replicaCount);
+    for (const procs of procShares) pools.push(await ClientPool.start(procs));
+    const clientCpuAtStart = pools.map((p) => cpuOf(p.pids));
 
     // ---- cold start
     const t0 = nowMs();
-    convoy = await ConvoyProcess.start({
-      name: 'convoy-e2e',
-      args,
-      xdsPort,
-      adminPort,
-      waitReady: false,
-      allowLoopbackEndpoints: false,
-      env: { ...MALLOC_ENV },
-      workDir: path.join(work, 'convoy'),
-    });
-    const c = convoy;
-    const pid = c.pid!;
+    for (let i = 0; i < replicaCount; i++) {
+      const convoy = await ConvoyProcess.start({
+        name: i === 0 ? 'convoy-e2e' : `convoy-e2e-${i + 1}`,
+        args,
+        xdsPort: ports[i]!.xds,
+        adminPort: ports[i]!.admin,
+        waitReady: false,
+        allowLoopbackEndpoints: false,
+        env: { ...MALLOC_ENV },
+        workDir: path.join(work, i === 0 ? 'convoy' : `convoy-${i + 1}`),
+      });
+      convoys.push(convoy);
+      replicas.push({
+        n: i + 1,
+        convoy,
+        xdsPort: ports[i]!.xds,
+        adminPort: ports[i]!.admin,
+        pool: pools[i]!,
+        clients: clientShares[i]!,
+        clientCpuAtStart: clientCpuAtStart[i]!,
+      });
+    }
     const envoyStarted = EnvoyProcess.start({
       configPath: bootstrap,
       name: 'e2e-envoy',
@@ -217,32 +293,37 @@ export async function runOnce(s: RunSettings): Promise<RunFigures> {
       workDir: envoyDir,
       drainTimeS: 1,
     }).then((e) => (envoy = e));
-    const coldTimeout = s.size.name === 'large' ? 900_000 : 120_000;
-    const alive = () => {
-      if (!c.running) throw new Error(`convoy exited during the cold start\n${c.logContext()}`);
-    };
-    const readyAt = whenTrue(
-      async () => {
-        alive();
-        return (await c.get('/readyz').catch(() => ({ status: 0 }))).status === 200;
-      },
-      'convoy /readyz',
-      coldTimeout,
-      20,
-    );
-    const xdsAt = whenTrue(() => isListening(xdsPort!), 'the xDS port', coldTimeout, 10);
-    const simsAt = xdsAt.then(async () => {
-      const synced = await pool!.connect(
-        `127.0.0.1:${xdsPort}`,
-        s.variant,
-        s.clients,
-        'sim',
-        s.clients,
+    const coldTimeout = big ? 2_700_000 : s.size.name === 'large' ? 900_000 : 120_000;
+    const coldOf = async (r: Replica) => {
+      const c = r.convoy;
+      const alive = () => {
+        if (!c.running) throw new Error(`convoy exited during the cold start\n${c.logContext()}`);
+      };
+      const readyAt = whenTrue(
+        async () => {
+          alive();
+          return (await c.get('/readyz').catch(() => ({ status: 0 }))).status === 200;
+        },
+        'convoy /readyz',
         coldTimeout,
-        simTls,
+        20,
       );
-      return Math.max(...synced.map((r) => r.syncedAt));
-    });
+      const xdsAt = whenTrue(() => isListening(r.xdsPort), 'the xDS port', coldTimeout, 10);
+      const simsAt = xdsAt.then(async () => {
+        const synced = await r.pool.connect(
+          `127.0.0.1:${r.xdsPort}`,
+          s.variant,
+          r.clients,
+          r.n === 1 ? 'sim' : `sim${r.n}`,
+          r.clients,
+          coldTimeout,
+          simTls,
+        );
+        return Math.max(...synced.map((x) => x.syncedAt));
+      });
+      const [tReady, tXds, tSims] = await Promise.all([readyAt, xdsAt, simsAt]);
+      return { tReady, tXds, tSims };
+    };
     const last = s.size.listenerSets - 1;
     const servingAt = envoyStarted.then(() =>
       whenTrue(
@@ -252,43 +333,55 @@ export async function runOnce(s: RunSettings): Promise<RunFigures> {
         20,
       ),
     );
-    const [tReady, tXds, tSims, tServing] = await Promise.all([readyAt, xdsAt, simsAt, servingAt]);
-    const loaded = firstLogTime(
-      c.log(),
-      s.mode === 'files' ? 'file provider started' : 'initial sync complete',
-    );
-    const coldMetrics = await scrape(c);
-    const cold: ColdFigures = {
-      xdsListeningMs: tXds - t0,
-      loadedMs: loaded !== undefined ? loaded - t0 : null,
-      readyMs: tReady - t0,
-      simsConfiguredMs: tSims - t0,
-      envoyServingMs: tServing - t0,
-      readyAfterLoadMs: loaded !== undefined ? tReady - loaded : null,
-      eventLoopMaxMs: eventLoopMaxMs(coldMetrics.samples),
-    };
-    s.log(
-      `  cold start: xDS ${ms(cold.xdsListeningMs)}, loaded ${ms(cold.loadedMs)}, /readyz ${ms(cold.readyMs)}, ` +
-        `${s.clients} sims configured ${ms(cold.simsConfiguredMs)}, Envoy serving ${ms(cold.envoyServingMs)}`,
-    );
+    const [coldTimes, tServing] = await Promise.all([Promise.all(replicas.map(coldOf)), servingAt]);
+    const colds: ColdFigures[] = [];
+    const coldCpu: { convoy: number; clients: number }[] = [];
+    for (const r of replicas) {
+      const { tReady, tXds, tSims } = coldTimes[r.n - 1]!;
+      const loaded = firstLogTime(
+        r.convoy.log(),
+        s.mode === 'files' ? 'file provider started' : 'initial sync complete',
+      );
+      const coldMetrics = await scrape(r.convoy);
+      coldCpu.push({ convoy: cpuSeconds(r.convoy.pid!), clients: cpuOf(r.pool.pids) - r.clientCpuAtStart });
+      const cold: ColdFigures = {
+        xdsListeningMs: tXds - t0,
+        loadedMs: loaded !== undefined ? loaded - t0 : null,
+        readyMs: tReady - t0,
+        simsConfiguredMs: tSims - t0,
+        envoyServingMs: r.n === 1 ? tServing - t0 : NaN,
+        readyAfterLoadMs: loaded !== undefined ? tReady - loaded : null,
+        eventLoopMaxMs: eventLoopMaxMs(coldMetrics.samples),
+      };
+      colds.push(cold);
+      s.log(
+        `  ${tag(r)}cold start: xDS ${ms(cold.xdsListeningMs)}, loaded ${ms(cold.loadedMs)}, /readyz ${ms(cold.readyMs)}, ` +
+          `${r.clients} sims configured ${ms(cold.simsConfiguredMs)}` +
+          (r.n === 1 ? `, Envoy serving ${ms(cold.envoyServingMs)}` : ''),
+      );
+    }
     await sleep(2000);
-    const afterCold = residentMemory(pid)?.rss ?? NaN;
+    const afterCold = replicas.map((r) => residentMemory(r.convoy.pid!)?.rss ?? NaN);
 
     // ---- changes
     const maker = new ChangeMaker(world);
     const envoyPorts: EnvoyPorts = { https: httpsPort!, admin: envoy!.adminPort };
-    const changes: ChangeFigures[] = [];
+    const changes: ChangeFigures[][] = replicas.map(() => []);
     const kubectl = cluster ? path.join(cluster.bins.binDir, 'kubectl') : '';
     // A user's kubectl has its discovery cache for the cluster already; the first call fills it
     // (about 4 s here), which is not part of any change.
     if (cluster) await cluster.kubectlOk(['get', 'gatewayclasses']);
-    const changeTimeout = s.size.name === 'large' ? 300_000 : 60_000;
+    const changeTimeout = big ? 900_000 : s.size.name === 'large' ? 300_000 : 60_000;
+    const changesCpuFrom = replicas.map((r) => ({
+      convoy: cpuSeconds(r.convoy.pid!),
+      clients: cpuOf(r.pool.pids),
+    }));
     for (const kind of s.kinds) {
       for (let k = 0; k < s.repeats; k++) {
         const change = maker.next(kind);
-        const before = await scrape(c);
-        const arm = await pool.arm(change.expect);
-        const done = pool.waitDone(arm, changeTimeout);
+        const before = await Promise.all(replicas.map((r) => scrape(r.convoy)));
+        const arms = await Promise.all(replicas.map((r) => r.pool.arm(change.expect)));
+        const done = Promise.all(replicas.map((r, i) => r.pool.waitDone(arms[i]!, changeTimeout)));
         const started = nowMs();
         const served = whenTrue(
           () => change.served(envoyPorts),
@@ -308,65 +401,98 @@ export async function runOnce(s: RunSettings): Promise<RunFigures> {
           for (const o of change.objects as KubeObject[]) writeObjectFile(worldDir, o);
           appliedAt = nowMs();
         }
-        const [results, servedAt] = await Promise.all([done, served]);
-        const after = await scrape(c);
-        const firstAt = Math.min(...results.map((r) => r.firstAt ?? Infinity));
-        const f: ChangeFigures = {
-          kind,
-          appliedMs: appliedAt - t0c,
-          kubectlMs,
-          snapshotMs: firstAt - t0c,
-          ackedMs: Math.max(...results.map((r) => r.doneAt)) - t0c,
-          servedMs: servedAt - t0c,
-          builds: counterDelta(
-            byLabel(before.samples, 'convoy_builds_total', 'result'),
-            byLabel(after.samples, 'convoy_builds_total', 'result'),
-          ),
-          buildMs:
-            (sumOf(after.samples, 'convoy_build_duration_seconds_sum') -
-              sumOf(before.samples, 'convoy_build_duration_seconds_sum')) *
-            1000,
-          fullBuilds: after.declared.has(FULL_BUILDS)
-            ? counterDelta(
-                byLabel(before.samples, FULL_BUILDS, 'reason'),
-                byLabel(after.samples, FULL_BUILDS, 'reason'),
-              )
-            : null,
-          eventLoopMaxMs: eventLoopMaxMs(after.samples),
-        };
-        changes.push(f);
-        s.log(
-          `  ${kind} #${k + 1}: applied ${ms(f.appliedMs)}, snapshot ${ms(f.snapshotMs)}, all ACKed ${ms(f.ackedMs)}, ` +
-            `served ${ms(f.servedMs)}; builds ${JSON.stringify(f.builds)} ${ms(f.buildMs)}` +
-            (f.fullBuilds && Object.keys(f.fullBuilds).length
-              ? `, full builds ${JSON.stringify(f.fullBuilds)}`
-              : ''),
-        );
+        const [allResults, servedAt] = await Promise.all([done, served]);
+        for (const r of replicas) {
+          const results = allResults[r.n - 1]!;
+          const after = await scrape(r.convoy);
+          const b = before[r.n - 1]!;
+          const firstAt = Math.min(...results.map((x) => x.firstAt ?? Infinity));
+          const f: ChangeFigures = {
+            kind,
+            appliedMs: appliedAt - t0c,
+            kubectlMs,
+            snapshotMs: firstAt - t0c,
+            ackedMs: Math.max(...results.map((x) => x.doneAt)) - t0c,
+            servedMs: r.n === 1 ? servedAt - t0c : NaN,
+            builds: counterDelta(
+              byLabel(b.samples, 'convoy_builds_total', 'result'),
+              byLabel(after.samples, 'convoy_builds_total', 'result'),
+            ),
+            buildMs:
+              (sumOf(after.samples, 'convoy_build_duration_seconds_sum') -
+                sumOf(b.samples, 'convoy_build_duration_seconds_sum')) *
+              1000,
+            fullBuilds: after.declared.has(FULL_BUILDS)
+              ? counterDelta(
+                  byLabel(b.samples, FULL_BUILDS, 'reason'),
+                  byLabel(after.samples, FULL_BUILDS, 'reason'),
+                )
+              : null,
+            eventLoopMaxMs: eventLoopMaxMs(after.samples),
+          };
+          changes[r.n - 1]!.push(f);
+          s.log(
+            `  ${tag(r)}${kind} #${k + 1}: applied ${ms(f.appliedMs)}, snapshot ${ms(f.snapshotMs)}, all ACKed ${ms(f.ackedMs)}, ` +
+              (r.n === 1 ? `served ${ms(f.servedMs)}; ` : '') +
+              `builds ${JSON.stringify(f.builds)} ${ms(f.buildMs)}` +
+              (f.fullBuilds && Object.keys(f.fullBuilds).length
+                ? `, full builds ${JSON.stringify(f.fullBuilds)}`
+                : ''),
+          );
+        }
         await sleep(300);
       }
     }
+    const changesCpu = replicas.map((r, i) => ({
+      convoy: cpuSeconds(r.convoy.pid!) - changesCpuFrom[i]!.convoy,
+      clients: cpuOf(r.pool.pids) - changesCpuFrom[i]!.clients,
+    }));
 
     // ---- steady state
-    await scrape(c);
+    await Promise.all(replicas.map((r) => scrape(r.convoy)));
     await sleep(3000);
-    const steadyMetrics = await scrape(c);
-    const mem = residentMemory(pid);
+    const figures: ReplicaFigures[] = [];
+    for (const r of replicas) {
+      const i = r.n - 1;
+      const steadyMetrics = await scrape(r.convoy);
+      const mem = residentMemory(r.convoy.pid!);
+      figures.push({
+        cold: colds[i]!,
+        changes: changes[i]!,
+        rssMiB: {
+          afterCold: afterCold[i]! / MIB,
+          steady: (mem?.rss ?? NaN) / MIB,
+          peak: (mem?.peak ?? NaN) / MIB,
+        },
+        steadyEventLoopMaxMs: eventLoopMaxMs(steadyMetrics.samples),
+        clients: r.clients,
+        cpuSeconds: {
+          convoy: { cold: coldCpu[i]!.convoy, changes: changesCpu[i]!.convoy },
+          clients: { cold: coldCpu[i]!.clients, changes: changesCpu[i]!.clients },
+        },
+      });
+    }
+    if (replicaCount > 1)
+      for (const [i, f] of figures.entries())
+        s.log(
+          `  r${i + 1} RSS steady ${f.rssMiB.steady.toFixed(0)} MiB, peak ${f.rssMiB.peak.toFixed(0)} MiB; CPU convoy ` +
+            `${f.cpuSeconds!.convoy.cold.toFixed(1)} s cold + ${f.cpuSeconds!.convoy.changes.toFixed(1)} s changes, ` +
+            `clients ${f.cpuSeconds!.clients.cold.toFixed(1)} s + ${f.cpuSeconds!.clients.changes.toFixed(1)} s`,
+        );
     return {
       objects: objects.length,
-      cold,
-      changes,
-      rssMiB: { afterCold: afterCold / MIB, steady: (mem?.rss ?? NaN) / MIB, peak: (mem?.peak ?? NaN) / MIB },
-      steadyEventLoopMaxMs: eventLoopMaxMs(steadyMetrics.samples),
+      ...figures[0]!,
+      ...(replicaCount > 1 ? { replicas: figures } : {}),
       convoyArgs: args.map((a) => a.replace(work, '$WORK')),
     };
   } catch (err) {
-    if (convoy) s.log(convoy.logContext(30));
+    for (const c of convoys) s.log(c.logContext(30));
     if (envoy) s.log(envoy.logContext(30));
     throw err;
   } finally {
-    await pool?.exit();
+    for (const p of pools) await p.exit();
     await envoy?.stop(2000);
-    await convoy?.stop();
+    for (const c of convoys) await c.stop();
     await cluster?.teardown();
     fs.rmSync(work, { recursive: true, force: true });
   }

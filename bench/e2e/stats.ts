@@ -45,3 +45,8 @@ export function meets(median: number, target: Target | undefined): boolean | und
   if (!target || !Number.isFinite(median)) return undefined;
   return median <= target.max;
 }
+
+/** Splits `total` into `parts` near-equal whole shares, the larger ones first. */
+export function shares(total: number, parts: number): number[] {
+  return Array.from({ length: parts }, (_, i) => Math.floor(total / parts) + (i < total % parts ? 1 : 0));
+}

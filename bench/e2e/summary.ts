@@ -5,7 +5,7 @@
  */
 import { CHANGE_LABELS } from './changes';
 import type { ChangeKind } from './changes';
-import type { Mode, RunFigures } from './run-once';
+import type { Mode, ReplicaFigures, RunFigures } from './run-once';
 import { meets, spread } from './stats';
 import type { Spread, Target } from './stats';
 
@@ -215,4 +215,50 @@ export function fallbacks(
     out[kind] = { changes: changes.length, builds, fellBack: counted ? fellBack : 'n/a', reasons };
   }
   return out;
+}
+
+/**
+ * Rows per Convoy replica for a run with R > 1 replicas: every row of summarize() for each
+ * replica (ids prefixed `rN.`; rows without figures, such as the real Envoy's on replicas it is
+ * not connected to, left out), then the CPU seconds of each replica and of its client processes,
+ * which share the machine's cores with it.
+ */
+export function summarizeReplicas(
+  runs: RunFigures[],
+  mode: Mode,
+  kinds: readonly ChangeKind[],
+  withTargets: boolean,
+): SummaryRow[] {
+  const count = Math.max(0, ...runs.map((r) => r.replicas?.length ?? 0));
+  const rows: SummaryRow[] = [];
+  for (let i = 0; i < count; i++) {
+    const of = runs.flatMap((r) => (r.replicas?.[i] ? [{ ...r, ...r.replicas[i] }] : []));
+    const prefix = (row: SummaryRow): SummaryRow => ({
+      ...row,
+      id: `r${i + 1}.${row.id}`,
+      measurement: `replica ${i + 1}: ${row.measurement}`,
+    });
+    rows.push(
+      ...summarize(of, mode, kinds, withTargets)
+        .filter((row) => row.spread.n > 0)
+        .map(prefix),
+    );
+    const cpu = (id: string, measurement: string, pick: (r: ReplicaFigures) => number | undefined) => {
+      const perRun = of.map((r) => pick(r) ?? NaN);
+      rows.push(prefix({ id, measurement, unit: 's', perRun, spread: spread(perRun) }));
+    };
+    cpu('cpu.convoyCold', 'convoy CPU seconds, cold start', (r) => r.cpuSeconds?.convoy.cold);
+    cpu('cpu.convoyChanges', 'convoy CPU seconds, all changes', (r) => r.cpuSeconds?.convoy.changes);
+    cpu(
+      'cpu.clientsCold',
+      'simulated Envoys’ processes, CPU seconds, cold start',
+      (r) => r.cpuSeconds?.clients.cold,
+    );
+    cpu(
+      'cpu.clientsChanges',
+      'simulated Envoys’ processes, CPU seconds, all changes',
+      (r) => r.cpuSeconds?.clients.changes,
+    );
+  }
+  return rows;
 }

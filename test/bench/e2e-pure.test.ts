@@ -1,6 +1,6 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { formatSpread, meets, spread } from '../../bench/e2e/stats';
+import { formatSpread, meets, shares, spread } from '../../bench/e2e/stats';
 import {
   byLabel,
   counterDelta,
@@ -10,10 +10,10 @@ import {
   sumOf,
 } from '../../bench/e2e/prom-text';
 import { firstLogTime } from '../../bench/e2e/log-times';
-import { statusFieldBytes } from '../../bench/e2e/proc-status';
+import { statCpuSeconds, statusFieldBytes } from '../../bench/e2e/proc-status';
 import { normalizeSerial, regexQuote } from '../../bench/e2e/probes';
 import { parseE2eArgs } from '../../bench/e2e/args';
-import { fallbacks, summarize } from '../../bench/e2e/summary';
+import { fallbacks, summarize, summarizeReplicas } from '../../bench/e2e/summary';
 import type { ChangeFigures, RunFigures } from '../../bench/e2e/run-once';
 
 describe('e2e bench: spreads', () => {
@@ -111,6 +111,12 @@ describe('e2e bench: log times, /proc status, probes', () => {
     assert.equal(statusFieldBytes(text, 'VmSwap'), undefined);
   });
 
+  test('statCpuSeconds adds utime and stime (fields 14 and 15) after the command name', () => {
+    const text = '4321 (node (x) y) S 1 1 1 0 -1 4194560 500 0 0 0 250 75 0 0 20 0 11 0 100 0 0\n';
+    assert.equal(statCpuSeconds(text), 3.25);
+    assert.equal(statCpuSeconds('garbage'), undefined);
+  });
+
   test('serials compare without case and leading zeros; cluster names are quoted for name_regex', () => {
     assert.equal(normalizeSerial('00ab12'), 'AB12');
     assert.equal(normalizeSerial(undefined), undefined);
@@ -165,6 +171,29 @@ describe('e2e bench: arguments', () => {
     assert.throws(() => parseE2eArgs(['--runs', '0'], out), /--runs/);
     assert.throws(() => parseE2eArgs(['--kinds', 'route,gateway'], out), /unknown change kind/);
     assert.throws(() => parseE2eArgs(['--bogus'], out));
+  });
+
+  test('--replicas: one by default; above one in file mode only, with a client and a process each', () => {
+    assert.equal(parseE2eArgs([], out).replicas, 1);
+    const names: number[] = [];
+    const a = parseE2eArgs(['--size', 'xlarge', '--replicas', '2', '--procs', '2'], (m, s, r) => {
+      names.push(r);
+      return `/r/${m}-${s}-r${r}.json`;
+    });
+    assert.equal(a.replicas, 2);
+    assert.equal(a.clients, 2000);
+    assert.equal(a.out, '/r/files-xlarge-r2.json');
+    assert.deepEqual(names, [2]);
+    assert.throws(() => parseE2eArgs(['--replicas', '2', '--mode', 'kubernetes'], out), /file mode only/);
+    assert.throws(() => parseE2eArgs(['--replicas', '3', '--procs', '2'], out), /at least --replicas/);
+    assert.throws(() => parseE2eArgs(['--replicas', '0'], out), /--replicas/);
+  });
+
+  test('shares splits a count into near-equal whole parts, larger first', () => {
+    assert.deepEqual(shares(2000, 2), [1000, 1000]);
+    assert.deepEqual(shares(5, 2), [3, 2]);
+    assert.deepEqual(shares(7, 3), [3, 2, 2]);
+    assert.deepEqual(shares(1, 1), [1]);
   });
 });
 
@@ -231,6 +260,26 @@ describe('e2e bench: summary', () => {
     assert.equal(k8s.find((r) => r.id === 'cold.ready')!.target, undefined);
     assert.equal(k8s.find((r) => r.id === 'cold.readyAfterLoad')!.target?.max, 5000);
     assert.ok(k8s.some((r) => r.id === 'route.kubectl'));
+  });
+
+  test('with replicas, each replica gets its rows (prefixed), without rows it has no figures for, and CPU rows', () => {
+    const withReplicas = runs.map((r) => {
+      const second = {
+        ...r,
+        cold: { ...r.cold, envoyServingMs: NaN },
+        changes: r.changes.map((c) => ({ ...c, servedMs: NaN, snapshotMs: c.snapshotMs + 1 })),
+        cpuSeconds: { convoy: { cold: 10, changes: 2 }, clients: { cold: 4, changes: 1 } },
+      };
+      return { ...r, replicas: [r, second] };
+    });
+    const rows = summarizeReplicas(withReplicas, 'files', ['route'], true);
+    assert.equal(rows.find((r) => r.id === 'r1.route.snapshot')!.spread.median, 54);
+    assert.equal(rows.find((r) => r.id === 'r2.route.snapshot')!.spread.median, 55);
+    assert.ok(rows.some((r) => r.id === 'r1.route.served'));
+    assert.ok(!rows.some((r) => r.id === 'r2.route.served' || r.id === 'r2.cold.envoy'));
+    assert.match(rows.find((r) => r.id === 'r2.cold.ready')!.measurement, /^replica 2: /);
+    assert.deepEqual(rows.find((r) => r.id === 'r2.cpu.convoyCold')!.perRun, [10, 10, 10]);
+    assert.equal(rows.find((r) => r.id === 'r1.cpu.convoyCold')!.spread.n, 0);
   });
 
   test('below the large size no pass or fail is given', () => {
