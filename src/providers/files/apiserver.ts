@@ -186,11 +186,15 @@ export class MetadataAssigner {
   }
 }
 
-/** Everything but metadata and status: what makes Kubernetes bump metadata.generation. */
+/**
+ * A digest of everything but metadata and status: what makes Kubernetes bump
+ * metadata.generation. A digest, not the text, because one is kept per object (the text of every
+ * object held again measured ~25 MiB at 5,000 ListenerSets).
+ */
 function generationFingerprint(o: KubeObject): string {
   const rest: Record<string, unknown> = {};
   for (const k of Object.keys(o).sort()) if (k !== 'metadata' && k !== 'status') rest[k] = o[k];
-  return JSON.stringify(rest);
+  return createHash('sha256').update(JSON.stringify(rest)).digest('base64');
 }
 
 /** A UUID-shaped identifier derived from the store key: stable across rescans and restarts. */

@@ -8,7 +8,9 @@
  * parse-worker.ts). A worker that runs out of memory, crashes or makes no progress for the
  * deadline is terminated and replaced: the file it was scanning (its oldest unanswered one) gets
  * a problem instead of a result, and the files queued behind it are scanned by the next worker.
- * Idle workers do not keep the process alive.
+ * Idle workers do not keep the process alive, and all but one are ended after `idleMs`: each is
+ * a whole V8 isolate (tens of MiB of RSS), needed in numbers only for a cold start or a rescan of
+ * the tree, while the one kept answers single-file changes without a worker start.
  */
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
@@ -30,6 +32,8 @@ export interface ScanPoolOptions {
   timeoutMs?: number;
   /** Heap limit of each worker. Default 512 MiB. */
   maxHeapMb?: number;
+  /** Idle workers beyond the first are ended after this long. Default 10 s. */
+  idleMs?: number;
 }
 
 interface Task {
@@ -45,6 +49,8 @@ interface Slot {
   /** Tasks sent to the worker and not yet answered, oldest first (the worker's order). */
   tasks: Map<number, Task>;
   timer?: NodeJS.Timeout;
+  /** Ends the worker when it stays idle (see the file comment). */
+  idleTimer?: NodeJS.Timeout;
 }
 
 const WORKER_SCRIPT = join(__dirname, 'parse-worker.js');
@@ -53,6 +59,7 @@ export class ScanPool {
   private readonly size: number;
   private readonly timeoutMs: number;
   private readonly maxHeapMb: number;
+  private readonly idleMs: number;
   private readonly slots = new Set<Slot>();
   /** Tasks not yet sent to a worker: `queue[queueHead]` onwards (shift() is O(n) on a long array). */
   private queue: Task[] = [];
@@ -65,6 +72,12 @@ export class ScanPool {
     this.size = Math.max(1, opts.size ?? Math.min(4, availableParallelism()));
     this.timeoutMs = opts.timeoutMs ?? 60_000;
     this.maxHeapMb = opts.maxHeapMb ?? 512;
+    this.idleMs = opts.idleMs ?? 10_000;
+  }
+
+  /** How many workers are running now (for tests and metrics). */
+  workers(): number {
+    return this.slots.size;
   }
 
   /** Scans one file in a worker. Never rejects: failures come back as problems of the file. */
@@ -87,7 +100,11 @@ export class ScanPool {
    * with listing the tree instead of following it. Idle workers keep nothing alive.
    */
   prestart(): void {
-    while (!this.closed && this.slots.size < this.size) this.spawn().worker.unref();
+    while (!this.closed && this.slots.size < this.size) {
+      const slot = this.spawn();
+      slot.worker.unref();
+      this.armIdle(slot);
+    }
   }
 
   /** Terminates every worker; queued and running scans resolve as failures. */
@@ -99,6 +116,7 @@ export class ScanPool {
     await Promise.all(
       running.map((slot) => {
         if (slot.timer) clearTimeout(slot.timer);
+        if (slot.idleTimer) clearTimeout(slot.idleTimer);
         for (const task of slot.tasks.values())
           task.resolve(failure(task.request, 'the file provider is stopping'));
         slot.tasks.clear();
@@ -123,6 +141,8 @@ export class ScanPool {
       if (slot.tasks.size === 1) {
         slot.worker.ref();
         this.armDeadline(slot);
+        if (slot.idleTimer) clearTimeout(slot.idleTimer);
+        slot.idleTimer = undefined;
       }
       const batch = sends.get(slot) ?? [];
       batch.push({ id: task.id, request: task.request });
@@ -146,6 +166,21 @@ export class ScanPool {
     slot.timer = setTimeout(() => {
       this.retire(slot, `scanning took longer than ${Math.round(this.timeoutMs / 1000)} s; not applied`);
     }, this.timeoutMs);
+  }
+
+  /**
+   * Ends `slot`'s worker after idleMs without work, unless it is then the only worker left;
+   * dispatch starts workers again when files come.
+   */
+  private armIdle(slot: Slot): void {
+    if (slot.idleTimer) clearTimeout(slot.idleTimer);
+    slot.idleTimer = setTimeout(() => {
+      slot.idleTimer = undefined;
+      if (slot.tasks.size > 0 || this.slots.size <= 1 || !this.slots.delete(slot)) return;
+      if (slot.timer) clearTimeout(slot.timer);
+      void slot.worker.terminate();
+    }, this.idleMs);
+    slot.idleTimer.unref();
   }
 
   private spawn(): Slot {
@@ -176,6 +211,7 @@ export class ScanPool {
         if (slot.timer) clearTimeout(slot.timer);
         slot.timer = undefined;
         worker.unref();
+        this.armIdle(slot);
       }
       // Acknowledge on the next turn, after timers and sockets had theirs (see parse-worker.ts).
       setImmediate(() => {
@@ -202,6 +238,7 @@ export class ScanPool {
   private retire(slot: Slot, why: string): void {
     if (!this.slots.delete(slot)) return;
     if (slot.timer) clearTimeout(slot.timer);
+    if (slot.idleTimer) clearTimeout(slot.idleTimer);
     slot.timer = undefined;
     const [current, ...behind] = slot.tasks.values();
     slot.tasks.clear();

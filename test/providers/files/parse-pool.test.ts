@@ -34,6 +34,24 @@ after(async () => {
 });
 
 describe('ScanPool', () => {
+  test('idle workers beyond the first are ended, and files still get scanned afterwards', async () => {
+    const pool = new ScanPool({ size: 3, idleMs: 50 });
+    try {
+      const svc = (i: number) => `apiVersion: v1\nkind: Service\nmetadata:\n  name: s${i}\n`;
+      const reqs = await Promise.all(Array.from({ length: 12 }, (_, i) => request(`s${i}.yaml`, svc(i))));
+      const first = await Promise.all(reqs.map((r) => pool.scan(r)));
+      assert.ok(first.every((r) => r.status === 'scanned' && r.scan.problems.length === 0));
+      assert.equal(pool.workers(), 3, 'a burst starts every worker');
+      const deadline = Date.now() + 30_000;
+      while (pool.workers() > 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      assert.equal(pool.workers(), 1, 'one worker is kept for single-file changes');
+      const again = await pool.scan(await request('late.yaml', svc(99)));
+      assert.ok(again.status === 'scanned' && again.scan.entries.length === 1, JSON.stringify(again));
+    } finally {
+      await pool.close();
+    }
+  });
+
   test('parses in a worker: timers run on the main thread while a large file is parsed', async () => {
     const pool = new ScanPool({ size: 1 });
     try {
