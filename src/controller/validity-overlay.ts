@@ -12,6 +12,8 @@ import {
   type ValidityProblem,
 } from './certificate-validity';
 import { ServedCertificates } from './served-certificates';
+import { parseListenerQualifiedName } from '../model/names';
+import { objectKey } from '../store/objects';
 
 /** The longest a validity re-check waits (setTimeout's limit is about 24 days). */
 const MAX_VALIDITY_WAIT_MS = 24 * 3600 * 1000;
@@ -20,15 +22,17 @@ const MAX_VALIDITY_WAIT_MS = 24 * 3600 * 1000;
 export class ValidityOverlay {
   /** Validity periods of the certificates the fleets serve (the expiry gauge). */
   private readonly reader = new CertificateValidityReader();
-  /** What the fleets serve, updated by each model's differences (served-certificates.ts). */
-  private readonly served = new ServedCertificates();
   private problems = new Map<string, ValidityProblem>();
   private timer: NodeJS.Timeout | undefined;
 
-  /** `clock` is the wall clock for validity periods; `onBoundary` lays the statuses over again. */
+  /**
+   * `clock` is the wall clock for validity periods; `onBoundary` lays the statuses over again;
+   * `served` tells what the fleets serve (served-certificates.ts; a test may give its oracle).
+   */
   constructor(
     private readonly clock: () => Date,
     private readonly onBoundary: () => void,
+    private readonly served: Pick<ServedCertificates, 'update'> = new ServedCertificates(),
   ) {}
 
   /** Per served listener, when its earliest certificate expires (the expiry gauge). */
@@ -51,7 +55,10 @@ export class ValidityOverlay {
       this.timer.unref();
     }
     const keys = new Set<string>();
-    for (const listener of problems.keys()) keys.add(listener.slice(0, listener.lastIndexOf('/')));
+    for (const listener of problems.keys()) {
+      const ref = parseListenerQualifiedName(listener);
+      if (ref) keys.add(objectKey(ref.kind, ref.namespace, ref.name));
+    }
     return keys;
   }
 
