@@ -158,22 +158,15 @@ function patchFleet(
 ): FleetModel | undefined {
   if (!gw.accepted) return undefined;
   for (const [old, next] of replaced) if (!deepEqual(old.clusters, next.clusters)) return undefined;
-  const byPort = new Map<number, ResolvedListener[]>();
-  for (const l of gw.listeners) {
-    if (!l.ready) continue;
-    const list = byPort.get(l.port);
-    if (list) list.push(l);
-    else byPort.set(l.port, [l]);
-  }
+  const { byPort, byName, claims: sharedClaims } = portGroupsOf(gw.listeners);
   const vhosts = new VirtualHostMemo(memo.virtualHosts, gw.fleet, true);
   const ports = previous.ports.slice();
   const portIndex = new Map(ports.map((p, i) => [p.port, i]));
   /** Recomputed route configurations: memo key → the virtual hosts `previous` serves there. */
   const recomputed = new Map<string, VirtualHostModel[]>();
-  const claimsByPort = new Map<number, ListenerClaims>();
   const httpDone = new Set<number>();
   for (const qn of listeners) {
-    const l = gw.listeners.find((x) => x.qualifiedName === qn);
+    const l = byName.get(qn);
     if (!l || !l.ready) continue; // Not served: no route configuration of its own.
     const group = byPort.get(l.port)!;
     const first = group[0];
@@ -194,10 +187,10 @@ function patchFleet(
       ports[at] = { ...port, http: { ...port.http, virtualHosts: entry.virtualHosts } };
     } else if (first.protocol === 'HTTPS' || first.protocol === 'TLS') {
       if (l.protocol !== 'HTTPS') continue;
-      let claims = claimsByPort.get(l.port);
+      let claims = sharedClaims.get(l.port);
       if (!claims) {
         claims = new ListenerClaims(group.filter((x) => x.protocol === 'HTTPS' || x.protocol === 'TLS'));
-        claimsByPort.set(l.port, claims);
+        sharedClaims.set(l.port, claims);
       }
       const routes: ListenerRoutes[] = [{ listener: l, routes: routesOf(attached, l, HTTP_KINDS) }];
       const entry = vhosts.virtualHosts(routes, claims, l.port, 'https');
@@ -232,6 +225,38 @@ function patchFleet(
   }
   vhosts.commit();
   return { ...previous, ports };
+}
+
+/** A Gateway's ready listeners by port and by name, and the TLS ports' claims (ListenerClaims). */
+interface PortGroups {
+  byPort: Map<number, ResolvedListener[]>;
+  /** Every listener (ready or not) by qualified name, the first of a name. */
+  byName: Map<string, ResolvedListener>;
+  claims: Map<number, ListenerClaims>;
+}
+
+/**
+ * Per listener list of a resolved Gateway (which route edits leave as they are: they share it with
+ * the state of the last full build), its PortGroups: a route edit's patch looks up its listeners and
+ * their siblings' claims instead of going over every listener of the Gateway (20,000 on one port at
+ * xlarge). Neither the list nor its listeners' ports, names and hostnames change once resolved.
+ */
+const portGroups = new WeakMap<readonly ResolvedListener[], PortGroups>();
+
+/** Returns the PortGroups of a Gateway's listeners (memoized by the list; see portGroups). */
+function portGroupsOf(listeners: readonly ResolvedListener[]): PortGroups {
+  let groups = portGroups.get(listeners);
+  if (groups) return groups;
+  groups = { byPort: new Map(), byName: new Map(), claims: new Map() };
+  for (const l of listeners) {
+    if (!groups.byName.has(l.qualifiedName)) groups.byName.set(l.qualifiedName, l);
+    if (!l.ready) continue;
+    const list = groups.byPort.get(l.port);
+    if (list) list.push(l);
+    else groups.byPort.set(l.port, [l]);
+  }
+  portGroups.set(listeners, groups);
+  return groups;
 }
 
 /** Returns whether two arrays hold the same items, ignoring order and repeats. */
