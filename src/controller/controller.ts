@@ -88,7 +88,7 @@ export interface ControllerOptions {
 
 /**
  * Runs the pure middle: store → gateway model/fleet model + status → Envoy resources → xDS cache,
- * and hands statuses to the sinks. Builds are coalesced; nothing is built before every
+ * and hands statuses to the sinks (status-publisher.ts). Builds are coalesced; nothing is built before every
  * provider has synced, so Envoys never get a partial world after a restart.
  */
 export class Controller {
@@ -406,8 +406,8 @@ export class Controller {
    * routes are attached to in the last FleetModels (or rebuilds the affected fleets with the same
    * fleet assembly as a full build when it cannot show the clusters stay the same). The fleets' SecretModels are taken from lastFleets: a route edit does not change
    * which certificates a fleet serves, and the certificate fast path keeps their contents there
-   * (the state's resolved listeners still hold the ones of the last full build). Statuses are
-   * those of the last build with the edited routes' replaced. Returns false (nothing published)
+   * (the state's resolved listeners still hold the ones of the last full build). The edited
+   * routes' statuses are published as changes (status-publisher.ts). Returns false (nothing published)
    * when a full build is needed instead.
    */
   private async refreshRoutes(changed: Map<string, KubeObject>): Promise<boolean> {
