@@ -5,6 +5,7 @@
  * to it, built, translated, encoded and its snapshot delivered to this thread; the event-loop delay
  * of this thread is recorded meanwhile, and what receiving the snapshot costs it.
  */
+import { StatusView } from '../src/status/view';
 import * as path from 'node:path';
 import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
 import { BuildWorkerHost } from '../src/controller/build-worker-host';
@@ -37,6 +38,7 @@ export async function measureColdBuildInThread(server: Server, results: Results)
   eld.enable();
   const rssBefore = process.memoryUsage().rss;
   const t0 = nowMs();
+  const statuses = new StatusView();
   const host = new BuildWorkerHost({
     entry: path.join(__dirname, '..', 'src', 'cli', 'build-thread.js'),
     init: {
@@ -46,7 +48,7 @@ export async function measureColdBuildInThread(server: Server, results: Results)
     },
     store: server.store,
     cache: mirror,
-    statusSinks: [{ publish: (s) => (server.statuses = s) }],
+    statusSinks: [statuses],
     logger: silentLogger(),
     metrics: server.metrics,
   });
@@ -80,7 +82,7 @@ export async function measureColdBuildInThread(server: Server, results: Results)
       endpoints: snap.types[TypeUrl.Endpoint].entries.size,
     },
     encodedBytes: stats.bytes,
-    statuses: server.statuses.length,
+    statuses: statuses.list().length,
   };
   const large = server.world.size.name === 'large';
   results.add({

@@ -57,6 +57,8 @@ export class BuildWorkerHost {
   private sendingStore = false;
   /** Statuses as the build thread last sent them, by key. */
   private statuses = new Map<string, ObjectStatus>();
+  /** The changed statuses of the publication being received (its chunks so far). */
+  private statusChanges: ObjectStatus[] = [];
   private settles = new Map<number, () => void>();
   private nextSettle = 0;
   private readonly log: Logger;
@@ -240,11 +242,26 @@ export class BuildWorkerHost {
     }
   }
 
-  /** Takes a chunk of status changes; on the last chunk publishes every status in the thread's order. */
+  /**
+   * Takes a chunk of status changes; on the last chunk publishes them: every status in the
+   * thread's order after a full publication (`keys`), else the changes and the keys gone.
+   */
   private receiveStatuses(m: Extract<FromBuildWorker, { t: 'statuses' }>): void {
-    if (m.reset) this.statuses = new Map();
+    if (m.reset) {
+      this.statuses = new Map();
+      this.statusChanges = [];
+    }
     for (const s of m.changed) this.statuses.set(statusKey(s), s);
-    if (!m.last || !m.keys) return;
+    this.statusChanges.push(...m.changed);
+    if (!m.last) return;
+    const changed = this.statusChanges;
+    this.statusChanges = [];
+    if (!m.keys) {
+      const removed = m.removed ?? [];
+      for (const key of removed) this.statuses.delete(key);
+      this.toSinks((sink) => sink.publishChanges(changed, removed));
+      return;
+    }
     const next = new Map<string, ObjectStatus>();
     for (const key of m.keys) {
       const s = this.statuses.get(key);
@@ -252,9 +269,14 @@ export class BuildWorkerHost {
     }
     this.statuses = next;
     const all = [...next.values()];
+    this.toSinks((sink) => sink.publish(all));
+  }
+
+  /** Hands a publication to every status sink; a failing sink is logged, the others still get it. */
+  private toSinks(publish: (sink: StatusSink) => void): void {
     for (const sink of this.opts.statusSinks) {
       try {
-        sink.publish(all);
+        publish(sink);
       } catch (err) {
         this.log.error({ err }, 'status sink failed');
       }

@@ -56,11 +56,19 @@ export type FromBuildWorker =
   | { t: 'fleets'; fleets: string[] }
   | { t: 'ready' }
   /**
-   * Statuses that changed since the last batch (by key) and the keys that went; `reset` starts
-   * from nothing (a new thread). Sent in chunks; the serving thread publishes on `last`, in the
-   * order of `keys` (every key, in the Controller's order).
+   * Statuses that changed since the last batch (by key); `reset` starts from nothing (a new
+   * thread). Sent in chunks; the serving thread publishes on `last`: a full publication in the
+   * order of `keys` (every key, in the Controller's order), or a fast path's changes with the
+   * keys that went (`removed`).
    */
-  | { t: 'statuses'; reset: boolean; changed: ObjectStatus[]; last: boolean; keys?: string[] }
+  | {
+      t: 'statuses';
+      reset: boolean;
+      changed: ObjectStatus[];
+      last: boolean;
+      keys?: string[];
+      removed?: string[];
+    }
   | { t: 'fleet-models'; models: FleetModel[]; untouched: string[] }
   | { t: 'expiries'; expiries: { listener: string; notAfter: number }[] }
   | { t: 'metric'; field: string; method: string; args: unknown[] }

@@ -117,9 +117,11 @@ export function runBuildWorker(
 /**
  * Sends the Controller's statuses to the serving thread as changes: only statuses whose object
  * differs from the last one sent for their key (the Controller keeps an unchanged status's
- * identity), with the full key order on the last chunk. Chunks are paced: the next goes when the
- * serving thread acknowledged the previous one ('status-ack'), so receiving the 15,000 statuses of
- * a first build is many short turns there, with streams served in between, not one long one.
+ * identity). A full publication carries the full key order on its last chunk; a fast path's
+ * changes carry the keys that went instead, so they cost what changed, not the world. Chunks are
+ * paced: the next goes when the serving thread acknowledged the previous one ('status-ack'), so
+ * receiving the 15,000 statuses of a first build is many short turns there, with streams served in
+ * between, not one long one.
  */
 export class StatusDeltaSink implements StatusSink {
   private sent = new Map<string, ObjectStatus>();
@@ -139,6 +141,17 @@ export class StatusDeltaSink implements StatusSink {
       if (this.sent.get(key) !== s) changed.push(s);
     }
     this.sent = next;
+    this.send(changed, { keys: [...next.keys()] });
+  }
+
+  publishChanges(changed: ObjectStatus[], removed: string[]): void {
+    for (const key of removed) this.sent.delete(key);
+    for (const s of changed) this.sent.set(statusKey(s), s);
+    this.send(changed, { removed });
+  }
+
+  /** Queues `changed` in chunks; the last carries `end` (the full key order, or the keys gone). */
+  private send(changed: ObjectStatus[], end: { keys: string[] } | { removed: string[] }): void {
     const reset = this.first;
     this.first = false;
     for (let i = 0; i === 0 || i < changed.length; i += STATUS_CHUNK) {
@@ -148,7 +161,7 @@ export class StatusDeltaSink implements StatusSink {
         reset: reset && i === 0,
         changed: changed.slice(i, i + STATUS_CHUNK),
         last,
-        ...(last ? { keys: [...next.keys()] } : {}),
+        ...(last ? end : {}),
       });
     }
     this.sendNext();

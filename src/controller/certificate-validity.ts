@@ -85,19 +85,28 @@ export function validityProblems(
 ): Map<string, ValidityProblem> {
   const out = new Map<string, ValidityProblem>();
   for (const [listener, certs] of served) {
-    const expired = certs.filter((c) => c.validity.notAfter < now);
-    const early = certs.filter((c) => c.validity.notBefore > now);
-    const parts = [
-      ...expired.map((c) => `Secret ${c.secret} expired at ${iso(c.validity.notAfter)}`),
-      ...early.map((c) => `Secret ${c.secret} is not valid before ${iso(c.validity.notBefore)}`),
-    ];
-    if (parts.length === 0) continue;
-    out.set(listener, {
-      reason: expired.length > 0 ? Reason.Expired : Reason.NotYetValid,
-      message: `${parts.join('; ')}; still served`,
-    });
+    const problem = validityProblem(certs, now);
+    if (problem) out.set(listener, problem);
   }
   return out;
+}
+
+/** Returns the problem of a listener serving `certs` at `now` (ms), or undefined when they are all valid. */
+export function validityProblem(
+  certs: readonly ServedCertificate[],
+  now: number,
+): ValidityProblem | undefined {
+  const expired = certs.filter((c) => c.validity.notAfter < now);
+  const early = certs.filter((c) => c.validity.notBefore > now);
+  const parts = [
+    ...expired.map((c) => `Secret ${c.secret} expired at ${iso(c.validity.notAfter)}`),
+    ...early.map((c) => `Secret ${c.secret} is not valid before ${iso(c.validity.notBefore)}`),
+  ];
+  if (parts.length === 0) return undefined;
+  return {
+    reason: expired.length > 0 ? Reason.Expired : Reason.NotYetValid,
+    message: `${parts.join('; ')}; still served`,
+  };
 }
 
 /** Returns the first time (ms) after `now` at which some served certificate's validity changes. */

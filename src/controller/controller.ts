@@ -4,7 +4,6 @@ import type { ObjectStore } from '../store/store';
 import { Debouncer } from '../store/debounce';
 import { objectNamespace, type KubeObject } from '../store/objects';
 import type { ObjectStatus, StatusSink } from '../status/types';
-import { mergeStatus, sameBuiltStatus } from '../status/merge';
 import { buildGateways } from '../gateway/build';
 import { BuildMemo } from '../gateway/build-memo';
 import type { LastGoodCertificates } from '../gateway/last-good-certificates';
@@ -13,6 +12,7 @@ import { FleetHold, heldAddresses } from './fleet-hold';
 import { emptyWork, fallbackCause, firstKey, hasWork, requireFullBuild } from './pending-work';
 import type { FullBuildCause, FullBuildReason, PendingWork } from './pending-work';
 import { RejectionOverlay } from './rejection-overlay';
+import { StatusPublisher } from './status-publisher';
 import { addListenerSet } from '../gateway/incremental/listenerset';
 import { updateRoutes, type RouteEdit } from '../gateway/incremental/routes';
 import { addRoutes } from '../gateway/incremental/route-added';
@@ -27,7 +27,6 @@ import { secretToModel } from '../gateway/certificates';
 import { refusedSliceEndpoints, type EndpointPolicy } from '../gateway/endpoint-guard';
 import { ReferenceIndex, classifyChange, endpointSliceService, envoyServiceKeys } from './relevance';
 import { clusterService } from '../model/names';
-import { statusKey } from '../status/types';
 import type { FleetRejections, RejectionFeed } from '../xds/rejections';
 
 export interface ControllerOptions {
@@ -90,14 +89,11 @@ export interface ControllerOptions {
 
 /**
  * Runs the pure middle: store → gateway model/fleet model + status → Envoy resources → xDS cache,
- * and hands statuses to the sinks. Builds are coalesced; nothing is built before every
+ * and hands statuses to the sinks (status-publisher.ts). Builds are coalesced; nothing is built before every
  * provider has synced, so Envoys never get a partial world after a restart.
  */
 export class Controller {
   private readonly debouncer: Debouncer;
-  private statusByKey = new Map<string, ObjectStatus>();
-  /** Statuses as the last build produced them, before merging. */
-  private builtStatusByKey = new Map<string, ObjectStatus>();
   private unsubscribe: (() => void)[] = [];
   private firstBuildDone = false;
   private building = false;
@@ -116,14 +112,14 @@ export class Controller {
   private readonly log: Logger;
   /** What the fleets' Envoys reject now, laid over the statuses (rejection-overlay.ts). */
   private readonly rejections: RejectionOverlay;
-  /** The statuses of the last build as it produced them, before the rejections' overlay. */
-  private builtStatuses: ObjectStatus[] | undefined;
   /** Served certificates' validity warnings, laid over the statuses (validity-overlay.ts). */
   private readonly validity: ValidityOverlay;
   /** Gateways that turned invalid keep serving their last accepted model (fleet-hold.ts). */
   private readonly hold = new FleetHold();
   /** A fast path threw since the last full build (its fallback's reason is fast_path_error). */
   private fastPathFailed = false;
+  /** Lays the overlays over build statuses and hands the sinks what changed (status-publisher.ts). */
+  private readonly statuses: StatusPublisher;
 
   constructor(private readonly opts: ControllerOptions) {
     this.log = opts.logger.child({ component: 'controller' });
@@ -133,6 +129,22 @@ export class Controller {
     this.validity = new ValidityOverlay(opts.validityClock ?? (() => new Date()), () =>
       this.republishOverlays(),
     );
+    this.statuses = new StatusPublisher({
+      sinks: opts.statusSinks,
+      log: this.log,
+      hold: this.hold,
+      rejections: this.rejections,
+      validity: this.validity,
+      inputs: () => {
+        const options = this.buildOptions();
+        return {
+          now: options.now ?? this.nowText(),
+          fleets: this.lastFleets,
+          gateways: this.state?.gateways,
+          heldAddresses: (f) => heldAddresses(this.opts.store, this.lastFleets.get(f), options),
+        };
+      },
+    });
   }
 
   start(): void {
@@ -257,17 +269,17 @@ export class Controller {
     this.opts.metrics.fullBuilds.inc({ reason: cause.reason });
     this.log.info({ reason: cause.reason, object: cause.object }, 'full build');
     const statuses = this.buildOnce();
-    if (statuses) await this.publishStatusesNextTurn(statuses);
+    if (statuses) await this.publishStatusesNextTurn(() => this.statuses.publishAll(statuses));
   }
 
   /**
    * Statuses are merged and handed to the sinks one event-loop turn after the snapshot: the new
    * snapshot's pushes start first, and no single turn holds the whole build.
    */
-  private async publishStatusesNextTurn(statuses: ObjectStatus[]): Promise<void> {
+  private async publishStatusesNextTurn(publish: () => void): Promise<void> {
     await new Promise((r) => setImmediate(r));
     try {
-      this.publishStatuses(statuses);
+      publish();
     } catch (err) {
       this.log.error({ err }, 'status publishing failed');
     }
@@ -384,9 +396,8 @@ export class Controller {
 
   /** Publishes the last build's statuses with the overlays as they are now, if that changes any. */
   private republishOverlays(): void {
-    if (!this.builtStatuses) return;
     try {
-      this.publishStatuses(this.builtStatuses, true);
+      this.statuses.republish();
     } catch (err) {
       this.log.error({ err }, 'status publishing failed');
     }
@@ -400,8 +411,8 @@ export class Controller {
    * routes are attached to in the last FleetModels (or rebuilds the affected fleets with the same
    * fleet assembly as a full build when it cannot show the clusters stay the same). The fleets' SecretModels are taken from lastFleets: a route edit does not change
    * which certificates a fleet serves, and the certificate fast path keeps their contents there
-   * (the state's resolved listeners still hold the ones of the last full build). Statuses are
-   * those of the last build with the edited routes' replaced. Returns false (nothing published)
+   * (the state's resolved listeners still hold the ones of the last full build). The edited
+   * routes' statuses are published as changes (status-publisher.ts). Returns false (nothing published)
    * when a full build is needed instead.
    */
   private async refreshRoutes(changed: Map<string, KubeObject>): Promise<boolean> {
@@ -433,7 +444,7 @@ export class Controller {
       }
       // backendRefs may have changed: Services they name become relevant (see addRoute).
       for (const { current } of edits) this.references?.addRoute(current);
-      statuses = result.statuses;
+      statuses = result.changed;
       this.opts.metrics.builds.inc({ result: 'route' });
       this.observeBuild(started);
     } catch (err) {
@@ -441,7 +452,7 @@ export class Controller {
       this.fastPathFailed = true;
       return false;
     }
-    await this.publishStatusesNextTurn(statuses);
+    await this.publishStatusesNextTurn(() => this.statuses.publishChanges(statuses, []));
     return true;
   }
 
@@ -488,7 +499,7 @@ export class Controller {
       }
       this.references?.addListenerOwner(sets[0]);
       for (const r of routes) this.references?.addRoute(r);
-      statuses = result.statuses;
+      statuses = result.changed;
       this.opts.metrics.builds.inc({ result: 'listenerset' });
       this.observeBuild(started);
     } catch (err) {
@@ -496,7 +507,7 @@ export class Controller {
       this.fastPathFailed = true;
       return false;
     }
-    await this.publishStatusesNextTurn(statuses);
+    await this.publishStatusesNextTurn(() => this.statuses.publishChanges(statuses, []));
     return true;
   }
 
@@ -530,7 +541,7 @@ export class Controller {
         this.publishFleet(fleet);
       }
       for (const r of routes) this.references?.addRoute(r);
-      statuses = result.statuses;
+      statuses = result.changed;
       this.opts.metrics.builds.inc({ result: 'route_created' });
       this.observeBuild(started);
     } catch (err) {
@@ -538,7 +549,7 @@ export class Controller {
       this.fastPathFailed = true;
       return false;
     }
-    await this.publishStatusesNextTurn(statuses);
+    await this.publishStatusesNextTurn(() => this.statuses.publishChanges(statuses, []));
     return true;
   }
 
@@ -582,7 +593,7 @@ export class Controller {
       this.opts.metrics.builds.inc({ result: 'secrets' });
       this.observeBuild(started);
       // The new certificates' validity periods may differ: the warnings are laid over again.
-      if (this.builtStatuses) this.republishOverlays();
+      this.republishOverlays();
       return true;
     } catch (err) {
       this.log.warn({ err }, 'certificate fast path failed; falling back to a full build');
@@ -625,47 +636,6 @@ export class Controller {
       // Without an index every change rebuilds, which is slower but always correct.
       this.log.warn({ err }, 'reference index failed; every change will trigger a full build');
       return undefined;
-    }
-  }
-
-  /**
-   * Lays the current rejections over a build's statuses, merges them with the published ones and
-   * hands them to the sinks; with `onlyIfChanged`, nothing is handed over when every merged
-   * status is the one already published (a rejection change that changes no status).
-   */
-  private publishStatuses(statuses: ObjectStatus[], onlyIfChanged = false): void {
-    this.builtStatuses = statuses;
-    const now = this.nowText();
-    const options = this.buildOptions();
-    const held = this.hold.apply(statuses, now, (f) =>
-      heldAddresses(this.opts.store, this.lastFleets.get(f), options),
-    );
-    const withRejections = this.rejections.apply(held, this.lastFleets, this.state?.gateways, now);
-    const overlaid = this.validity.apply(withRejections, this.lastFleets.values(), now);
-    const next = new Map<string, ObjectStatus>();
-    const built = new Map<string, ObjectStatus>();
-    let changed = overlaid.length !== this.statusByKey.size;
-    for (const s of overlaid) {
-      const key = statusKey(s);
-      const previous = this.statusByKey.get(key);
-      const lastBuilt = this.builtStatusByKey.get(key);
-      // Same as last build: the merge would give the same result, keep it (and its identity).
-      const merged =
-        previous && lastBuilt && sameBuiltStatus(lastBuilt, s) ? previous : mergeStatus(previous, s);
-      if (merged !== previous) changed = true;
-      next.set(key, merged);
-      built.set(key, s);
-    }
-    if (onlyIfChanged && !changed) return;
-    this.statusByKey = next;
-    this.builtStatusByKey = built;
-    const merged = [...next.values()];
-    for (const sink of this.opts.statusSinks) {
-      try {
-        sink.publish(merged);
-      } catch (err) {
-        this.log.error({ err }, 'status sink failed');
-      }
     }
   }
 }

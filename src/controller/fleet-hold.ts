@@ -96,6 +96,11 @@ export class FleetHold {
     return this.held.has(fleet);
   }
 
+  /** The keys (statusKey) of the held Gateways: `apply` changes those statuses only. */
+  heldKeys(): string[] {
+    return [...this.held.values()].map((h) => h.key);
+  }
+
   /** Gateways left alone by the last full build (sorted). */
   untouched(): readonly string[] {
     return this.untouchedFleets;

@@ -8,7 +8,7 @@
  */
 import type { Logger } from '../observability/logger';
 import type { ObjectStatus } from '../status/types';
-import { applyRejections } from '../status/rejections';
+import { applyRejections, emptyRejections, type ObjectRejections } from '../status/rejections';
 import type { FleetRejections, RejectionFeed } from '../xds/rejections';
 import type { ResolvedGateway } from '../gateway/resolved';
 import type { FleetModel } from '../model/fleet';
@@ -23,6 +23,8 @@ export class RejectionOverlay {
   private reofferOn = new Map<string, FleetResource[]>();
   /** Resources to offer again once the current changes are built. */
   private readonly pending = new Map<string, FleetResource>();
+  /** The notes of the last `update`, by object. */
+  private notes: ObjectRejections = emptyRejections();
 
   constructor(
     private readonly feed: RejectionFeed | undefined,
@@ -63,19 +65,18 @@ export class RejectionOverlay {
   }
 
   /**
-   * Returns `statuses` with the current rejections laid over them, and remembers which objects'
-   * changes offer those resources again. `gateways` are the last full build's, for the listeners
-   * of each fleet's ports; `now` stamps the conditions.
+   * Maps the current rejections onto objects and remembers which objects' changes offer those
+   * resources again; returns the keys (statusKey) of the objects `apply` changes. `gateways` are the
+   * last full build's, for the listeners of each fleet's ports.
    */
-  apply(
-    statuses: ObjectStatus[],
+  update(
     fleets: ReadonlyMap<string, FleetModel>,
     gateways: readonly ResolvedGateway[] | undefined,
-    now: string,
-  ): ObjectStatus[] {
+  ): Set<string> {
     if (this.views.size === 0) {
       this.reofferOn = new Map();
-      return statuses;
+      this.notes = emptyRejections();
+      return new Set();
     }
     const accepted = new Map<string, ResolvedGateway>();
     for (const g of gateways ?? []) if (g.accepted) accepted.set(g.fleet, g);
@@ -83,6 +84,13 @@ export class RejectionOverlay {
       listenersByPort(accepted.get(fleet)?.listeners ?? []),
     );
     this.reofferOn = mapping.reofferOn;
-    return applyRejections(statuses, mapping.notes, now);
+    this.notes = mapping.notes;
+    const { listeners, objects, routes } = mapping.notes;
+    return new Set([...listeners.keys(), ...objects.keys(), ...routes.keys()]);
+  }
+
+  /** Returns `statuses` with the rejections of the last `update` laid over them, stamped `now`. */
+  apply(statuses: ObjectStatus[], now: string): ObjectStatus[] {
+    return applyRejections(statuses, this.notes, now);
   }
 }

@@ -60,7 +60,7 @@ export function fleetPageEndpoints(sources: FleetPageSources): FleetPageEndpoint
     routes: { [FLEET_PATHS.view]: () => feed.view() },
     eventStreams: { [FLEET_PATHS.events]: (send) => feed.subscribe(send) },
     // Runs after the StatusView in the sinks' order, so the poke sees the new statuses.
-    statusSink: { publish: () => feed.poke() },
+    statusSink: { publish: () => feed.poke(), publishChanges: () => feed.poke() },
     stop: () => {
       unsubscribe();
       feed.stop();

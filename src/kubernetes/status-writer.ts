@@ -119,34 +119,54 @@ export class KubernetesStatusWriter implements StatusSink {
   publish(statuses: ObjectStatus[]): void {
     const seen = new Set<string>();
     for (const s of statuses) {
-      if (!resourceForKind(s.kind)) continue;
-      const key = keyOfStatus(s);
-      seen.add(key);
-      this.latest.set(key, s);
-      if (this.applied.get(key)?.desired === fingerprint(s) && this.observedAgrees(key, s)) {
-        this.pending.delete(key);
-        continue;
-      }
-      this.pending.set(key, s);
+      const key = this.record(s);
+      if (key !== undefined) seen.add(key);
     }
-    // An object missing from a build's full set is no longer Convoy's. A route keeps other
-    // controllers' parents, so ours are removed once (a final write with no parents of ours);
-    // anything else is simply forgotten.
-    for (const [key, previous] of [...this.latest]) {
-      if (seen.has(key) || this.cleanups.has(previous)) continue;
-      this.applied.delete(key);
-      const shared = SHARED_LIST[previous.kind];
-      if (shared) {
-        const cleanup: ObjectStatus = { ...previous, status: { [shared]: [] } };
-        this.cleanups.add(cleanup);
-        this.latest.set(key, cleanup);
-        this.pending.set(key, cleanup);
-      } else {
-        this.latest.delete(key);
-        this.pending.delete(key);
-      }
+    for (const [key, previous] of [...this.latest]) if (!seen.has(key)) this.forget(key, previous);
+    this.notify();
+  }
+
+  /**
+   * Records a fast path's changes (StatusSink.publishChanges): the changed statuses are queued as
+   * in `publish`, and each removed object is treated as one missing from a full set.
+   */
+  publishChanges(changed: ObjectStatus[], removed: string[]): void {
+    for (const s of changed) this.record(s);
+    for (const key of removed) {
+      const previous = this.latest.get(key);
+      if (previous) this.forget(key, previous);
     }
     this.notify();
+  }
+
+  /** Records the latest status of an object and queues it unless stored already; returns its key. */
+  private record(s: ObjectStatus): string | undefined {
+    if (!resourceForKind(s.kind)) return undefined;
+    const key = keyOfStatus(s);
+    this.latest.set(key, s);
+    if (this.applied.get(key)?.desired === fingerprint(s) && this.observedAgrees(key, s))
+      this.pending.delete(key);
+    else this.pending.set(key, s);
+    return key;
+  }
+
+  /**
+   * Lets go of an object that is no longer Convoy's. A route keeps other controllers' parents, so
+   * ours are removed once (a final write with no parents of ours); anything else is simply forgotten.
+   */
+  private forget(key: string, previous: ObjectStatus): void {
+    if (this.cleanups.has(previous)) return;
+    this.applied.delete(key);
+    const shared = SHARED_LIST[previous.kind];
+    if (shared) {
+      const cleanup: ObjectStatus = { ...previous, status: { [shared]: [] } };
+      this.cleanups.add(cleanup);
+      this.latest.set(key, cleanup);
+      this.pending.set(key, cleanup);
+    } else {
+      this.latest.delete(key);
+      this.pending.delete(key);
+    }
   }
 
   /**

@@ -31,11 +31,20 @@ export function statusKey(s: ObjectStatus): string {
 }
 
 /**
- * Receives a build's statuses: the Kubernetes status writer (leader only) or the in-memory status
- * view served at GET /status in file mode.
+ * Receives the statuses Convoy publishes: the Kubernetes status writer (leader only), the in-memory
+ * status view served at GET /status in file mode, the fleet page, the build thread's channel.
  *
- * Called after every build with the full set.
+ * A full build hands over its full set (`publish`); a fast path hands over only what changed
+ * (`publishChanges`), so the cost of a single-object change does not grow with the world
+ * (docs/architecture.md §8).
  */
 export interface StatusSink {
+  /** Replaces everything: the full set, in order; an object missing from it is not Convoy's any more. */
   publish(statuses: ObjectStatus[]): void;
+  /**
+   * Applies changes since the last publication: `changed` are statuses that differ from the last
+   * ones published for their objects or are new (new objects in order, after every known one), and
+   * `removed` the keys (statusKey) of objects that are no longer Convoy's (never also in `changed`).
+   */
+  publishChanges(changed: ObjectStatus[], removed: string[]): void;
 }

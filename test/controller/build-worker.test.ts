@@ -14,6 +14,7 @@ import { silentLogger } from '../../src/observability/logger';
 import { ObjectStore } from '../../src/store/store';
 import type { KubeObject } from '../../src/store/objects';
 import type { ObjectStatus } from '../../src/status/types';
+import { StatusView } from '../../src/status/view';
 import { XdsCache } from '../../src/xds/cache';
 import { MirrorCache, type SnapshotSource } from '../../src/xds/mirror-cache';
 import { PUSH_ORDER } from '../../src/xds/served-types';
@@ -81,7 +82,7 @@ function mainSide(objects: KubeObject[]): Side {
   const controller = new Controller({
     store,
     cache,
-    statusSinks: [{ publish: (s) => (last = s) }],
+    statusSinks: [new StatusView((s) => (last = s))],
     logger: silentLogger(),
     metrics,
     controllerName: CONTROLLER,
@@ -119,7 +120,7 @@ function workerSide(objects: KubeObject[]): Side & { host: BuildWorkerHost } {
     },
     store,
     cache,
-    statusSinks: [{ publish: (s) => (last = s) }],
+    statusSinks: [new StatusView((s) => (last = s))],
     logger: silentLogger(),
     metrics,
     restartDelayMs: 10,

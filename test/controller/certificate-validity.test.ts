@@ -12,6 +12,7 @@ import { XdsCache } from '../../src/xds/cache';
 import { TypeUrl } from '../../src/envoy/resources';
 import { leafValidity } from '../../src/pki/validity';
 import type { ObjectStatus } from '../../src/status/types';
+import { StatusView } from '../../src/status/view';
 import type { KubeObject } from '../../src/store/objects';
 import {
   CONTROLLER,
@@ -40,7 +41,7 @@ async function setup(secret: KubeObject, clock: () => Date) {
   const controller = new Controller({
     store,
     cache,
-    statusSinks: [{ publish: (s) => published.push(s) }],
+    statusSinks: [new StatusView((s) => published.push(s))],
     logger: silentLogger(),
     metrics,
     controllerName: CONTROLLER,

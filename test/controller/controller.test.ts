@@ -6,6 +6,7 @@ import { silentLogger } from '../../src/observability/logger';
 import { XdsCache } from '../../src/xds/cache';
 import { TypeUrl } from '../../src/envoy/resources';
 import type { ObjectStatus } from '../../src/status/types';
+import { StatusView } from '../../src/status/view';
 import {
   CONTROLLER,
   backendService,
@@ -40,7 +41,7 @@ async function setup() {
   const controller = new Controller({
     store,
     cache,
-    statusSinks: [{ publish: (s) => published.push(s) }],
+    statusSinks: [new StatusView((s) => published.push(s))],
     logger: silentLogger(),
     metrics,
     controllerName: CONTROLLER,

@@ -12,6 +12,7 @@ import { XdsCache } from '../../src/xds/cache';
 import { TypeUrl } from '../../src/envoy/resources';
 import type { FleetModel } from '../../src/model/fleet';
 import type { Condition, ObjectStatus } from '../../src/status/types';
+import { StatusView } from '../../src/status/view';
 import type { KubeObject } from '../../src/store/objects';
 import type { ObjectStore } from '../../src/store/store';
 import {
@@ -76,7 +77,7 @@ async function run(...objects: KubeObject[]): Promise<Running> {
   const controller = new Controller({
     store,
     cache,
-    statusSinks: [{ publish: (s) => published.push(s) }],
+    statusSinks: [new StatusView((s) => published.push(s))],
     logger: silentLogger(),
     metrics,
     controllerName: CONTROLLER,

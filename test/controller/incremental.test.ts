@@ -11,6 +11,7 @@ import { silentLogger } from '../../src/observability/logger';
 import { XdsCache } from '../../src/xds/cache';
 import { TypeUrl } from '../../src/envoy/resources';
 import type { ObjectStatus } from '../../src/status/types';
+import { StatusView } from '../../src/status/view';
 import type { KubeObject } from '../../src/store/objects';
 import { keyOf } from '../../src/store/objects';
 import { ObjectStore } from '../../src/store/store';
@@ -142,7 +143,7 @@ async function run(objects: KubeObject[], lastGood?: LastGoodCertificates): Prom
   const controller = new Controller({
     store,
     cache,
-    statusSinks: [{ publish: (s) => published.push(s) }],
+    statusSinks: [new StatusView((s) => published.push(s))],
     logger: silentLogger(),
     metrics,
     controllerName: CONTROLLER,

@@ -8,6 +8,7 @@ import { XdsCache } from '../../src/xds/cache';
 import { TypeUrl } from '../../src/envoy/resources';
 import { buildGateways } from '../../src/gateway/build';
 import type { Condition, ObjectStatus } from '../../src/status/types';
+import { StatusView } from '../../src/status/view';
 import type { FleetRejections, RejectedResource, RejectionFeed } from '../../src/xds/rejections';
 import {
   CONTROLLER,
@@ -134,7 +135,7 @@ async function setup() {
   const controller = new Controller({
     store,
     cache,
-    statusSinks: [{ publish: (s) => published.push(s) }],
+    statusSinks: [new StatusView((s) => published.push(s))],
     logger: silentLogger(),
     metrics,
     controllerName: CONTROLLER,
@@ -237,7 +238,7 @@ describe('Controller and Envoy rejections', { concurrency: false }, () => {
     const controller = new Controller({
       store,
       cache: new XdsCache({ logger: silentLogger(), metrics }),
-      statusSinks: [{ publish: (s) => published.push(s) }],
+      statusSinks: [new StatusView((s) => published.push(s))],
       logger: silentLogger(),
       metrics,
       controllerName: CONTROLLER,

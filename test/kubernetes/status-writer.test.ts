@@ -371,6 +371,38 @@ describe('KubernetesStatusWriter against a fake API server', () => {
     assert.deepEqual(api.get(ROUTES, 'default', 'bare')!.status, { parents: [] });
   });
 
+  test('publishChanges: a changed status is written, a removed route loses our parents once, others stay', async () => {
+    const foreign = {
+      parentRef: { group: 'gateway.networking.k8s.io', kind: 'Gateway', name: 'other' },
+      controllerName: 'example.com/other',
+      conditions: [cond('Accepted', 'True', 'Accepted', '2025-01-01T00:00:00Z')],
+    };
+    const existing = api.get(ROUTES, 'default', 'r')!;
+    api.upsert(ROUTES, { ...existing, status: { parents: [foreign] } });
+    const w = make();
+    w.setLeader(true);
+    w.publish([routeStatus('r', 'True'), classStatus('2026-01-01T00:00:00Z')]);
+    await w.idle();
+    const before = puts().length;
+    // A fast path changes the class's status only: one write, of it.
+    w.publishChanges([classStatus('2026-01-01T00:00:00Z', 'changed')], []);
+    await w.idle();
+    assert.deepEqual(
+      puts()
+        .slice(before)
+        .map((q) => q.path),
+      [`${CLASSES}/convoy/status`],
+    );
+    // The route is gone from Convoy's statuses: ours is removed, the foreign parent stays.
+    w.publishChanges([], ['HTTPRoute/default/r']);
+    await w.idle();
+    assert.deepEqual(api.get(ROUTES, 'default', 'r')!.status, { parents: [foreign] });
+    const afterCleanup = puts().length;
+    w.publishChanges([], ['HTTPRoute/default/r']);
+    await w.idle();
+    assert.equal(puts().length, afterCleanup);
+  });
+
   test('losing leadership stops writing; regaining it re-checks everything', async () => {
     const w = make();
     w.setLeader(true);

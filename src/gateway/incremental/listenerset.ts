@@ -61,7 +61,7 @@ import { statusKey } from '../../status/types';
 
 /**
  * Adds a ListenerSet created since the state's build to that state and returns the patched fleet,
- * every status and the new state, or undefined when a full build is needed.
+ * every status, the statuses it changed and the new state, or undefined when a full build is needed.
  *
  * The set may come with new HTTPRoutes/GRPCRoutes whose parentRefs all name it (and routes created
  * earlier that name only it: withWaitingRoutes); new Secrets are read from the view. It is added only when that cannot change anything but its own status, its
@@ -83,7 +83,9 @@ export function addListenerSet(
   ls: KubeObject,
   added: KubeObject[],
   previousFleet: (fleet: string) => FleetModel | undefined,
-): { fleet: FleetModel | undefined; statuses: ObjectStatus[]; state: BuildState } | undefined {
+):
+  | { fleet: FleetModel | undefined; statuses: ObjectStatus[]; changed: ObjectStatus[]; state: BuildState }
+  | undefined {
   if (ls.kind !== 'ListenerSet' || ls.metadata.deletionTimestamp) return undefined;
   // A port range claims ports across listeners (port-ranges.ts): only a full build decides them.
   if (view.list('ListenerPortRange').length > 0) return undefined;
@@ -266,7 +268,8 @@ export function addListenerSet(
     listenerFleet: state.listenerFleet.with(set.listeners.map((l) => [l.qualifiedName, gw.fleet])),
     namedParents: state.namedParents.with(routes.flatMap(parentNamesOf)),
   };
-  return { fleet, statuses, state: next };
+  // The Gateway's status first: it is known, the appended ones are new (StatusSink.publishChanges).
+  return { fleet, statuses, changed: [gwStatus, ...appended], state: next };
 }
 
 /**

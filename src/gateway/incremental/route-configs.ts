@@ -47,25 +47,16 @@ export function recomputeRouteConfigs(
   listeners: ReadonlySet<string>,
 ): RecomputedRouteConfigs | undefined {
   if (!gw.accepted) return undefined;
-  const byPort = new Map<number, ResolvedListener[]>();
-  const byName = new Map<string, ResolvedListener>();
-  for (const l of gw.listeners) {
-    if (!l.ready) continue;
-    byName.set(l.qualifiedName, l);
-    const list = byPort.get(l.port);
-    if (list) list.push(l);
-    else byPort.set(l.port, [l]);
-  }
+  const { byPort, byName, claims: claimsByPort } = portGroupsOf(gw.listeners);
   const vhosts = new VirtualHostMemo(memo.virtualHosts, gw.fleet, true);
   const ports = previous.ports.slice();
   const portIndex = new Map(ports.map((p, i) => [p.port, i]));
   /** Recomputed route configurations: memo key → the virtual hosts `previous` serves there. */
   const served = new Map<string, VirtualHostModel[]>();
-  const claimsByPort = new Map<number, ListenerClaims>();
   const httpDone = new Set<number>();
   for (const qn of listeners) {
     const l = byName.get(qn);
-    if (!l) continue; // Not served: no route configuration of its own.
+    if (!l || !l.ready) continue; // Not served: no route configuration of its own.
     const group = byPort.get(l.port)!;
     const first = group[0];
     const at = portIndex.get(l.port);
@@ -111,4 +102,37 @@ export function recomputeRouteConfigs(
     configs.push({ before, after });
   }
   return { ports, configs, vhosts };
+}
+
+/** A Gateway's ready listeners by port and by name, and the TLS ports' claims (ListenerClaims). */
+interface PortGroups {
+  byPort: Map<number, ResolvedListener[]>;
+  /** Every listener (ready or not) by qualified name, the first of a name. */
+  byName: Map<string, ResolvedListener>;
+  claims: Map<number, ListenerClaims>;
+}
+
+/**
+ * Per listener list of a resolved Gateway (which route edits leave as they are: they share it with
+ * the state of the last full build), its PortGroups: a route fast path looks up its listeners and
+ * their siblings' claims instead of going over every listener of the Gateway (20,000 on one port at
+ * xlarge). Neither the list nor its listeners' ports, names and hostnames change once resolved; a
+ * fast path that changes a listener (route creation: attachedRoutes) makes a new list.
+ */
+const portGroups = new WeakMap<readonly ResolvedListener[], PortGroups>();
+
+/** Returns the PortGroups of a Gateway's listeners (memoized by the list; see portGroups). */
+function portGroupsOf(listeners: readonly ResolvedListener[]): PortGroups {
+  let groups = portGroups.get(listeners);
+  if (groups) return groups;
+  groups = { byPort: new Map(), byName: new Map(), claims: new Map() };
+  for (const l of listeners) {
+    if (!groups.byName.has(l.qualifiedName)) groups.byName.set(l.qualifiedName, l);
+    if (!l.ready) continue;
+    const list = groups.byPort.get(l.port);
+    if (list) list.push(l);
+    else groups.byPort.set(l.port, [l]);
+  }
+  portGroups.set(listeners, groups);
+  return groups;
 }

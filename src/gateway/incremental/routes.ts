@@ -38,7 +38,8 @@ export interface RouteEdit {
 
 /**
  * Applies edits of existing HTTPRoutes/GRPCRoutes to the state of the last build and returns the
- * rebuilt fleets, every status and the new state, or undefined when a full build is needed.
+ * rebuilt fleets, every status, the statuses it changed and the new state, or undefined when a
+ * full build is needed.
  *
  * The edits are applied only when they cannot change anything but the routes' own statuses and the
  * virtual hosts of the listeners they are attached to: same kind, parentRefs, hostnames and
@@ -58,7 +59,9 @@ export function updateRoutes(
   state: BuildState,
   edits: RouteEdit[],
   previousFleet: (fleet: string) => FleetModel | undefined = () => undefined,
-): { fleets: RouteUpdatedFleet[]; statuses: ObjectStatus[]; state: BuildState } | undefined {
+):
+  | { fleets: RouteUpdatedFleet[]; statuses: ObjectStatus[]; changed: ObjectStatus[]; state: BuildState }
+  | undefined {
   // What changes, copied on write: the state's indexes are shared, never changed.
   const routes = new Map<string, CompiledRoute>();
   const attached = new Map<string, AttachedRoute[]>();
@@ -67,6 +70,8 @@ export function updateRoutes(
   /** Fleet → the listeners whose routes changed. */
   const affected = new Map<string, Set<string>>();
   const replaced = new Map<CompiledRoute, CompiledRoute>();
+  /** The routes' new statuses, by key (an edited route's last edit wins). */
+  const changedStatuses = new Map<string, ObjectStatus>();
   for (const { previous, current } of edits) {
     const kind = current.kind;
     if ((kind !== 'HTTPRoute' && kind !== 'GRPCRoute') || previous.kind !== kind) return undefined;
@@ -103,6 +108,7 @@ export function updateRoutes(
     routes.set(id.key, next);
     replaced.set(old, next);
     statuses[at] = now.status;
+    changedStatuses.set(objectKey(kind, id.namespace, id.name), now.status);
   }
   const gateways = new Map(state.gateways.map((g) => [g.fleet, g]));
   const changed: [ResolvedGateway, Set<string>][] = [];
@@ -124,7 +130,7 @@ export function updateRoutes(
       ? { model: patched, patched: true }
       : { model: buildFleet(view, gw, next.attached, memo), patched: false };
   });
-  return { fleets, statuses, state: next };
+  return { fleets, statuses, changed: [...changedStatuses.values()], state: next };
 }
 
 /**
