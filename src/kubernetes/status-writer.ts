@@ -370,7 +370,7 @@ export class KubernetesStatusWriter implements StatusSink {
       try {
         const updated = await this.client.request<KubeObject>('PUT', `${path}/status`, {
           query: { fieldManager: STATUS_FIELD_MANAGER },
-          body: { ...current, status: next },
+          body: statusUpdateBody(current, next),
           signal: this.stopSignal.signal,
         });
         return { result: 'written', stored: (updated.status ?? {}) as Record<string, unknown> };
@@ -415,6 +415,21 @@ export class KubernetesStatusWriter implements StatusSink {
     ).status;
     return next;
   }
+}
+
+/**
+ * Returns the body of a PUT to an object's status subresource: its identity, the resourceVersion
+ * it was read at (the precondition that makes a concurrent change a 409) and the new status.
+ *
+ * The API server takes only status from a status PUT and keeps spec and metadata as stored, so
+ * sending them costs bytes and serialisation on both sides and changes nothing
+ * (docs/gateway-api.md §16).
+ */
+export function statusUpdateBody(current: KubeObject, status: Record<string, unknown>): KubeObject {
+  const { name, namespace, resourceVersion } = current.metadata;
+  const metadata: KubeObject['metadata'] = { name, resourceVersion };
+  if (namespace !== undefined) metadata.namespace = namespace;
+  return { apiVersion: current.apiVersion, kind: current.kind, metadata, status };
 }
 
 /** Returns whether `kind` is a route kind (its status is shared with other controllers by parent). */

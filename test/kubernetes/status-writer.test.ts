@@ -122,6 +122,29 @@ describe('KubernetesStatusWriter against a fake API server', () => {
     assert.ok((put.body as { metadata: { resourceVersion?: string } }).metadata.resourceVersion);
   });
 
+  test('a write sends the identity, the resourceVersion and the status, not the spec', async () => {
+    const store = new ObjectStore();
+    const stored = api.upsert(GATEWAYS, {
+      metadata: { name: 'g', namespace: 'default', labels: { a: 'b' } },
+      spec: { gatewayClassName: 'convoy', listeners: [] },
+    });
+    store.put({ apiVersion: 'gateway.networking.k8s.io/v1', kind: 'Gateway', ...stored } as never);
+    const w = make({ store });
+    w.setLeader(true);
+    w.publish([gatewayStatus('g', 'Accepted')]);
+    await w.idle();
+    const body = puts()[0]!.body as Record<string, unknown> & { metadata: Record<string, unknown> };
+    assert.deepEqual(Object.keys(body).sort(), ['apiVersion', 'kind', 'metadata', 'status']);
+    assert.deepEqual(body.metadata, {
+      name: 'g',
+      namespace: 'default',
+      resourceVersion: stored.metadata.resourceVersion,
+    });
+    // The API server keeps spec and labels as stored.
+    assert.deepEqual(api.get(GATEWAYS, 'default', 'g')!.spec, { gatewayClassName: 'convoy', listeners: [] });
+    assert.equal(storedReason('g'), 'Accepted');
+  });
+
   test('keeps other controllers’ route parents and replaces only ours', async () => {
     const foreign = {
       parentRef: { group: 'gateway.networking.k8s.io', kind: 'Gateway', name: 'other' },
