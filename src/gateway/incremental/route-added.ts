@@ -30,13 +30,15 @@ import { parentNamesOf } from './state';
 import type { RecomputedConfig } from './route-configs';
 import { recomputeRouteConfigs } from './route-configs';
 
-/** The result of addRoutes: the patched fleets, every status, and the new state. */
+/** The result of addRoutes: the patched fleets, every status, those it changed, and the new state. */
 export interface RoutesAdded {
   /** The FleetModels that serve something new (each `previousFleet`'s with nodes replaced). */
   fleets: FleetModel[];
   /** Every fleet (Gateway `namespace/name`) a new route attaches to, served or not. */
   touched: string[];
   statuses: ObjectStatus[];
+  /** The statuses it changed: the new routes' and their Gateways' and ListenerSets'. */
+  changed: ObjectStatus[];
   state: BuildState;
 }
 
@@ -112,6 +114,8 @@ export function addRoutes(
   const statuses = [...state.statuses];
   const parents: [string, ParentTarget][] = [];
   const fleets: FleetModel[] = [];
+  /** The owners' recomputed statuses (the new routes' come after them). */
+  const ownerChanged: ObjectStatus[] = [];
   for (const [fleet, qns] of byFleet) {
     const at = gateways.findIndex((g) => g.fleet === fleet);
     if (at < 0) return undefined;
@@ -128,6 +132,7 @@ export function addRoutes(
       const i = state.statusIndex.get(statusKey(s));
       if (i === undefined) return undefined;
       statuses[i] = s;
+      ownerChanged.push(s);
     }
     const served = [...qns].filter((qn) => gw.listeners.some((l) => l.ready && l.qualifiedName === qn));
     if (!gw.accepted || served.length === 0) continue; // Nothing served differently.
@@ -148,7 +153,13 @@ export function addRoutes(
     statusIndex: state.statusIndex.with(appendedKeys.map((k, i) => [k, statuses.length + i])),
     namedParents: state.namedParents.with(added.flatMap(parentNamesOf)),
   };
-  return { fleets, touched: [...byFleet.keys()], statuses: next.statuses as ObjectStatus[], state: next };
+  return {
+    fleets,
+    touched: [...byFleet.keys()],
+    statuses: next.statuses as ObjectStatus[],
+    changed: [...ownerChanged, ...routeStatuses],
+    state: next,
+  };
 }
 
 /** Returns whether a route's status holds an entry written by `controllerName` (a stale one to clear). */
