@@ -39,6 +39,15 @@ import { typeStateCounts } from '../xds/debug-state';
  */
 
 /** What `convoy serve` runs with, after its flags were checked (see serve.ts). */
+
+/**
+ * The controller's debounce in file mode: the file provider already gathers a burst of file
+ * events (its own debounce, docs/architecture.md §10.1) and applies it to the store in one batch,
+ * so a second 50 ms wait (the default, which gathers the separate requests of a kubectl apply in
+ * Kubernetes mode) would only delay every change.
+ */
+const FILE_MODE_BUILD_DEBOUNCE_MS = 5;
+
 export interface ServeOptions {
   source:
     | {
@@ -286,6 +295,7 @@ async function open(
       },
       ...(fleets ? { managedFleets: true } : localSource ? { managedFleets: 'local' as const } : {}),
       ...(onFleets ? { onFleets } : {}),
+      ...('dir' in options.source ? { debounceMs: FILE_MODE_BUILD_DEBOUNCE_MS } : {}),
     },
     options.logLevel,
   );
