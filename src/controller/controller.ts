@@ -2,7 +2,7 @@ import type { Logger } from '../observability/logger';
 import type { ConvoyMetrics } from '../observability/metrics';
 import type { ObjectStore } from '../store/store';
 import { Debouncer } from '../store/debounce';
-import { objectNamespace, type KubeObject } from '../store/objects';
+import type { KubeObject } from '../store/objects';
 import type { ObjectStatus, StatusSink } from '../status/types';
 import { buildGateways } from '../gateway/build';
 import { BuildMemo } from '../gateway/build-memo';
@@ -19,14 +19,13 @@ import { addRoutes } from '../gateway/incremental/route-added';
 import type { BuildState } from '../gateway/incremental/state';
 import { translateFleet, type TranslateOptions } from '../envoy/translate';
 import type { XdsCache } from '../xds/cache';
-import type { FleetModel, SecretModel } from '../model/fleet';
+import type { FleetModel } from '../model/fleet';
 import type { BuildOptions } from '../gateway/resolved';
 import { reuseUnchanged } from '../model/reuse';
 import { refreshClusterEndpoints } from '../gateway/backends';
-import { secretToModel } from '../gateway/certificates';
+import { currentVersions, fleetsWithEndpoints, fleetsWithSecrets, replacedSecrets } from './fleet-refresh';
 import { refusedSliceEndpoints, type EndpointPolicy } from '../gateway/endpoint-guard';
 import { ReferenceIndex, classifyChange, endpointSliceService, envoyServiceKeys } from './relevance';
-import { clusterService } from '../model/names';
 import type { FleetRejections, RejectionFeed } from '../xds/rejections';
 
 export interface ControllerOptions {
@@ -92,6 +91,16 @@ export interface ControllerOptions {
  * and hands statuses to the sinks (status-publisher.ts). Builds are coalesced; nothing is built before every
  * provider has synced, so Envoys never get a partial world after a restart.
  */
+/** What a route or ListenerSet fast path computed (Controller.runFastPath applies it). */
+interface FastPathOutcome {
+  /** Every fleet it concerns, served differently or not. */
+  touched: string[];
+  fleets: FleetModel[];
+  state: BuildState;
+  changed: ObjectStatus[];
+  learn: (index: ReferenceIndex) => void;
+}
+
 export class Controller {
   private readonly debouncer: Debouncer;
   private unsubscribe: (() => void)[] = [];
@@ -325,26 +334,15 @@ export class Controller {
   }
 
   /**
-   * Endpoint fast path: only EndpointSlices of referenced Services changed, so listeners,
-   * routes and status cannot have changed. Recompute the affected clusters' endpoints and
-   * re-translate; memoized translation returns the same objects for everything else, so only
-   * the changed ClusterLoadAssignments get new bytes and versions.
+   * Endpoint fast path: only EndpointSlices of referenced Services changed; the affected
+   * clusters' endpoints are recomputed (fleet-refresh.ts) and the fleets re-translated.
    */
   private refreshEndpoints(services: Set<string>): void {
     const started = process.hrtime.bigint();
     try {
-      for (const [name, model] of this.lastFleets) {
-        const affected = model.clusters.filter((c) => services.has(clusterService(c.name) ?? ''));
-        if (affected.length === 0) continue;
-        const refreshed = new Map(
-          refreshClusterEndpoints(this.opts.store, affected, this.opts.endpoints ?? {}).map((c) => [
-            c.name,
-            c,
-          ]),
-        );
-        const clusters = model.clusters.map((c) => refreshed.get(c.name) ?? c);
-        const next: FleetModel = { ...model, clusters };
-        this.lastFleets.set(name, next);
+      const { store, endpoints } = this.opts;
+      for (const next of fleetsWithEndpoints(this.lastFleets.values(), services, store, endpoints ?? {})) {
+        this.lastFleets.set(next.fleet, next);
         this.publishFleet(next);
       }
       this.opts.metrics.builds.inc({ result: 'endpoints' });
@@ -404,187 +402,144 @@ export class Controller {
   }
 
   /**
-   * Route fast path: existing HTTPRoutes/GRPCRoutes were edited and nothing else changed since
-   * the last full build but certificate contents and endpoints (both kept current in lastFleets).
-   * `updateRoutes` (gateway/incremental/routes.ts) checks that the edits cannot change attachment, listeners or
-   * any other object's status, and recomputes the route configurations of the listeners those
-   * routes are attached to in the last FleetModels (or rebuilds the affected fleets with the same
-   * fleet assembly as a full build when it cannot show the clusters stay the same). The fleets' SecretModels are taken from lastFleets: a route edit does not change
-   * which certificates a fleet serves, and the certificate fast path keeps their contents there
-   * (the state's resolved listeners still hold the ones of the last full build). The edited
-   * routes' statuses are published as changes (status-publisher.ts). Returns false (nothing published)
-   * when a full build is needed instead.
+   * Route fast path: only existing HTTPRoutes/GRPCRoutes were edited since the last full build
+   * (certificate contents and endpoints are kept current in lastFleets). `updateRoutes`
+   * (gateway/incremental/routes.ts) shows the edits change only those routes' statuses and route
+   * configurations; the fleets keep lastFleets' SecretModels, which a route edit cannot change.
    */
-  private async refreshRoutes(changed: Map<string, KubeObject>): Promise<boolean> {
-    if (this.lastBuildFailed || !this.state) return false;
-    const started = process.hrtime.bigint();
-    let statuses: ObjectStatus[];
-    try {
+  private refreshRoutes(changed: Map<string, KubeObject>): Promise<boolean> {
+    return this.runFastPath('route', 'route', (state) => {
       const edits: RouteEdit[] = [];
       for (const previous of changed.values()) {
-        const current = this.opts.store.get(previous.kind, objectNamespace(previous), previous.metadata.name);
-        if (!current) return false;
+        const [current] = currentVersions(this.opts.store, [previous]) ?? [];
+        if (!current) return undefined;
         edits.push({ previous, current });
       }
-      const result = updateRoutes(this.opts.store, this.buildOptions(), this.memo, this.state, edits, (f) =>
+      const result = updateRoutes(this.opts.store, this.buildOptions(), this.memo, state, edits, (f) =>
         this.lastFleets.get(f),
       );
-      const outside = (f: string) => !this.lastFleets.has(f) || this.hold.isHeld(f);
-      if (!result || result.fleets.some((f) => outside(f.model.fleet))) return false;
+      if (!result) return undefined;
       const fleets = result.fleets.map(({ model, patched }) => {
         // A patched model already shares every untouched node (and its secrets) with lastFleets.
-        if (patched) return model;
-        const previous = this.lastFleets.get(model.fleet)!;
+        const previous = this.lastFleets.get(model.fleet);
+        if (patched || !previous) return model;
         return reuseUnchanged(previous, { ...model, secrets: previous.secrets });
       });
-      this.state = result.state;
-      for (const fleet of fleets) {
-        this.lastFleets.set(fleet.fleet, fleet);
-        this.publishFleet(fleet);
-      }
-      // backendRefs may have changed: Services they name become relevant (see addRoute).
-      for (const { current } of edits) this.references?.addRoute(current);
-      statuses = result.changed;
-      this.opts.metrics.builds.inc({ result: 'route' });
-      this.observeBuild(started);
-    } catch (err) {
-      this.log.warn({ err }, 'route fast path failed; falling back to a full build');
-      this.fastPathFailed = true;
-      return false;
-    }
-    await this.publishStatusesNextTurn(() => this.statuses.publishChanges(statuses, []));
-    return true;
+      return {
+        touched: fleets.map((f) => f.fleet),
+        fleets,
+        state: result.state,
+        changed: result.changed,
+        // backendRefs may have changed: Services they name become relevant (see addRoute).
+        learn: (index) => edits.forEach(({ current }) => index.addRoute(current)),
+      };
+    });
   }
 
   /**
-   * ListenerSet fast path: since the last full build, exactly one ListenerSet was created, maybe
-   * with HTTPRoutes/GRPCRoutes that name only it (and Secrets no build referred to, which a build
-   * reads from the store anyway). `addListenerSet` (gateway/incremental/listenerset.ts) checks that this can only
-   * change the set's, its Gateway's and the new routes' statuses and add the set's own filter
-   * chains, secrets and clusters to its Gateway's last FleetModel; otherwise it returns undefined
-   * and this returns false (nothing published) for a full build. The reference index learns the
-   * set's Secrets and the routes' Services, so their later changes are not missed.
+   * ListenerSet fast path: exactly one ListenerSet was created, maybe with routes that name only
+   * it and Secrets no build referred to; `addListenerSet` (gateway/incremental/listenerset.ts)
+   * shows that only adds the set's chains, secrets and clusters to its Gateway's fleet.
    */
-  private async refreshAdded(added: Map<string, KubeObject>): Promise<boolean> {
-    if (this.lastBuildFailed || !this.state) return false;
-    const started = process.hrtime.bigint();
-    let statuses: ObjectStatus[];
-    try {
-      const current: KubeObject[] = [];
-      for (const o of added.values()) {
-        const now = this.opts.store.get(o.kind, objectNamespace(o), o.metadata.name);
-        // Not there any more: a deletion, which pending.full already asks a full build for.
-        if (!now) return false;
-        current.push(now);
-      }
-      const sets = current.filter((o) => o.kind === 'ListenerSet');
-      if (sets.length !== 1) return false;
+  private refreshAdded(added: Map<string, KubeObject>): Promise<boolean> {
+    return this.runFastPath('listenerset', 'ListenerSet', (state) => {
+      const current = currentVersions(this.opts.store, added.values());
+      const sets = current?.filter((o) => o.kind === 'ListenerSet') ?? [];
+      if (!current || sets.length !== 1) return undefined;
       const routes = current.filter((o) => o.kind !== 'ListenerSet');
       const result = addListenerSet(
         this.opts.store,
         this.buildOptions(),
         this.memo,
-        this.state,
+        state,
         sets[0],
         routes,
         (f) => this.lastFleets.get(f),
       );
-      // A held or unpublished fleet (fleet-hold.ts) is decided by a full build.
-      const fleet = result?.fleet?.fleet;
-      if (!result || (fleet && (!this.lastFleets.has(fleet) || this.hold.isHeld(fleet)))) return false;
-      this.state = result.state;
-      if (result.fleet) {
-        this.lastFleets.set(result.fleet.fleet, result.fleet);
-        this.publishFleet(result.fleet);
-      }
-      this.references?.addListenerOwner(sets[0]);
-      for (const r of routes) this.references?.addRoute(r);
-      statuses = result.changed;
-      this.opts.metrics.builds.inc({ result: 'listenerset' });
-      this.observeBuild(started);
-    } catch (err) {
-      this.log.warn({ err }, 'ListenerSet fast path failed; falling back to a full build');
-      this.fastPathFailed = true;
-      return false;
-    }
-    await this.publishStatusesNextTurn(() => this.statuses.publishChanges(statuses, []));
-    return true;
+      if (!result) return undefined;
+      const fleets = result.fleet ? [result.fleet] : [];
+      return {
+        touched: fleets.map((f) => f.fleet),
+        fleets,
+        state: result.state,
+        changed: result.changed,
+        learn: (index) => {
+          index.addListenerOwner(sets[0]);
+          for (const r of routes) index.addRoute(r);
+        },
+      };
+    });
   }
 
   /**
-   * Route-creation fast path: since the last full build, only HTTPRoutes/GRPCRoutes were created
-   * (and Secrets no build referred to). `addRoutes` (gateway/incremental/route-added.ts) attaches
-   * them as a full build would and patches the route configurations, clusters and statuses they
-   * change; otherwise it returns undefined and this returns false (nothing published) for a full
-   * build. A held or unpublished fleet (fleet-hold.ts) is decided by a full build. The reference
-   * index learns the routes' Services, so their later changes are not missed.
+   * Route-creation fast path: only HTTPRoutes/GRPCRoutes were created (and Secrets no build
+   * referred to); `addRoutes` (gateway/incremental/route-added.ts) attaches them as a full build.
    */
-  private async refreshCreatedRoutes(added: Map<string, KubeObject>): Promise<boolean> {
+  private refreshCreatedRoutes(added: Map<string, KubeObject>): Promise<boolean> {
+    return this.runFastPath('route_created', 'route-creation', (state) => {
+      const routes = currentVersions(this.opts.store, added.values());
+      const result =
+        routes &&
+        addRoutes(this.opts.store, this.buildOptions(), this.memo, state, routes, (f) =>
+          this.lastFleets.get(f),
+        );
+      if (!routes || !result) return undefined;
+      return { ...result, learn: (index) => routes.forEach((r) => index.addRoute(r)) };
+    });
+  }
+
+  /**
+   * Runs one route or ListenerSet fast path: `attempt` works from the last build's state and
+   * returns undefined when a full build is needed; its fleets are published, the reference index
+   * learns what the objects refer to (so their later changes are not missed), and the statuses it
+   * changed go to the status publisher one turn later. Returns false (nothing published) when the
+   * attempt declined, touched a held or unpublished fleet (fleet-hold.ts: a full build decides
+   * those), or threw.
+   */
+  private async runFastPath(
+    result: string,
+    what: string,
+    attempt: (state: BuildState) => FastPathOutcome | undefined,
+  ): Promise<boolean> {
     if (this.lastBuildFailed || !this.state) return false;
     const started = process.hrtime.bigint();
-    let statuses: ObjectStatus[];
+    let changed: ObjectStatus[];
     try {
-      const routes: KubeObject[] = [];
-      for (const o of added.values()) {
-        const now = this.opts.store.get(o.kind, objectNamespace(o), o.metadata.name);
-        // Not there any more: a deletion, which pending.full already asks a full build for.
-        if (!now) return false;
-        routes.push(now);
-      }
-      const result = addRoutes(this.opts.store, this.buildOptions(), this.memo, this.state, routes, (f) =>
-        this.lastFleets.get(f),
-      );
-      if (!result || result.touched.some((f) => !this.lastFleets.has(f) || this.hold.isHeld(f))) return false;
-      this.state = result.state;
-      for (const fleet of result.fleets) {
+      const outcome = attempt(this.state);
+      if (!outcome || outcome.touched.some((f) => !this.lastFleets.has(f) || this.hold.isHeld(f)))
+        return false;
+      this.state = outcome.state;
+      for (const fleet of outcome.fleets) {
         this.lastFleets.set(fleet.fleet, fleet);
         this.publishFleet(fleet);
       }
-      for (const r of routes) this.references?.addRoute(r);
-      statuses = result.changed;
-      this.opts.metrics.builds.inc({ result: 'route_created' });
+      if (this.references) outcome.learn(this.references);
+      changed = outcome.changed;
+      this.opts.metrics.builds.inc({ result });
       this.observeBuild(started);
     } catch (err) {
-      this.log.warn({ err }, 'route-creation fast path failed; falling back to a full build');
+      this.log.warn({ err }, `${what} fast path failed; falling back to a full build`);
       this.fastPathFailed = true;
       return false;
     }
-    await this.publishStatusesNextTurn(() => this.statuses.publishChanges(statuses, []));
+    await this.publishStatusesNextTurn(() => this.statuses.publishChanges(changed, []));
     return true;
   }
 
   /**
-   * Certificate fast path: only the content of Secrets that listeners refer to changed. A
-   * Secret's only influence on a build is through `secretToModel` (certificates.ts): whether it is
-   * a valid key pair (listener ResolvedRefs/Programmed, whether the listener's chains exist at all,
-   * and whether a last good version is served instead) and, when valid, its SecretModel, which
-   * also becomes its last good version. So when every changed Secret was valid at the last build
-   * and is valid now, the listeners, routes and statuses of a full build are the same, and the
-   * only difference in its FleetModels is the SecretModel of each changed Secret, which
-   * `secretToModel` gives us exactly as the full build would. Those are swapped in (new objects
-   * for the changed Secrets only; every other node keeps its identity), remembered as the last
-   * good versions, and the fleets re-translated; statuses are left as they are. Returns false
-   * (nothing published) when a full build is needed instead.
+   * Certificate fast path: only the content of Secrets that listeners refer to changed, and each
+   * was and is a valid key pair (fleet-refresh.ts replacedSecrets says why that changes nothing but
+   * their SecretModels). Those are swapped into the fleets, remembered as the last good versions,
+   * and the fleets re-translated; statuses are left as they are but for the validity overlay.
+   * Returns false (nothing published) when a full build is needed instead.
    */
   private refreshSecrets(changed: Map<string, KubeObject>): boolean {
     if (this.lastBuildFailed) return false;
     const started = process.hrtime.bigint();
     try {
-      const replaced = new Map<string, SecretModel>();
-      for (const before of changed.values()) {
-        const namespace = objectNamespace(before);
-        const current = this.opts.store.get('Secret', namespace, before.metadata.name);
-        if (!current) return false;
-        const was = secretToModel(before, namespace, this.memo.certificates);
-        const now = secretToModel(current, namespace, this.memo.certificates);
-        if (!was.ok || !now.ok || was.secret.name !== now.secret.name) return false;
-        replaced.set(now.secret.name, now.secret);
-      }
-      const updates: FleetModel[] = [];
-      for (const model of this.lastFleets.values()) {
-        if (!model.secrets.some((s) => replaced.has(s.name))) continue;
-        updates.push({ ...model, secrets: model.secrets.map((s) => replaced.get(s.name) ?? s) });
-      }
+      const replaced = replacedSecrets(changed.values(), this.opts.store, this.memo);
+      if (!replaced) return false;
+      const updates = fleetsWithSecrets(this.lastFleets.values(), replaced);
       for (const secret of replaced.values()) this.memo.lastGoodCertificates.refresh(secret);
       for (const next of updates) {
         this.lastFleets.set(next.fleet, next);
