@@ -24,8 +24,9 @@ import type { BuildOptions } from '../gateway/resolved';
 import { reuseUnchanged } from '../model/reuse';
 import { refreshClusterEndpoints } from '../gateway/backends';
 import { currentVersions, fleetsWithEndpoints, fleetsWithSecrets, replacedSecrets } from './fleet-refresh';
-import { refusedSliceEndpoints, type EndpointPolicy } from '../gateway/endpoint-guard';
-import { ReferenceIndex, classifyChange, endpointSliceService, envoyServiceKeys } from './relevance';
+import type { EndpointPolicy } from '../gateway/endpoint-guard';
+import { ReferenceIndex, classifyChange, envoyServiceKeys } from './relevance';
+import { changesRefusals, endpointSliceService } from './relevance';
 import type { FleetRejections, RejectionFeed } from '../xds/rejections';
 
 export interface ControllerOptions {
@@ -167,7 +168,11 @@ export class Controller {
       store.onChange((change) => {
         if (this.rejections.noteReoffers(change.key) && store.isSynced()) this.debouncer.trigger();
         const { impact, reason } = classifyChange(change, this.references);
-        if (impact === 'none') return;
+        // A refused endpoint appears or goes: the build's endpoint policy, which the fast paths
+        // compile routes with, changes even when no route uses the Service yet.
+        if (changesRefusals(change, this.opts.endpoints ?? {}))
+          requireFullBuild(this.pending, { reason: 'refused_endpoint', object: change.key });
+        else if (impact === 'none') return;
         if (impact === 'full') requireFullBuild(this.pending, { reason: reason!, object: change.key });
         else if (impact === 'added') {
           if (change.type === 'put') this.pending.added.set(change.key, change.object);
@@ -180,9 +185,6 @@ export class Controller {
           for (const o of [change.type === 'put' ? change.object : undefined, change.previous]) {
             const service = o && endpointSliceService(o);
             if (service) this.pending.endpointServices.add(service);
-            // A refused endpoint appears or goes: the routes using its Service change status.
-            if (o && refusedSliceEndpoints(o, this.opts.endpoints ?? {}).length > 0)
-              requireFullBuild(this.pending, { reason: 'refused_endpoint', object: change.key });
           }
         }
         if (store.isSynced()) this.debouncer.trigger();

@@ -8,6 +8,7 @@ import { fleetObjectName } from '../model/managed-fleet';
 import { backendClientCertificateRef } from '../gateway/backend-client-certificate';
 import type { BackendTLSPolicySpec } from '../gateway/backend-tls';
 import type { FullBuildReason } from './pending-work';
+import { refusedSliceEndpoints, type EndpointPolicy } from '../gateway/endpoint-guard';
 
 /**
  * Indexes the Secrets and Services the Gateway API objects refer to.
@@ -244,4 +245,14 @@ export function envoyServiceKeys(svc: { namespace: string; name: string }, store
   return store
     .list('Gateway')
     .map((gw) => namespacedName(envoyServicePart(svc.namespace, gw), envoyServicePart(svc.name, gw)));
+}
+
+/**
+ * True when the change is to an EndpointSlice that holds, or held, an endpoint Convoy refuses
+ * (endpoint-guard.ts): the build's endpoint policy then changes, which every route fast path
+ * compiles routes with, even while no route uses the slice's Service yet.
+ */
+export function changesRefusals(change: StoreChange, policy: EndpointPolicy): boolean {
+  const versions = [change.type === 'put' ? change.object : undefined, change.previous];
+  return versions.some((o) => o?.kind === 'EndpointSlice' && refusedSliceEndpoints(o, policy).length > 0);
 }

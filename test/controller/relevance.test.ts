@@ -1,7 +1,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ReferenceIndex, changeImpact, envoyServiceKeys } from '../../src/controller/relevance';
-import { configMap, gateway, httpListener, service, storeOf } from '../support/objects';
+import {
+  ReferenceIndex,
+  changeImpact,
+  changesRefusals,
+  envoyServiceKeys,
+} from '../../src/controller/relevance';
+import { configMap, endpointSlice, gateway, httpListener, service, storeOf } from '../support/objects';
 
 test('envoyServiceKeys: a fixed --envoy-service is one key; {namespace}/{name} give one key per Gateway', () => {
   const store = storeOf(
@@ -65,4 +70,21 @@ test('a ConfigMap triggers a build only when a Gateway validates client certific
   assert.equal(changeImpact(put('shared', 'pki'), index), 'full');
   assert.equal(changeImpact(put('leader-election'), index), 'none');
   assert.equal(changeImpact(put('shared'), index), 'none');
+});
+
+test('an EndpointSlice that holds or held a refused endpoint changes the refusals, referenced or not', () => {
+  const policy = { protectedPorts: [19000] };
+  const admin = endpointSlice('probe-1', 'probe', [{ port: 19000 }], [{ addresses: ['127.0.0.1'] }]);
+  const fine = endpointSlice('probe-1', 'probe', [{ port: 19000 }], [{ addresses: ['192.0.2.7'] }]);
+  const key = 'EndpointSlice/default/probe-1';
+  const put = (object: typeof admin, previous?: typeof admin) =>
+    ({ type: 'put', key, kind: 'EndpointSlice', object, previous }) as const;
+  assert.equal(changesRefusals(put(admin), policy), true, 'a refused endpoint appears');
+  assert.equal(changesRefusals(put(fine, admin), policy), true, 'a refused endpoint goes');
+  assert.equal(
+    changesRefusals({ type: 'delete', key, kind: 'EndpointSlice', previous: admin }, policy),
+    true,
+  );
+  assert.equal(changesRefusals(put(fine, fine), policy), false, 'no refused endpoint either side');
+  assert.equal(changesRefusals(put(admin), {}), true, 'a host-local address is refused without a policy');
 });
