@@ -65,6 +65,7 @@ export class ScanPool {
   private queue: Task[] = [];
   private queueHead = 0;
   private nextId = 1;
+  private started = 0;
   private closed = false;
   private dispatchScheduled = false;
 
@@ -78,6 +79,14 @@ export class ScanPool {
   /** How many workers are running now (for tests and metrics). */
   workers(): number {
     return this.slots.size;
+  }
+
+  /**
+   * How many workers were ever started. Tests read this instead of workers() after a burst:
+   * a worker that finished early may already have been ended as idle.
+   */
+  workersStarted(): number {
+    return this.started;
   }
 
   /** Scans one file in a worker. Never rejects: failures come back as problems of the file. */
@@ -184,6 +193,7 @@ export class ScanPool {
   }
 
   private spawn(): Slot {
+    this.started++;
     const worker = new Worker(WORKER_SCRIPT, {
       resourceLimits: { maxOldGenerationSizeMb: this.maxHeapMb },
       stdout: false,
