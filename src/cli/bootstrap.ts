@@ -38,9 +38,9 @@ export const bootstrapSpec = defineCommand({
     'listener-layout': {
       type: 'string',
       valueName: 'LAYOUT',
-      choices: ['chains', 'sni-dispatch'],
+      choices: ['chains', 'sni-dispatch', 'auto'],
       description:
-        'The --listener-layout of the Convoy this Envoy dials (docs/xds.md §16); sni-dispatch needs a runtime setting in the bootstrap.',
+        'The --listener-layout of the Convoy this Envoy dials (docs/xds.md §16); sni-dispatch and auto need a runtime setting in the bootstrap.',
       default: 'chains',
     },
     'admin-address': {
@@ -171,7 +171,9 @@ export function bootstrapOptionsFromFlags(
     adminAddress: v['admin-address'],
   };
   if (v['node-id'] !== undefined) options.nodeId = v['node-id'];
-  if (v['listener-layout'] === 'sni-dispatch') options.listenerLayout = 'sni-dispatch';
+  if (v['listener-layout'] === 'sni-dispatch' || v['listener-layout'] === 'auto') {
+    options.listenerLayout = v['listener-layout'];
+  }
   if (tls) {
     options.tls = { ...tls };
     if (v['xds-tls-server-name'] !== undefined) options.tls.serverName = v['xds-tls-server-name'];

@@ -19,6 +19,7 @@ export interface BuildThreadTranslate {
   accessLog?: AccessLogSettings;
   tracing?: TracingSettings;
   listenerLayout?: ListenerLayout;
+  listenerLayoutThreshold?: number;
 }
 
 /** Returns the Controller's TranslateOptions for the settings. */
@@ -28,6 +29,7 @@ export function translateOptions(t: BuildThreadTranslate): TranslateOptions {
     ...(t.accessLog ? { accessLog: accessLogForFleet(t.accessLog) } : {}),
     ...(t.tracing ? { tracing: tracingForFleet(t.tracing) } : {}),
     ...(t.listenerLayout ? { listenerLayout: t.listenerLayout } : {}),
+    ...(t.listenerLayoutThreshold ? { listenerLayoutThreshold: t.listenerLayoutThreshold } : {}),
   };
 }
 

@@ -69,6 +69,8 @@ export interface ServeOptions {
   tracing?: TracingSettings;
   /** TLS ports' listener layout (docs/xds.md §16); `chains` when absent. */
   listenerLayout?: ListenerLayout;
+  /** The `auto` layout's threshold in TLS listeners per port (translate/layout-choice.ts). */
+  listenerLayoutThreshold?: number;
   gatewayAddresses?: BuildOptions['gatewayAddresses'];
   externalNameServices: boolean;
   /** The most ports a ListenerPortRange may span (docs/gateway-api.md §30). */
@@ -292,6 +294,9 @@ async function open(
         ...(options.accessLog ? { accessLog: options.accessLog } : {}),
         ...(options.tracing ? { tracing: options.tracing } : {}),
         ...(options.listenerLayout ? { listenerLayout: options.listenerLayout } : {}),
+        ...(options.listenerLayoutThreshold
+          ? { listenerLayoutThreshold: options.listenerLayoutThreshold }
+          : {}),
       },
       ...(fleets ? { managedFleets: true } : localSource ? { managedFleets: 'local' as const } : {}),
       ...(onFleets ? { onFleets } : {}),

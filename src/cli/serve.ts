@@ -18,6 +18,7 @@ import {
 } from './xds-security';
 import type { ServeOptions } from './serve-runtime';
 import { parsePortPool } from '../gateway/dynamic-ports';
+import { DEFAULT_LAYOUT_THRESHOLD } from '../envoy/translate/layout-choice';
 
 /**
  * `convoy serve`: its flags (one declarative table, which also renders --help), the checks that
@@ -186,10 +187,15 @@ export const serveSpec = defineCommand({
     'listener-layout': {
       type: 'string',
       valueName: 'LAYOUT',
-      choices: ['chains', 'sni-dispatch'],
+      choices: ['chains', 'sni-dispatch', 'auto'],
       description:
-        'How a TLS port lays out its hostnames (docs/xds.md §16): chains (one filter chain each in the port listener) or sni-dispatch (an internal listener and a cluster each; a hostname change costs a delta xDS Envoy ~4 KiB; needs a bootstrap from this version).',
+        'How a TLS port lays out its hostnames (docs/xds.md §16): chains (one filter chain each in the port listener), sni-dispatch (an internal listener and a cluster each; a hostname change costs a delta xDS Envoy ~4 KiB; needs a bootstrap from this version) or auto (sni-dispatch for ports with at least --listener-layout-threshold TLS listeners, chains below).',
       default: 'chains',
+    },
+    'listener-layout-threshold': {
+      type: 'string',
+      valueName: 'N',
+      description: `With --listener-layout auto: the number of TLS listeners from which a port is dispatched by SNI (default ${DEFAULT_LAYOUT_THRESHOLD}; docs/xds.md §16).`,
     },
     tracing: {
       type: 'string',
@@ -406,7 +412,7 @@ export function serveOptionsFromFlags(v: ServeFlags): ServeOptions {
     envoyBindAddress: v['envoy-bind-address'],
     accessLog: checkedAccessLog(v['access-log']),
     ...(v.tracing?.length ? { tracing: checkedTracing(v.tracing) } : {}),
-    ...(v['listener-layout'] === 'sni-dispatch' ? { listenerLayout: 'sni-dispatch' as const } : {}),
+    ...listenerLayoutOptions(v['listener-layout'], v['listener-layout-threshold']),
     // Managed Envoys listen on the bind address: Gateways report it unless told otherwise.
     gatewayAddresses:
       addressSource(v['gateway-address'], v['envoy-service']) ??
@@ -442,6 +448,23 @@ function legacyListenerSetOptions(
   } catch (err) {
     throw new UsageError(`--dynamic-port-range: ${(err as Error).message}`, 'serve');
   }
+}
+
+/** Returns the --listener-layout settings; a threshold without `auto` is a UsageError. */
+function listenerLayoutOptions(
+  layout: string,
+  threshold: string | undefined,
+): Pick<ServeOptions, 'listenerLayout' | 'listenerLayoutThreshold'> {
+  if (threshold !== undefined && layout !== 'auto') {
+    throw new UsageError('--listener-layout-threshold applies to --listener-layout auto', 'serve');
+  }
+  if (layout !== 'sni-dispatch' && layout !== 'auto') return {};
+  return {
+    listenerLayout: layout,
+    ...(threshold !== undefined
+      ? { listenerLayoutThreshold: checkedCount(threshold, 'listener-layout-threshold') }
+      : {}),
+  };
 }
 
 /** Parses the --access-log values (access-log-flags.ts), turning a bad one into a UsageError. */

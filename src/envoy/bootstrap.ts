@@ -62,9 +62,10 @@ export interface BootstrapOptions {
    */
   readinessAddress?: string;
   /**
-   * The listener layout Convoy serves this Envoy (docs/xds.md §16). `sni-dispatch` adds the runtime
-   * setting its internal listeners need: Envoy would otherwise turn the close of an internal
-   * connection into a reset of the client's, dropping a `Connection: close` response.
+   * The listener layout Convoy serves this Envoy (docs/xds.md §16). `sni-dispatch` and `auto` (which
+   * dispatches large ports) add the runtime setting internal listeners need: Envoy would otherwise
+   * turn the close of an internal connection into a reset of the client's, dropping a
+   * `Connection: close` response.
    */
   listenerLayout?: ListenerLayout;
 }
@@ -77,6 +78,15 @@ export interface BootstrapOptions {
 const SNI_DISPATCH_RUNTIME = {
   'envoy.reloadable_features.propagate_upstream_rst_through_tunneled_tcp_proxy': false,
 };
+
+/**
+ * Returns true when the layout can dispatch a port by SNI, so the bootstrap needs
+ * SNI_DISPATCH_RUNTIME: `sni-dispatch` always, `auto` once a port reaches its threshold, which
+ * may happen long after the Envoy started (docs/xds.md §16).
+ */
+export function needsDispatchRuntime(layout: ListenerLayout | undefined): boolean {
+  return layout === 'sni-dispatch' || layout === 'auto';
+}
 
 /** Names of the static readiness listener and of the cluster it proxies to (admin). */
 export const READINESS_LISTENER_NAME = 'convoy_readiness';
@@ -323,7 +333,7 @@ export function buildBootstrap(options: BootstrapOptions): Record<string, unknow
     // Operators can flip runtime keys through the admin API (/runtime_modify) while debugging.
     layered_runtime: {
       layers: [
-        ...(options.listenerLayout === 'sni-dispatch'
+        ...(needsDispatchRuntime(options.listenerLayout)
           ? [{ name: 'sni-dispatch', static_layer: SNI_DISPATCH_RUNTIME }]
           : []),
         { name: 'admin', admin_layer: {} },

@@ -12,7 +12,8 @@ import { memoByNode } from './translate/common';
 import { DEFAULT_ACCESS_LOG, type AccessLogOptions } from './translate/access-log';
 import { tracing as tracingFor, type TracingOptions } from './translate/tracing';
 import { buildUdpWeightedCluster, needsUdpWeightedCluster } from './translate/udp-weights';
-import { translateDispatchedPort, type ListenerLayout } from './translate/sni-dispatch';
+import { translateDispatchedPort } from './translate/sni-dispatch';
+import { portLayout, type ListenerLayout } from './translate/layout-choice';
 import type { Cluster } from '../generated/envoy/config/cluster/v3/Cluster';
 
 /**
@@ -44,9 +45,12 @@ export interface TranslateOptions {
   /**
    * How TLS ports lay out their hostnames (docs/xds.md §16): `chains` (the default) puts one filter
    * chain per hostname in the port's Listener; `sni-dispatch` gives each hostname an internal
-   * listener and a cluster of its own, so a hostname change is O(1) bytes over delta xDS.
+   * listener and a cluster of its own, so a hostname change is O(1) bytes over delta xDS; `auto`
+   * dispatches a port from `listenerLayoutThreshold` TLS chains on (translate/layout-choice.ts).
    */
   listenerLayout?: ListenerLayout;
+  /** The `auto` layout's threshold in TLS filter chains per port; 1,000 when absent. */
+  listenerLayoutThreshold?: number;
 }
 
 export const DEFAULT_BIND_ADDRESS = '0.0.0.0';
@@ -86,7 +90,7 @@ export function translateFleet(model: FleetModel, options: TranslateOptions = {}
   const dispatchClusters: Cluster[] = [];
   for (const port of model.ports) {
     const dispatched =
-      options.listenerLayout === 'sni-dispatch'
+      portLayout(port, options.listenerLayout, options.listenerLayoutThreshold) === 'sni-dispatch'
         ? translateDispatchedPort(port, bindAddress, accessLog ?? DEFAULT_ACCESS_LOG, traced?.hcm ?? null)
         : undefined;
     const listener = dispatched

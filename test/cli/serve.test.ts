@@ -212,6 +212,23 @@ describe('convoy serve flags', () => {
     usageError(['--max-port-range-ports', '70000'], /--max-port-range-ports must be at most 65535/);
   });
 
+  test('--listener-layout auto with its threshold; a threshold without auto, or not a whole number, is refused', () => {
+    const o = options(['--listener-layout', 'auto', '--listener-layout-threshold', '250']);
+    assert.equal(o.listenerLayout, 'auto');
+    assert.equal(o.listenerLayoutThreshold, 250);
+    const d = options(['--listener-layout', 'auto']);
+    assert.equal(d.listenerLayout, 'auto');
+    assert.equal(d.listenerLayoutThreshold, undefined, 'the translator applies its default');
+    assert.equal(options([]).listenerLayout, undefined, 'chains stays the default');
+    usageError(['--listener-layout-threshold', '10'], /applies to --listener-layout auto/);
+    usageError(['--listener-layout', 'sni-dispatch', '--listener-layout-threshold', '10'], /applies to/);
+    usageError(
+      ['--listener-layout', 'auto', '--listener-layout-threshold', '0'],
+      /whole number of at least 1/,
+    );
+    usageError(['--listener-layout', 'auto', '--listener-layout-threshold', '1e3'], /whole number/);
+  });
+
   test('the help names every flag and shows examples', () => {
     const help = formatHelp(serveSpec);
     for (const flag of Object.keys(serveSpec.options)) assert.match(help, new RegExp(`--${flag}\\b`), flag);

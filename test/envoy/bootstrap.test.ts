@@ -66,6 +66,8 @@ describe('buildBootstrap', () => {
       sni[0].static_layer['envoy.reloadable_features.propagate_upstream_rst_through_tunneled_tcp_proxy'],
       false,
     );
+    // auto dispatches a port once it reaches the threshold, possibly long after Envoy started.
+    assert.deepEqual(layers({ ...base, listenerLayout: 'auto' }), sni);
   });
 
   test('hostname → STRICT_DNS with IPv4 preferred; IP → STATIC', () => {

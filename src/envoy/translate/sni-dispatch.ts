@@ -48,8 +48,8 @@ import {
  * Envoy needs the `envoy.bootstrap.internal_listener` bootstrap extension (src/envoy/bootstrap.ts).
  */
 
-/** How a TLS port's hostnames are laid out in Envoy resources (docs/xds.md §16). */
-export type ListenerLayout = 'chains' | 'sni-dispatch';
+/** How a TLS port's hostnames are laid out in Envoy resources (docs/xds.md §16; layout-choice.ts). */
+export type { ListenerLayout } from './layout-choice';
 
 /** Prefix of the SNI-dispatch cluster names; `:` never occurs in a backend cluster's name. */
 export const SNI_CLUSTER_PREFIX = 'sni:';

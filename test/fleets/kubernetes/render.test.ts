@@ -106,6 +106,7 @@ describe('rendering a managed fleet', () => {
     };
     const key = 'envoy.reloadable_features.propagate_upstream_rst_through_tunneled_tcp_proxy';
     assert.ok(bootstrap({ ...SETTINGS, listenerLayout: 'sni-dispatch' }).includes(key));
+    assert.ok(bootstrap({ ...SETTINGS, listenerLayout: 'auto' }).includes(key), 'auto may dispatch a port');
     assert.ok(!bootstrap(SETTINGS).includes(key));
   });
 
