@@ -161,7 +161,7 @@ export class World {
 
   async startConvoy(extraArgs: string[] = []): Promise<void> {
     const layout = extraArgs[extraArgs.indexOf('--listener-layout') + 1];
-    this.listenerLayout = layout === 'sni-dispatch' ? layout : undefined;
+    this.listenerLayout = layout === 'sni-dispatch' || layout === 'auto' ? layout : undefined;
     this.convoy = await ConvoyProcess.start({
       name: `convoy-${this.variant}`,
       args: ['--from-dir', this.objectsDir, '--envoy-bind-address', '127.0.0.1', ...extraArgs],
