@@ -67,9 +67,10 @@ export function measureLayoutBytes(
   edges: EdgeCases,
   certs: LayoutPki,
   repeats: number,
+  threshold?: number,
 ): Record<'add' | 'remove' | 'recertify', ChangeCost & { msRuns: number[] }> {
   const world = new LayoutWorld(certs);
-  const cp = new ControlPlane(layout);
+  const cp = new ControlPlane(layout, threshold);
   const base = Array.from({ length: n }, (_, i) => i);
   const plus = [...base, n];
   cp.publish(world.model(base, edges));

@@ -25,11 +25,19 @@ export class ControlPlane {
   private ads: AdsServer | undefined;
   port = 0;
 
-  constructor(readonly layout: ListenerLayout) {}
+  /** `threshold`: the `auto` layout's (translate/layout-choice.ts); its default when absent. */
+  constructor(
+    readonly layout: ListenerLayout,
+    readonly threshold?: number,
+  ) {}
 
   /** Translates and publishes a model; throws when the cache rejects it. */
   publish(model: FleetModel): void {
-    const res = translateFleet(model, { bindAddress: '127.0.0.1', listenerLayout: this.layout });
+    const res = translateFleet(model, {
+      bindAddress: '127.0.0.1',
+      listenerLayout: this.layout,
+      ...(this.threshold ? { listenerLayoutThreshold: this.threshold } : {}),
+    });
     const r = this.cache.setFleet(LAYOUT_FLEET, res);
     if (!r.ok) throw new Error(`snapshot rejected: ${r.errors.slice(0, 3).join('; ')}`);
   }

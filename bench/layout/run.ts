@@ -5,7 +5,10 @@
  * at several sizes, and the data-plane cost through one real Envoy.
  *
  * Usage: node dist/bench/layout/run.js [--sizes 10,1000,5000] [--dp-sizes 10,5000] [--runs 3]
- *        [--seconds 5] [--no-dataplane] [--out bench/results/layout-<date>.json]
+ *        [--seconds 5] [--no-dataplane] [--layouts chains,sni-dispatch,auto] [--threshold N]
+ *        [--out bench/results/layout-<date>.json]
+ * With `auto` (docs/xds.md §16), a size of threshold - 1 measures the switch: adding the
+ * threshold-th hostname switches the port to SNI dispatch, removing it switches it back.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -17,8 +20,6 @@ import { measureLayoutBytes } from './bytes';
 import { measureDataPlane, med, type DataPlaneResult } from './dataplane';
 import { LayoutPki } from './world';
 import type { ListenerLayout } from '../../src/envoy/translate/sni-dispatch';
-
-const LAYOUTS: ListenerLayout[] = ['chains', 'sni-dispatch'];
 
 function arg(name: string, dflt: string): string {
   const i = process.argv.indexOf(`--${name}`);
@@ -39,6 +40,8 @@ async function main(): Promise<void> {
   const runs = Number(arg('runs', '3'));
   const seconds = Number(arg('seconds', '5'));
   const dataplane = !process.argv.includes('--no-dataplane');
+  const LAYOUTS = arg('layouts', 'chains,sni-dispatch').split(',') as ListenerLayout[];
+  const threshold = process.argv.includes('--threshold') ? Number(arg('threshold', '')) : undefined;
   envoyRoot();
   const certs = new LayoutPki(Math.max(...sizes, ...dpSizes) + 1);
   const calibrationBefore = calibrationMs();
@@ -47,8 +50,21 @@ async function main(): Promise<void> {
   for (const n of sizes) {
     for (const catchAll of [false, true]) {
       for (const layout of LAYOUTS) {
-        const r = measureLayoutBytes(layout, n, { wildcard: true, catchAll }, certs, Math.max(3, runs));
-        controlPlane.push({ layout, hostnames: n, catchAll, ...r });
+        const r = measureLayoutBytes(
+          layout,
+          n,
+          { wildcard: true, catchAll },
+          certs,
+          Math.max(3, runs),
+          threshold,
+        );
+        controlPlane.push({
+          layout,
+          ...(layout === 'auto' ? { threshold } : {}),
+          hostnames: n,
+          catchAll,
+          ...r,
+        });
         for (const [kind, c] of Object.entries(r))
           console.log(
             `${layout.padEnd(12)} n=${String(n).padEnd(5)} ${catchAll ? 'fallback' : '        '} ${kind.padEnd(9)} ` +
@@ -62,13 +78,19 @@ async function main(): Promise<void> {
   const dataPlane: DataPlaneResult[] = [];
   if (dataplane) {
     for (const n of dpSizes) {
-      const results = await measureDataPlane(LAYOUTS, n, certs, {
-        runs,
-        seconds,
-        concurrency: 8,
-        latencyRequests: 2000,
-        withChange: true,
-      });
+      // auto's resources are byte-identical to the layout it picks (test/envoy/layout-choice.test.ts).
+      const results = await measureDataPlane(
+        LAYOUTS.filter((l) => l !== 'auto'),
+        n,
+        certs,
+        {
+          runs,
+          seconds,
+          concurrency: 8,
+          latencyRequests: 2000,
+          withChange: true,
+        },
+      );
       for (const r of results) {
         dataPlane.push(r);
         console.log(
