@@ -49,7 +49,7 @@ export interface TranslateOptions {
    * dispatches a port from `listenerLayoutThreshold` TLS chains on (translate/layout-choice.ts).
    */
   listenerLayout?: ListenerLayout;
-  /** The `auto` layout's threshold in TLS filter chains per port; 1,000 when absent. */
+  /** The `auto` layout's threshold in TLS filter chains per port (layout-choice.ts) when set. */
   listenerLayoutThreshold?: number;
 }
 

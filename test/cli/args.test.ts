@@ -79,6 +79,15 @@ describe('convoy bootstrap flags', () => {
     );
   });
 
+  test('--listener-layout: sni-dispatch and auto reach the bootstrap options; chains is the default', () => {
+    const layout = (argv: string[]) =>
+      parse(['--xds-address', 'cp:1', '--gateway', 'a/b', ...argv]).listenerLayout;
+    assert.equal(layout([]), undefined);
+    assert.equal(layout(['--listener-layout', 'chains']), undefined);
+    assert.equal(layout(['--listener-layout', 'sni-dispatch']), 'sni-dispatch');
+    assert.equal(layout(['--listener-layout', 'auto']), 'auto');
+  });
+
   const choice = (argv: string[]) => {
     const p = parseCommand(bootstrapSpec, ['--xds-address', 'cp:1', '--gateway', 'a/b', ...argv]);
     assert.ok(p);

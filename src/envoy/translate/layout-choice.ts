@@ -14,7 +14,7 @@ export type PortLayout = 'chains' | 'sni-dispatch';
  * The default `auto` threshold: a port with this many TLS filter chains or more is dispatched by SNI
  * (docs/xds.md §16 argues the figure from bench/README.md "Listener layout").
  */
-export const DEFAULT_LAYOUT_THRESHOLD = 1000;
+export const DEFAULT_LAYOUT_THRESHOLD = 250;
 
 /**
  * Returns the layout `auto` gives a port with `tlsChains` TLS filter chains: SNI dispatch from

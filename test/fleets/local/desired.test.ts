@@ -95,7 +95,7 @@ describe('managed Envoy command and bootstrap', () => {
     assert.deepEqual(b.node, { id: 'convoy-local-team-a.web', cluster: 'team-a/web' });
     assert.deepEqual(b.admin.address.socket_address, { address: '127.0.0.1', port_value: 41234 });
     assert.equal(b.dynamic_resources.ads_config.api_type, 'DELTA_GRPC');
-    const layers = (layout?: 'sni-dispatch') =>
+    const layers = (layout?: 'sni-dispatch' | 'auto') =>
       (
         buildBootstrap(localBootstrapOptions(spec!, 41234, '127.0.0.1:18000', false, layout)) as {
           layered_runtime: { layers: { name: string }[] };
@@ -103,5 +103,6 @@ describe('managed Envoy command and bootstrap', () => {
       ).layered_runtime.layers.map((l) => l.name);
     assert.deepEqual(layers(), ['admin']);
     assert.deepEqual(layers('sni-dispatch'), ['sni-dispatch', 'admin'], 'the SNI-dispatch runtime layer');
+    assert.deepEqual(layers('auto'), ['sni-dispatch', 'admin'], 'auto may dispatch a port, so it has it too');
   });
 });
