@@ -63,6 +63,7 @@ async function main(): Promise<void> {
       kinds: args.kinds,
       settleMs: args.settleMs ?? 'convoy default',
       ...(args.replicas > 1 ? { replicas: args.replicas } : {}),
+      ...(args.listenerLayout ? { listenerLayout: args.listenerLayout } : {}),
     },
     snapshotEvidence:
       'the first simulated Envoy receiving the changed resource (an upper bound on the snapshot time); Convoy’s own build time from convoy_build_duration_seconds_sum',
@@ -94,6 +95,7 @@ async function main(): Promise<void> {
         kinds: args.kinds,
         ...(args.settleMs !== undefined ? { settleMs: args.settleMs } : {}),
         ...(args.replicas > 1 ? { replicas: args.replicas } : {}),
+        ...(args.listenerLayout ? { listenerLayout: args.listenerLayout } : {}),
         log,
       }),
     );

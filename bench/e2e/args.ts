@@ -3,7 +3,7 @@
  *
  *   node dist/bench/e2e.js --mode files|kubernetes --size small|large [--runs N] [--out FILE]
  *     [--clients M] [--procs P] [--repeats K] [--variant delta|sotw|mixed] [--kinds a,b]
- *     [--settle-ms MS] [--replicas R] [--no-write] [--smoke]
+ *     [--settle-ms MS] [--replicas R] [--listener-layout chains|sni-dispatch|auto] [--no-write] [--smoke]
  */
 import { parseArgs } from 'node:util';
 import type { Variant } from '../sim-envoy';
@@ -12,6 +12,7 @@ import type { WorldSize } from '../world';
 import { CHANGE_KINDS } from './changes';
 import type { ChangeKind } from './changes';
 import type { Mode } from './run-once';
+import type { ListenerLayout } from '../../src/envoy/translate/layout-choice';
 
 export interface E2eArgs {
   mode: Mode;
@@ -28,6 +29,8 @@ export interface E2eArgs {
    * processes are spread evenly over them, the real Envoy connects to the first.
    */
   replicas: number;
+  /** `convoy serve --listener-layout` and the real Envoy's bootstrap (docs/xds.md §16); chains when absent. */
+  listenerLayout?: ListenerLayout;
   /** Results file; undefined with --no-write or --smoke. */
   out?: string;
   calibrate: boolean;
@@ -73,6 +76,7 @@ export function parseE2eArgs(
       kinds: { type: 'string' },
       'settle-ms': { type: 'string' },
       replicas: { type: 'string' },
+      'listener-layout': { type: 'string' },
       'no-write': { type: 'boolean' },
       smoke: { type: 'boolean' },
       // `npm run bench -- --e2e …` forwards its own switch.
@@ -98,6 +102,9 @@ export function parseE2eArgs(
     .filter(Boolean) as ChangeKind[];
   for (const k of kinds)
     if (!CHANGE_KINDS.includes(k)) throw new Error(`unknown change kind ${k} (${CHANGE_KINDS.join(', ')})`);
+  const layout = values['listener-layout'];
+  if (layout !== undefined && !['chains', 'sni-dispatch', 'auto'].includes(layout))
+    throw new Error(`--listener-layout must be chains, sni-dispatch or auto, got ${layout}`);
   const write = !smoke && values['no-write'] !== true;
   const replicas = positive(values.replicas, 'replicas', 1);
   if (replicas > 1 && mode !== 'files')
@@ -121,6 +128,7 @@ export function parseE2eArgs(
       ? { settleMs: positive(values['settle-ms'], 'settle-ms', 0, 0) }
       : {}),
     replicas,
+    ...(layout !== undefined && layout !== 'chains' ? { listenerLayout: layout as ListenerLayout } : {}),
     ...(write ? { out: values.out ?? defaultOut(mode, sizeName, replicas) } : {}),
     calibrate: !smoke,
     smoke,

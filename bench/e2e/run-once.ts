@@ -18,6 +18,7 @@ import { EnvoyProcess } from '../../e2e/harness/envoy';
 import { freePorts, isListening } from '../../e2e/harness/ports';
 import { renderBootstrapYaml, renderXdsSdsFiles } from '../../src/envoy/bootstrap';
 import type { BootstrapTlsOptions } from '../../src/envoy/bootstrap';
+import type { ListenerLayout } from '../../src/envoy/translate/layout-choice';
 import { CertificateDirectory } from '../../src/pki/certificate-directory';
 import { DEFAULT_MAX_STREAMS_PER_PEER } from '../../src/cli/xds-security';
 import { MALLOC_ENV } from '../../src/runtime/memory';
@@ -53,6 +54,8 @@ export interface RunSettings {
   settleMs?: number;
   /** Convoy replicas (file mode); 1 when undefined. */
   replicas?: number;
+  /** `--listener-layout` of Convoy and the real Envoy's bootstrap (docs/xds.md §16); chains when undefined. */
+  listenerLayout?: ListenerLayout;
   log: (line: string) => void;
 }
 
@@ -150,7 +153,13 @@ function eventLoopMaxMs(samples: Sample[]): number | null {
 }
 
 /** Writes the real Envoy's bootstrap with its Gateway's client certificate (as `convoy bootstrap` does). */
-function writeBootstrap(dir: string, xdsPort: number, adminPort: number, tls: BootstrapTlsOptions): string {
+function writeBootstrap(
+  dir: string,
+  xdsPort: number,
+  adminPort: number,
+  tls: BootstrapTlsOptions,
+  listenerLayout?: ListenerLayout,
+): string {
   for (const [name, text] of Object.entries(renderXdsSdsFiles(tls)))
     fs.writeFileSync(path.join(dir, name), text);
   const file = path.join(dir, 'bootstrap.yaml');
@@ -162,6 +171,7 @@ function writeBootstrap(dir: string, xdsPort: number, adminPort: number, tls: Bo
       nodeId: 'e2e-envoy',
       adminAddress: `127.0.0.1:${adminPort}`,
       tls,
+      ...(listenerLayout ? { listenerLayout } : {}),
     }),
   );
   return file;
@@ -204,13 +214,19 @@ export async function runOnce(s: RunSettings): Promise<RunFigures> {
     };
     const envoyDir = path.join(work, 'envoy');
     fs.mkdirSync(envoyDir);
-    const bootstrap = writeBootstrap(envoyDir, xdsPort!, envoyAdminPort!, {
-      certFile: files.certFile,
-      keyFile: files.keyFile,
-      caFile: files.caFile,
-      sdsDir: envoyDir,
-      sdsPrefix: 'bootstrap.',
-    });
+    const bootstrap = writeBootstrap(
+      envoyDir,
+      xdsPort!,
+      envoyAdminPort!,
+      {
+        certFile: files.certFile,
+        keyFile: files.keyFile,
+        caFile: files.caFile,
+        sdsDir: envoyDir,
+        sdsPrefix: 'bootstrap.',
+      },
+      s.listenerLayout,
+    );
 
     // The simulated Envoys connect as soon as the xDS port listens and, unlike Envoy, do not
     // reconnect: a large cold start takes longer than the default wait for a fleet's first
@@ -225,6 +241,7 @@ export async function runOnce(s: RunSettings): Promise<RunFigures> {
       certsDir,
       '--xds-unknown-fleet-timeout',
       '30m',
+      ...(s.listenerLayout ? ['--listener-layout', s.listenerLayout] : []),
       ...(perReplica > DEFAULT_MAX_STREAMS_PER_PEER
         ? ['--xds-max-streams-per-peer', String(perReplica)]
         : []),
