@@ -141,6 +141,14 @@ describe('e2e bench: arguments', () => {
     assert.equal(a.settleMs, undefined);
   });
 
+  test('--listener-layout: auto and sni-dispatch are passed on, chains is the default, anything else refused', () => {
+    assert.equal(parseE2eArgs([], out).listenerLayout, undefined);
+    assert.equal(parseE2eArgs(['--listener-layout', 'chains'], out).listenerLayout, undefined);
+    assert.equal(parseE2eArgs(['--listener-layout', 'auto'], out).listenerLayout, 'auto');
+    assert.equal(parseE2eArgs(['--listener-layout', 'sni-dispatch'], out).listenerLayout, 'sni-dispatch');
+    assert.throws(() => parseE2eArgs(['--listener-layout', 'fast'], out), /chains, sni-dispatch or auto/);
+  });
+
   test('large uses 1,000 clients in 4 processes; flags override; --no-write writes nothing', () => {
     const a = parseE2eArgs(
       ['--e2e', '--mode', 'kubernetes', '--size', 'large', '--runs', '1', '--clients', '200', '--no-write'],
