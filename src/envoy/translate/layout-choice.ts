@@ -11,8 +11,9 @@ export type ListenerLayout = 'chains' | 'sni-dispatch' | 'auto';
 export type PortLayout = 'chains' | 'sni-dispatch';
 
 /**
- * The default `auto` threshold: a port with this many TLS filter chains or more is dispatched by SNI
- * (docs/xds.md §16 argues the figure from bench/README.md "Listener layout").
+ * The default `auto` threshold: a port with this many TLS filter chains or more is dispatched by
+ * SNI. docs/xds.md §16 argues the figure: about where the chains layout stops meeting the 250 ms
+ * "change → Envoy serving" target.
  */
 export const DEFAULT_LAYOUT_THRESHOLD = 250;
 
@@ -23,9 +24,9 @@ export const DEFAULT_LAYOUT_THRESHOLD = 250;
  * A pure threshold, without hysteresis, on purpose: a band (switch up at T, down at 0.8 T) needs to
  * remember which side a port came from, so the same objects would give different resources after
  * a restart, on another replica, or in another order of events, breaking "same objects,
- * byte-identical resources" (docs/architecture.md §6). Flapping needs the chain count itself to cross T
- * back and forth, i.e. a person or tool adding and removing hostnames at the threshold; each
- * crossing costs what one layout switch costs (docs/xds.md §16).
+ * byte-identical resources" (docs/architecture.md §6). Flapping needs the chain count itself to
+ * cross T back and forth, i.e. a person or tool adding and removing hostnames at the threshold;
+ * each crossing costs what one layout switch costs (docs/xds.md §16).
  */
 export function layoutForSize(tlsChains: number, threshold: number): PortLayout {
   return tlsChains >= threshold ? 'sni-dispatch' : 'chains';
