@@ -25,13 +25,14 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { LocalCluster } from '../e2e/cluster/cluster';
-import { ConvoyProcess } from '../e2e/harness';
+import type { ConvoyProcess } from '../e2e/harness';
 import type { KubeClient } from '../src/kubernetes/client';
 import { statusCodeOf } from '../src/kubernetes/client';
 import { collectionPath, objectPath, resourceForKind, trimObject } from '../src/kubernetes/resources';
 import type { KubeObject } from '../src/store/objects';
 import { calibrationMs, gitShortRev, round } from './common';
 import { apiserverCpuProfile, childCpuSeconds, cpuDelta } from './e2e/apiserver-figures';
+import { startConvoyOnCluster } from './e2e/kube-convoy';
 import { createWorld } from './e2e/kube-world';
 import { countCurrent, STATUS_KINDS, statusWrites } from './e2e/status-complete';
 import { SIZES, World } from './world';
@@ -201,19 +202,7 @@ async function main(): Promise<void> {
     const objects = world.objects();
     const expected = objects.filter((o) => (STATUS_KINDS as readonly string[]).includes(o.kind)).length;
     await createWorld(cluster.admin, objects);
-    convoy = await ConvoyProcess.start({
-      name: 'convoy-status-cost',
-      args: [
-        '--kubeconfig',
-        cluster.convoyKubeconfig,
-        '--leader-election-namespace',
-        'convoy-system',
-        '--xds-certs-dir',
-        path.join(cluster.dir, 'xds-pki'),
-      ],
-      workDir: path.join(cluster.dir, 'convoy'),
-      readyTimeoutMs: 600_000,
-    });
+    convoy = await startConvoyOnCluster(cluster, 'convoy-status-cost');
     for (;;) {
       const w = statusWrites((await convoy.get('/metrics')).body);
       if (

@@ -17,7 +17,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { LocalCluster } from '../e2e/cluster/cluster';
-import { ConvoyProcess } from '../e2e/harness';
+import type { ConvoyProcess } from '../e2e/harness';
+import { startConvoyOnCluster } from './e2e/kube-convoy';
 import { createWorld } from './e2e/kube-world';
 import { calibrationMs, gitShortRev, median, round } from './common';
 import { SIZES, World } from './world';
@@ -71,23 +72,14 @@ async function runOnce(
     const countersBefore = apiserverCounters(await apiserverMetrics(cluster));
     const cpuBefore = childCpuSeconds();
     const started = performance.now();
-    convoy = await ConvoyProcess.start({
-      name: 'convoy-status-scale',
-      args: [
-        '--kubeconfig',
-        cluster.convoyKubeconfig,
-        '--leader-election-namespace',
-        'convoy-system',
-        '--xds-certs-dir',
-        path.join(cluster.dir, 'xds-pki'),
-        ...(statusQps ? ['--status-qps', String(statusQps)] : []),
-      ],
-      workDir: path.join(cluster.dir, 'convoy'),
-      readyTimeoutMs: 600_000,
-      env: profile
+    convoy = await startConvoyOnCluster(
+      cluster,
+      'convoy-status-scale',
+      statusQps ? ['--status-qps', String(statusQps)] : [],
+      profile
         ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${path.join(profile.dir, `convoy-run${profile.run}`)}` }
         : undefined,
-    });
+    );
     const readyMs = performance.now() - started;
     const cpuSecondsToReady = cpuDelta(cpuBefore, childCpuSeconds());
     const apiserverProfile = profile

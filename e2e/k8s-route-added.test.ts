@@ -12,7 +12,7 @@ import {
   type CaFiles,
 } from './harness';
 import type { ConvoyProcess } from './harness';
-import { GW_API, K8sWorld, cond, type KObject } from './cluster/k8s-world';
+import { GW_API, K8sWorld, cond, convoyGateway, loopbackService, type KObject } from './cluster/k8s-world';
 
 /**
  * A tenant's hostname added one object at a time against a real API server, as `kubectl apply`
@@ -95,19 +95,25 @@ describe('new routes and ListenerSets one object at a time, in Kubernetes mode',
   /** Waits until the real Envoy answers `prefix` on `host` (SNI and Host) from the backend. */
   const served = async (host: string, prefix: string): Promise<void> => {
     let last = '';
-    for (let i = 0; i < 300; i++) {
-      const r = await request({
-        port: gwPort,
-        host,
-        path: `${prefix}/x`,
-        tls: { servername: host },
-        timeoutMs: 2_000,
-      }).catch((e: unknown) => ({ status: 0, body: String(e) }) as const);
-      if (r.status === 200) return;
-      last = `${r.status} ${r.body.slice(0, 100)}`;
-      await new Promise((res) => setTimeout(res, 200));
-    }
-    assert.fail(`${host}${prefix} not served: ${last}\n${convoy.logContext(20)}`);
+    await waitFor(
+      async () => {
+        const r = await request({
+          port: gwPort,
+          host,
+          path: `${prefix}/x`,
+          tls: { servername: host },
+          timeoutMs: 2_000,
+        }).catch((e: unknown) => ({ status: 0, body: String(e) }) as const);
+        last = `${r.status} ${r.body.slice(0, 100)}`;
+        return r.status === 200;
+      },
+      {
+        what: `${host}${prefix} served`,
+        timeoutMs: 60_000,
+        intervalMs: 200,
+        context: () => `last answer: ${last}\n${convoy.logContext(20)}`,
+      },
+    );
   };
 
   /** Waits until the ListenerSet's listener counts `routes` attached routes (Convoy built it). */
@@ -129,35 +135,19 @@ describe('new routes and ListenerSets one object at a time, in Kubernetes mode',
     await w.namespace('infra');
     backend = await startEchoBackend('tenant');
     gwPort = await freePort();
-    await w.apply({
-      apiVersion: 'v1',
-      kind: 'Service',
-      metadata: { name: 'tenant', namespace: 'infra' },
-      spec: {
-        type: 'ExternalName',
-        externalName: 'localhost',
-        ports: [{ name: 'http', port: backend.port }],
-      },
-    });
+    await w.apply(loopbackService('tenant', 'infra', backend.port));
     await w.apply(secret('gw-cert', 'gw.example.com'));
-    await w.apply({
-      apiVersion: GW_API,
-      kind: 'Gateway',
-      metadata: { name: 'gw', namespace: 'infra' },
-      spec: {
-        gatewayClassName: 'convoy',
-        allowedListeners: { namespaces: { from: 'Same' } },
-        listeners: [
-          {
-            name: 'https',
-            protocol: 'HTTPS',
-            port: gwPort,
-            hostname: 'gw.example.com',
-            tls: { mode: 'Terminate', certificateRefs: [{ name: 'gw-cert' }] },
-          },
-        ],
-      },
-    });
+    await w.apply(
+      convoyGateway('gw', 'infra', [
+        {
+          name: 'https',
+          protocol: 'HTTPS',
+          port: gwPort,
+          hostname: 'gw.example.com',
+          tls: { mode: 'Terminate', certificateRefs: [{ name: 'gw-cert' }] },
+        },
+      ]),
+    );
     convoy = await w.startConvoy('convoy', ['--enable-external-name-services']);
     await w.startEnvoy(convoy, 'infra/gw');
     await w.waitStatus(

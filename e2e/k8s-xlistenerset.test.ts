@@ -6,7 +6,7 @@ import * as net from 'node:net';
 import * as path from 'node:path';
 import { convoyMain } from './harness/convoy';
 import { freePort, request, startEchoBackend, type Backend, type EchoResponse } from './harness';
-import { GW_API, K8sWorld, cond } from './cluster/k8s-world';
+import { GW_API, K8sWorld, cond, convoyGateway, loopbackService } from './cluster/k8s-world';
 import { repoRoot } from './harness/util';
 
 /**
@@ -94,26 +94,8 @@ describe('XListenerSet against a real API server', { timeout: 300_000 }, () => {
   const get = (port: number) => request({ port, host: 'dyn.example.com', path: '/' });
 
   test('a listener without a port: assigned from the range, status in the legacy schema, served', async () => {
-    await w.apply({
-      apiVersion: 'v1',
-      kind: 'Service',
-      metadata: { name: 'tenant', namespace: 'infra' },
-      spec: {
-        type: 'ExternalName',
-        externalName: 'localhost',
-        ports: [{ name: 'http', port: backend.port }],
-      },
-    });
-    await w.apply({
-      apiVersion: GW_API,
-      kind: 'Gateway',
-      metadata: { name: 'gw', namespace: 'infra' },
-      spec: {
-        gatewayClassName: 'convoy',
-        allowedListeners: { namespaces: { from: 'Same' } },
-        listeners: [{ name: 'http', protocol: 'HTTP', port: gwPort }],
-      },
-    });
+    await w.apply(loopbackService('tenant', 'infra', backend.port));
+    await w.apply(convoyGateway('gw', 'infra', [{ name: 'http', protocol: 'HTTP', port: gwPort }]));
     await w.apply({
       apiVersion: X_API,
       kind: 'XListenerSet',

@@ -19,17 +19,17 @@ import { freePorts, isListening } from '../../e2e/harness/ports';
 import { renderBootstrapYaml, renderXdsSdsFiles } from '../../src/envoy/bootstrap';
 import type { BootstrapTlsOptions } from '../../src/envoy/bootstrap';
 import type { ListenerLayout } from '../../src/envoy/translate/layout-choice';
-import { CertificateDirectory } from '../../src/pki/certificate-directory';
 import { DEFAULT_MAX_STREAMS_PER_PEER } from '../../src/cli/xds-security';
 import { MALLOC_ENV } from '../../src/runtime/memory';
 import type { KubeObject } from '../../src/store/objects';
 import { nowMs, sleep } from '../common';
 import { ClientPool } from '../fanout';
 import { serialOf } from '../pki';
-import type { SimTls, Variant } from '../sim-envoy';
+import type { Variant } from '../sim-envoy';
 import { FLEET, World, hostnameOf } from '../world';
 import type { WorldSize } from '../world';
 import { writeObjectFile, writeWorldFiles } from '../world-files';
+import { benchXdsIdentity } from '../xds-identity';
 import { ChangeMaker } from './changes';
 import type { ChangeKind, EnvoyPorts } from './changes';
 import { createWorld, kubectlApply } from './kube-world';
@@ -204,14 +204,7 @@ export async function runOnce(s: RunSettings): Promise<RunFigures> {
   try {
     // xDS identities first, as `convoy certgen` would have made them before a restart.
     const certsDir = path.join(work, 'xds-pki');
-    const certs = new CertificateDirectory(certsDir);
-    await certs.ensureCa({ create: true });
-    const { files } = await certs.ensureGateway(FLEET);
-    const simTls: SimTls = {
-      ca: fs.readFileSync(files.caFile, 'utf8'),
-      cert: fs.readFileSync(files.certFile, 'utf8'),
-      key: fs.readFileSync(files.keyFile, 'utf8'),
-    };
+    const { files, simTls } = await benchXdsIdentity(certsDir);
     const envoyDir = path.join(work, 'envoy');
     fs.mkdirSync(envoyDir);
     const bootstrap = writeBootstrap(

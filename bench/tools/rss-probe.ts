@@ -13,15 +13,14 @@ import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { ConvoyProcess } from '../../e2e/harness/convoy';
 import { freePorts, isListening } from '../../e2e/harness/ports';
-import { CertificateDirectory } from '../../src/pki/certificate-directory';
 import { MALLOC_ENV } from '../../src/runtime/memory';
 import { nowMs, sleep } from '../common';
 import { ClientPool } from '../fanout';
 import { whenTrue } from '../e2e/probes';
 import { parsePromText } from '../e2e/prom-text';
-import type { SimTls } from '../sim-envoy';
-import { FLEET, SIZES, World } from '../world';
+import { SIZES, World } from '../world';
 import { writeWorldFiles } from '../world-files';
+import { benchXdsIdentity } from '../xds-identity';
 
 const MIB = 1024 * 1024;
 
@@ -52,14 +51,7 @@ async function main(): Promise<void> {
   let pool: ClientPool | undefined;
   try {
     const certsDir = path.join(work, 'xds-pki');
-    const certs = new CertificateDirectory(certsDir);
-    await certs.ensureCa({ create: true });
-    const { files } = await certs.ensureGateway(FLEET);
-    const simTls: SimTls = {
-      ca: fs.readFileSync(files.caFile, 'utf8'),
-      cert: fs.readFileSync(files.certFile, 'utf8'),
-      key: fs.readFileSync(files.keyFile, 'utf8'),
-    };
+    const { simTls } = await benchXdsIdentity(certsDir);
     const worldDir = path.join(work, 'world');
     const n = writeWorldFiles(world, worldDir);
     pool = await ClientPool.start(Number(values.procs));

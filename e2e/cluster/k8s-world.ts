@@ -58,6 +58,26 @@ export function cond(conditions: unknown, type: string): Condition | undefined {
   return Array.isArray(conditions) ? (conditions as Condition[]).find((c) => c.type === type) : undefined;
 }
 
+/** A Service that sends `port` to the test's echo backend on loopback (ExternalName localhost). */
+export function loopbackService(name: string, namespace: string, port: number): KObject {
+  return {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { name, namespace },
+    spec: { type: 'ExternalName', externalName: 'localhost', ports: [{ name: 'http', port }] },
+  };
+}
+
+/** A Gateway of class convoy that accepts ListenerSets of its own namespace, with `listeners`. */
+export function convoyGateway(name: string, namespace: string, listeners: object[]): KObject {
+  return {
+    apiVersion: GW_API,
+    kind: 'Gateway',
+    metadata: { name, namespace },
+    spec: { gatewayClassName: 'convoy', allowedListeners: { namespaces: { from: 'Same' } }, listeners },
+  };
+}
+
 export class K8sWorld {
   readonly convoys: ConvoyProcess[] = [];
   readonly envoys: EnvoyProcess[] = [];

@@ -58,6 +58,7 @@ export class FakeApiServer {
   maxInFlight = 0;
   maxInFlightOnePath = 0;
   private inFlight = 0;
+  private held: (() => void)[] | undefined;
   private readonly inFlightByPath = new Map<string, number>();
   url = '';
 
@@ -219,9 +220,30 @@ export class FakeApiServer {
       if (record.method === 'WATCH') return this.answer(record, res);
       this.countInFlight(record.path, +1);
       res.on('close', () => this.countInFlight(record.path, -1));
-      if (this.delayMs > 0) setTimeout(() => this.answer(record, res), this.delayMs);
+      if (this.held) this.held.push(() => this.answer(record, res));
+      else if (this.delayMs > 0) setTimeout(() => this.answer(record, res), this.delayMs);
       else this.answer(record, res);
     });
+  }
+
+  /** Returns how many non-watch requests are in flight now (arrived and not yet answered). */
+  get inFlightNow(): number {
+    return this.inFlight;
+  }
+
+  /**
+   * Holds every non-watch answer until releaseHeld(): a test can then be sure requests are still
+   * in flight while it acts, whatever the CPU load (a delay could expire first).
+   */
+  holdAnswers(): void {
+    this.held ??= [];
+  }
+
+  /** Answers the held requests and stops holding. */
+  releaseHeld(): void {
+    const held = this.held ?? [];
+    this.held = undefined;
+    for (const answer of held) answer();
   }
 
   /** Tracks requests in flight, overall and per object (a status subresource counts as its object). */

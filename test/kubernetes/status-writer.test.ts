@@ -7,6 +7,15 @@ import type { ObjectStatus } from '../../src/status/types';
 import { ObjectStore } from '../../src/store/store';
 import { FakeApiServer } from './fake-apiserver';
 
+/** Polls until `check` holds; the deadline only bounds a test that is already failing. */
+async function until(check: () => boolean, what: string, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
 const OURS = 'convoy.dev/gateway-controller';
 const ROUTES = '/apis/gateway.networking.k8s.io/v1/httproutes';
 const CLASSES = '/apis/gateway.networking.k8s.io/v1/gatewayclasses';
@@ -487,12 +496,16 @@ describe('KubernetesStatusWriter against a fake API server', () => {
     api.delayMs = 20;
     const w = make({ concurrency: 4 });
     w.setLeader(true);
-    // Two writes start; two workers stay idle.
+    // Two writes start; two workers stay idle. Their answers are held until both requests have
+    // reached the API server, so they are surely in flight (whatever the CPU load) when...
+    api.holdAnswers();
     w.publish([gatewayStatus('g0', 'First'), gatewayStatus('g1', 'First')]);
-    // While those are in flight, every object gets a newer status: the idle workers must leave
-    // g0 and g1 alone until their first writes end.
-    await new Promise((r) => setTimeout(r, 5));
+    await until(() => api.inFlightNow === 2, 'the first two writes in flight');
+    // ...every object gets a newer status: the idle workers must leave g0 and g1 alone until
+    // their first writes end.
     w.publish(Array.from({ length: 12 }, (_, i) => gatewayStatus(`g${i}`, 'Second')));
+    await until(() => api.inFlightNow === 4, 'the idle workers writing other objects');
+    api.releaseHeld();
     await w.idle();
     for (let i = 0; i < 12; i++) assert.equal(storedReason(`g${i}`), 'Second', `g${i}`);
     assert.ok(api.maxInFlight > 1, `overlapping writes (max ${api.maxInFlight})`);
