@@ -11,8 +11,8 @@
  * glibc also gives each thread that allocates its own arena (up to 8 per core: V8's GC helpers,
  * libuv's pool, the file provider's parse workers), and each keeps the freed memory of the cold
  * start's peak. Two arenas (the main one and one shared by the other threads) hold less of it:
- * measured at 5,000 ListenerSets with 200 delta Envoys on Node 24, the arenas' resident memory
- * 78 → 37 MiB, the main heap's 107 → 129 MiB, steady RSS 32–93 MiB lower in runs side by side
+ * measured at 5,000 ListenerSets with 200 delta Envoys on Node 24 (medians of 3), the arenas'
+ * resident memory 78 → 47 MiB, the main heap's 107 → 124 MiB, steady RSS 852 → 784 MiB
  * (docs/operations.md §11). musl (Alpine) ignores both variables.
  */
 export const MALLOC_ENV: Readonly<Record<string, string>> = {
