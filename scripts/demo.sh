@@ -25,8 +25,9 @@ node examples/backend/server.js --name web --port 8081 >"$RUN/backend-web.log" 2
 node examples/backend/server.js --name api --port 8082 >"$RUN/backend-api.log" 2>&1 & pids+=($!)
 # One command: Convoy reads examples/ and starts one Envoy per Gateway itself (docs/operations.md
 # §14), with a client certificate for its Gateway from Convoy's own xDS CA in $RUN/xds-pki
-# (created on first run); Envoy's files and log are in $RUN/envoys/default/demo/.
-CONVOY_LOG_FORMAT=json node dist/src/cli/main.js serve --from-dir examples --allow-loopback-endpoints \
+# (created on first run); Envoy's files and log are in $RUN/envoys/default/demo/. The malloc
+# settings are the image's (docs/operations.md §11).
+CONVOY_LOG_FORMAT=json MALLOC_MMAP_THRESHOLD_=131072 MALLOC_ARENA_MAX=2 node dist/src/cli/main.js serve --from-dir examples --allow-loopback-endpoints \
   --envoy-bind-address 127.0.0.1 --envoy-bin .venv/envoy --envoy-state-dir "$RUN/envoys" --envoy-drain-time 2s \
   --xds-address 127.0.0.1:18000 --admin-address 127.0.0.1:9090 \
   --xds-certs-dir "$RUN/xds-pki" >"$RUN/convoy.log" 2>&1 & pids+=($!)

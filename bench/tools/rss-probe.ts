@@ -5,7 +5,11 @@
  * --heapsnapshot-signal) into --snapshot-dir. A tool for finding what holds memory, not a benchmark.
  *
  *   node dist/bench/tools/rss-probe.js [--size large] [--clients 200] [--procs 2] [--snapshot-dir DIR]
- *     [--wait-ms 5000] [-- extra convoy serve args]
+ *     [--wait-ms 5000] [--env K=V]... [--node-options '...'] [--out FILE.json] [-- extra convoy serve args]
+ *
+ * The smaps breakdown sorts the anonymous mappings: glibc malloc arenas (a 64 MiB-aligned run of
+ * anonymous mappings whose sizes sum to 64 MiB, as glibc reserves them), the main malloc heap
+ * ([heap]), thread stacks and the rest (mostly V8's heap pages and code space); the peak is VmHWM.
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -32,6 +36,72 @@ function procFigures(pid: number): Record<string, number> {
   return out;
 }
 
+/** One mapping of /proc/PID/smaps: its address range, permissions, name and resident kB. */
+interface Mapping {
+  start: bigint;
+  end: bigint;
+  perms: string;
+  name: string;
+  rssKb: number;
+}
+
+function readSmaps(pid: number): Mapping[] {
+  const out: Mapping[] = [];
+  let cur: Mapping | undefined;
+  for (const line of fs.readFileSync(`/proc/${pid}/smaps`, 'utf8').split('\n')) {
+    const head = /^([0-9a-f]+)-([0-9a-f]+) (\S+) \S+ \S+ \S+\s*(.*)$/.exec(line);
+    if (head) {
+      cur = {
+        start: BigInt(`0x${head[1]}`),
+        end: BigInt(`0x${head[2]}`),
+        perms: head[3]!,
+        name: head[4]!.trim(),
+        rssKb: 0,
+      };
+      out.push(cur);
+      continue;
+    }
+    const rss = /^Rss:\s+(\d+) kB/.exec(line);
+    if (rss && cur) cur.rssKb = Number(rss[1]);
+  }
+  return out;
+}
+
+/** Sums resident memory by kind of mapping (see the file comment for the arena rule). */
+export function classifyMappings(maps: readonly Mapping[]): Record<string, number> {
+  const ARENA = 64n * 1024n * 1024n;
+  const kb: Record<string, number> = {
+    arenaCount: 0,
+    arenasKb: 0,
+    heapKb: 0,
+    stackKb: 0,
+    fileKb: 0,
+    otherAnonKb: 0,
+  };
+  for (let i = 0; i < maps.length; i++) {
+    const m = maps[i]!;
+    if (m.name === '[heap]') kb.heapKb! += m.rssKb;
+    else if (m.name.startsWith('[stack')) kb.stackKb! += m.rssKb;
+    else if (m.name.startsWith('/')) kb.fileKb! += m.rssKb;
+    else if (m.name === '' && m.start % ARENA === 0n) {
+      let j = i;
+      let rss = 0;
+      while (j < maps.length && maps[j]!.name === '' && maps[j]!.end - m.start <= ARENA) {
+        rss += maps[j]!.rssKb;
+        if (maps[j]!.end - m.start === ARENA) break;
+        if (j + 1 < maps.length && maps[j + 1]!.start !== maps[j]!.end) break;
+        j++;
+      }
+      if (j < maps.length && maps[j]!.end - m.start === ARENA && maps[j]!.name === '') {
+        kb.arenaCount!++;
+        kb.arenasKb! += rss;
+        i = j;
+      } else kb.otherAnonKb! += m.rssKb;
+    } else kb.otherAnonKb! += m.rssKb;
+  }
+  return kb;
+}
+
 async function main(): Promise<void> {
   const { values, positionals } = parseArgs({
     options: {
@@ -40,6 +110,9 @@ async function main(): Promise<void> {
       procs: { type: 'string', default: '2' },
       'snapshot-dir': { type: 'string' },
       'wait-ms': { type: 'string', default: '5000' },
+      env: { type: 'string', multiple: true, default: [] },
+      'node-options': { type: 'string' },
+      out: { type: 'string' },
     },
     allowPositionals: true,
   });
@@ -78,11 +151,15 @@ async function main(): Promise<void> {
       allowLoopbackEndpoints: false,
       env: {
         ...MALLOC_ENV,
-        ...(snapDir
-          ? {
-              NODE_OPTIONS: `--heapsnapshot-signal=SIGUSR2 --diagnostic-dir=${path.resolve(snapDir)}`,
-            }
-          : {}),
+        ...Object.fromEntries(
+          values.env!.map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
+        ),
+        NODE_OPTIONS: [
+          values['node-options'] ?? '',
+          snapDir ? `--heapsnapshot-signal=SIGUSR2 --diagnostic-dir=${path.resolve(snapDir)}` : '',
+        ]
+          .join(' ')
+          .trim(),
       },
       workDir: path.join(work, 'convoy'),
     });
@@ -99,9 +176,8 @@ async function main(): Promise<void> {
       900_000,
       simTls,
     );
-    console.log(
-      `synced ${clients} sims in ${Math.round(Math.max(...synced.map((r) => r.syncedAt)) - t0)} ms`,
-    );
+    const syncMs = Math.round(Math.max(...synced.map((r) => r.syncedAt)) - t0);
+    console.log(`synced ${clients} sims in ${syncMs} ms`);
     await sleep(Number(values['wait-ms']));
     const proc = procFigures(pid);
     const metrics = parsePromText((await c.get('/metrics')).body);
@@ -114,6 +190,33 @@ async function main(): Promise<void> {
     for (const name of ['heap_space_size_used', 'heap_space_size_total', 'external_memory', 'heap_size'])
       console.log(name, JSON.stringify(pick(name)));
     console.log(fs.readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'));
+    const mappings = classifyMappings(readSmaps(pid));
+    console.log('mappings', JSON.stringify(mappings));
+    if (values.out) {
+      const sum = (name: string) =>
+        metrics.filter((s) => s.name.endsWith(name)).reduce((a, s) => a + s.value, 0) / MIB;
+      const record = {
+        size: values.size,
+        clients,
+        node: process.version,
+        env: values.env,
+        nodeOptions: values['node-options'] ?? '',
+        serveArgs: positionals,
+        syncMs,
+        rssMiB: proc.VmRSS! / 1024,
+        peakMiB: proc.VmHWM! / 1024,
+        threads,
+        mappingsMiB: Object.fromEntries(
+          Object.entries(mappings).map(([k, v]) => [k, k === 'arenaCount' ? v : v / 1024]),
+        ),
+        heapTotalMiB: sum('nodejs_heap_size_total_bytes'),
+        heapUsedMiB: sum('nodejs_heap_size_used_bytes'),
+        externalMiB: sum('nodejs_external_memory_bytes'),
+        heapSpaces: pick('heap_space_size'),
+      };
+      fs.mkdirSync(path.dirname(path.resolve(values.out)), { recursive: true });
+      fs.writeFileSync(values.out, JSON.stringify(record, null, 2) + '\n');
+    }
     if (snapDir) {
       fs.mkdirSync(snapDir, { recursive: true });
       process.kill(pid, 'SIGUSR2');
