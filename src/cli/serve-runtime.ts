@@ -30,7 +30,6 @@ import type { CertificateDirectory } from '../pki/certificate-directory';
 import type { FleetCertificateSource } from '../fleets/kubernetes/provisioner';
 import type { RenderSettings } from '../fleets/kubernetes/render';
 import { AdsServer } from '../xds/server';
-import { typeStateCounts } from '../xds/debug-state';
 
 /**
  * The running `convoy serve`: opens its parts in an order where everything that can fail on bad
@@ -188,7 +187,7 @@ async function open(
     unknownFleetTimeoutMs: xdsSecurity.unknownFleetTimeoutMs,
   });
   opened.add('xDS server', () => ads.stop(5000));
-  metrics.xdsTypeStates = () => typeStateCounts(ads.debugState());
+  metrics.xdsTypeStates = () => ads.typeStateCounts();
   const xdsPort = await listening('xDS server', options.xdsAddress, () => ads.listen(options.xdsAddress));
 
   const fleetPage = fleetPageEndpoints({ store, statuses: statusView, xds: ads, metrics, logger });

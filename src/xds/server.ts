@@ -256,6 +256,26 @@ export class AdsServer implements RejectionFeed {
     });
   }
 
+  /**
+   * Counts (stream, type) pairs per fleet and sync state for the convoy_xds_type_states gauge, as
+   * typeStateCounts (debug-state.ts) does over debugState() but at the cost of one state per
+   * pair: a scrape must not hold the event loop for the debug view of every stream.
+   */
+  typeStateCounts(): { fleet: string; state: string; count: number }[] {
+    const counts = new Map<string, { fleet: string; state: string; count: number }>();
+    for (const s of this.streams) {
+      if (!s.attached) continue;
+      const fleet = s.fleet !== undefined && this.cache.snapshot(s.fleet) ? s.fleet : 'unknown';
+      for (const state of s.typeStates()) {
+        const key = `${fleet}\0${state}`;
+        const c = counts.get(key) ?? { fleet, state, count: 0 };
+        c.count++;
+        counts.set(key, c);
+      }
+    }
+    return [...counts.values()];
+  }
+
   debugState(): XdsDebugState {
     const fleets: FleetDebug[] = [];
     const names = new Set([...this.cache.fleets(), ...this.byFleet.keys()]);

@@ -574,6 +574,14 @@ export abstract class AdsStream implements BudgetWaiter {
   }
 
   /** This stream's state as the debug endpoint shows it. */
+  /**
+   * The sync state of each type this stream requested: what convoy_xds_type_states counts at
+   * every scrape, without building the whole debug view (which sorts every subscription).
+   */
+  *typeStates(): Iterable<TypeDebug['state']> {
+    for (const st of this.types.values()) if (st.requested) yield st.state();
+  }
+
   debug(): StreamDebug {
     const types: Record<string, TypeDebug> = {};
     for (const [typeUrl, st] of this.types) if (st.requested) types[typeUrl] = st.debug();

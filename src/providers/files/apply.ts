@@ -19,6 +19,7 @@ import type { MetadataAssigner } from './apiserver';
 import type { FileProblem } from './problems';
 import { docSuffix } from './problems';
 import type { FileScan } from './scan';
+import { compareStrings } from '../../util/compare';
 
 interface Accepted {
   object: KubeObject;
@@ -56,8 +57,6 @@ export class StoreApplier {
   private fileNames = new Map<string, Set<string>>();
   /** Broken files whose documents the decision of their current scan left out. */
   private skipped = new Set<string>();
-  /** Files in the order of the last apply's scans. */
-  private order: string[] = [];
   private appliedOnce = false;
   /** Applies that decided only the changed files (for tests and the bench). */
   changedOnlyApplies = 0;
@@ -106,12 +105,47 @@ export class StoreApplier {
       this.decideAndCommit(inputs, unseen, new Set(inputs.map((i) => i.file)));
     }
     this.appliedOnce = true;
-    this.order = scans.map((scan) => scan.file);
     const problems: FileProblem[] = [];
-    for (const file of this.order) {
+    for (const { file } of scans) {
       const own = this.fileProblems.get(file);
       if (own) problems.push(...own);
     }
+    return problems;
+  }
+
+  /**
+   * Applies a change known to touch only `files` (every other file's scan is the one it was last
+   * decided from, and `unseen` answers as it did then): the same outcome as apply() over every
+   * scan, at the cost of the named files. `scanOf` gives a file's current scan (none: deleted);
+   * `allScans` lists every scan in path order, for when the full pass is needed (first apply,
+   * the reference mode, or keys shared with other files).
+   */
+  applyFiles(
+    files: Iterable<string>,
+    scanOf: (file: string) => FileScan | undefined,
+    unseen: (file: string) => boolean,
+    allScans: () => FileScan[],
+  ): FileProblem[] {
+    if (!this.appliedOnce || this.options.incremental === false) return this.apply(allScans(), unseen);
+    const changed: FileInput[] = [];
+    const absent: FileInput[] = [];
+    for (const file of new Set(files)) {
+      const scan = scanOf(file);
+      if (scan) {
+        if (this.lastScans.get(file) !== scan) changed.push({ file, scan });
+      } else if (this.fileKeys.has(file)) absent.push({ file });
+    }
+    // The first file by path wins a duplicate: changed files are decided in path order.
+    changed.sort((a, b) => compareStrings(a.file, b.file));
+    const inputs = [...changed, ...absent];
+    if (!this.isolated(inputs)) return this.apply(allScans(), unseen);
+    if (inputs.length > 0) {
+      this.changedOnlyApplies++;
+      this.decideAndCommit(inputs, unseen, new Set(inputs.map((i) => i.file)));
+    }
+    const problems: FileProblem[] = [];
+    for (const file of [...this.fileProblems.keys()].sort(compareStrings))
+      problems.push(...this.fileProblems.get(file)!);
     return problems;
   }
 

@@ -77,6 +77,11 @@ export const DEFAULT_SETTLE_MS = 500;
  * business, so it can be short (docs/architecture.md §10.1).
  */
 export const DEFAULT_DEBOUNCE_MS = 20;
+/**
+ * Files a rescan stats per event-loop turn (scanAll): a slice costs a few milliseconds of the
+ * loop, and keeps the thread pool busy while the next waits.
+ */
+const CHECK_SLICE = 256;
 /** How many times start() waits for settling files before it reports the store synced. */
 const START_SETTLE_ROUNDS = 4;
 /** The cache on disk is written this long after start, out of the first build's way. */
@@ -334,7 +339,7 @@ export class FileProvider {
     // Files gone because the whole directory went: the full rescan keeps serving (see rescan).
     if (gone.length > 0 && (await this.directoryGone())) return this.rescan();
     for (const file of gone) this.forget(file);
-    await this.scanAndApply(candidates);
+    await this.scanAndApply(candidates, gone);
   }
 
   /** True when the watched directory itself no longer exists (its files are not deleted then). */
@@ -352,8 +357,8 @@ export class FileProvider {
    * scan to the store: files still settling keep their last scan, and new ones that are still
    * settling stay out until a later rescan.
    */
-  private async scanAndApply(candidates: Candidate[]): Promise<void> {
-    const results = await Promise.all(candidates.map((c) => this.scanFile(c)));
+  private async scanAndApply(candidates: Candidate[], named?: string[]): Promise<void> {
+    const results = await this.scanAll(candidates);
     if (results.some((r) => r !== undefined && 'gone' in r) && (await this.directoryGone())) {
       this.problemReport.set([{ file: '.', message: 'cannot read directory: it no longer exists' }]);
       return;
@@ -368,18 +373,50 @@ export class FileProvider {
         if (!this.scanCache.has(r.file)) settling.add(r.file);
       }
     }
-    const scans: FileScan[] = [];
-    for (const file of this.order) {
-      const cached = this.scanCache.get(file);
-      if (cached) scans.push(cached.scan);
-    }
-    for (const file of this.scanCache.keys()) if (!this.known.has(file)) this.scanCache.delete(file);
-    this.settle.retain(new Set(this.known.keys()));
+    const allScans = () => {
+      const scans: FileScan[] = [];
+      for (const file of this.order) {
+        const cached = this.scanCache.get(file);
+        if (cached) scans.push(cached.scan);
+      }
+      return scans;
+    };
+    // Only a listing drops files from `known` without forget(): a named rescan has nothing to drop.
+    if (!named)
+      for (const file of this.scanCache.keys()) if (!this.known.has(file)) this.scanCache.delete(file);
+    this.settle.retain((file) => this.known.has(file));
     const listing = this.listing;
     const unseen = (file: string) => settling.has(file) || (listing?.unseen(file) ?? false);
-    this.problemReport.set([...(listing?.problems ?? []), ...this.applier.apply(scans, unseen)]);
+    // A named rescan changed only the scans of its candidates and of the files it found gone, so
+    // the applier decides those alone (apply.ts applyFiles): a change costs what it touches.
+    const applied = named
+      ? this.applier.applyFiles(
+          [...candidates.map((c) => relativeName(this.dir, c.path)), ...named, ...gonesOf(results)],
+          (file) => this.scanCache.get(file)?.scan,
+          unseen,
+          allScans,
+        )
+      : this.applier.apply(allScans(), unseen);
+    this.problemReport.set([...(listing?.problems ?? []), ...applied]);
     this.settlingWaitMs = waitMs;
     if (waitMs > 0) this.rescanIn(waitMs);
+  }
+
+  /**
+   * Scans `candidates`. Files already scanned once (a rescan: a stat each, a read only when they
+   * changed) are started in slices of CHECK_SLICE, one slice per event-loop turn, so the periodic
+   * rescan of a large tree never holds the loop for all its stats at once; the first load hands
+   * every file to the parse pool at once, which queues them itself.
+   */
+  private async scanAll(candidates: Candidate[]): Promise<Awaited<ReturnType<FileProvider['scanFile']>>[]> {
+    if (this.scanCache.size === 0 || candidates.length <= CHECK_SLICE)
+      return Promise.all(candidates.map((c) => this.scanFile(c)));
+    const results: Awaited<ReturnType<FileProvider['scanFile']>>[] = [];
+    for (let i = 0; i < candidates.length; i += CHECK_SLICE) {
+      const slice = candidates.slice(i, i + CHECK_SLICE);
+      for (const r of await Promise.all(slice.map((c) => this.scanFile(c)))) results.push(r);
+    }
+    return results;
   }
 
   /** Adds a new file to the known files, in path order. */
@@ -516,6 +553,13 @@ interface Candidate {
   mode: 'check' | 'read';
   /** Named by a watch event (not just listed). */
   named?: boolean;
+}
+
+/** The files a scan found gone. */
+function gonesOf(results: ({ gone: string } | { file: string; waitMs: number })[]): string[] {
+  const gone: string[] = [];
+  for (const r of results) if ('gone' in r) gone.push(r.gone);
+  return gone;
 }
 
 /** The modification time recorded in a fingerprint (fingerprintOf()). */

@@ -45,7 +45,7 @@ export class SettleGate {
   }
 
   /** Forgets files that are no longer being waited for. */
-  retain(files: Set<string>): void {
-    for (const file of this.observed.keys()) if (!files.has(file)) this.observed.delete(file);
+  retain(known: (file: string) => boolean): void {
+    for (const file of this.observed.keys()) if (!known(file)) this.observed.delete(file);
   }
 }

@@ -14,6 +14,13 @@ import type { Logger } from '../../observability/logger';
 /** Rescan at the latest this long after the first event of a burst, however busy the directory. */
 const MAX_DEBOUNCE_MS = 2000;
 
+/**
+ * Quiet time that ends a burst of only renames, creations and deletions. A file renamed into
+ * place is complete (docs/architecture.md §10.1), so waiting longer only delays the change; this
+ * still gathers the files one writer renames one after another into one report.
+ */
+export const RENAME_QUIET_MS = 5;
+
 /** What one burst of events touched. */
 export interface WatchReport {
   /** Something happened that no file name describes: list the whole tree again. */
@@ -24,7 +31,10 @@ export interface WatchReport {
 
 export interface DirectoryWatcherOptions {
   logger: Logger;
-  /** Quiet time after the last filesystem event before reporting. */
+  /**
+   * Quiet time after the last filesystem event before reporting, when the burst has a write in
+   * place or an event without a name; a burst of renames alone waits at most RENAME_QUIET_MS.
+   */
   debounceMs: number;
   /** Called once per burst of events. */
   onChange: (report: WatchReport) => void;
@@ -41,6 +51,8 @@ export class DirectoryWatcher {
   private first = true;
   /** The burst being collected. */
   private pending: WatchReport = { full: false, files: new Map() };
+  /** The burst being collected has a write in place. */
+  private pendingWritten = false;
 
   constructor(private readonly opts: DirectoryWatcherOptions) {}
 
@@ -118,11 +130,15 @@ export class DirectoryWatcher {
     const now = Date.now();
     if (!this.debounceTimer) this.burstStart = now;
     else clearTimeout(this.debounceTimer);
-    const wait = Math.max(0, Math.min(this.opts.debounceMs, this.burstStart + MAX_DEBOUNCE_MS - now));
+    if (event === 'change') this.pendingWritten = true;
+    const renamesOnly = !this.pending.full && !this.pendingWritten;
+    const quiet = renamesOnly ? Math.min(this.opts.debounceMs, RENAME_QUIET_MS) : this.opts.debounceMs;
+    const wait = Math.max(0, Math.min(quiet, this.burstStart + MAX_DEBOUNCE_MS - now));
     this.debounceTimer = setTimeout(() => {
       this.debounceTimer = undefined;
       const report = this.pending;
       this.pending = { full: false, files: new Map() };
+      this.pendingWritten = false;
       if (this.running && (report.full || report.files.size > 0)) this.opts.onChange(report);
     }, wait);
   }

@@ -76,6 +76,20 @@ class Side {
     this.applier = new StoreApplier(this.store, new MetadataAssigner(), { incremental });
   }
   apply(files: Map<string, FileSpec>, unseen: Set<string>) {
+    return this.applier.apply(this.scansOf(files), (file) => unseen.has(file));
+  }
+  /** As the file provider after a watch report naming `touched`: applyFiles over those alone. */
+  applyNamed(files: Map<string, FileSpec>, unseen: Set<string>, touched: string[]) {
+    const scans = this.scansOf(files);
+    const byFile = new Map(scans.map((scan) => [scan.file, scan]));
+    return this.applier.applyFiles(
+      touched,
+      (file) => byFile.get(file),
+      (file) => unseen.has(file),
+      () => scans,
+    );
+  }
+  private scansOf(files: Map<string, FileSpec>): FileScan[] {
     const scans: FileScan[] = [];
     for (const file of FILES) {
       const spec = files.get(file);
@@ -87,7 +101,7 @@ class Side {
       if (held?.spec !== spec) this.scans.set(file, (held = { spec, scan: scanOf(file, spec) }));
       scans.push(held.scan);
     }
-    return this.applier.apply(scans, (file) => unseen.has(file));
+    return scans;
   }
   contents(): unknown[] {
     return this.store
@@ -124,5 +138,40 @@ test('the incremental applier gives the same store and problems as deciding ever
     assert.equal(full.applier.changedOnlyApplies, 0);
   }
   // The comparison means something only if the changed-only path ran often.
+  assert.ok(changedOnly > 1000, `changed-only applies: ${changedOnly}`);
+});
+
+test('applying only the files a change named gives what deciding every file gives', () => {
+  let changedOnly = 0;
+  for (let seed = 1; seed <= 300; seed++) {
+    const rand = random(seed);
+    const named = new Side(true);
+    const full = new Side(false);
+    const files = new Map<string, FileSpec>();
+    let unseen = new Set<string>();
+    for (let step = 0; step < 25; step++) {
+      const touched: string[] = [];
+      const changes = 1 + Math.floor(rand() * 3);
+      for (let c = 0; c < changes; c++) {
+        const file = FILES[Math.floor(rand() * FILES.length)];
+        touched.push(file);
+        const roll = rand();
+        if (files.has(file) && roll < 0.15) files.delete(file);
+        else if (roll < 0.9) files.set(file, randomSpec(rand));
+        // else: named by an event, content unchanged (its scan is the same object).
+      }
+      // Only a full rescan changes which files could not be looked at; the provider then applies
+      // every file, as here.
+      const fullRescan = rand() < 0.1;
+      if (fullRescan) unseen = new Set(rand() < 0.5 ? [FILES[Math.floor(rand() * FILES.length)]] : []);
+      const got = fullRescan ? named.apply(files, unseen) : named.applyNamed(files, unseen, touched);
+      const want = full.apply(files, unseen);
+      const where = `seed ${seed} step ${step}`;
+      assert.deepEqual(got, want, `problems, ${where}`);
+      assert.deepEqual(named.contents(), full.contents(), `store, ${where}`);
+      assert.equal(named.applier.size, full.applier.size, `size, ${where}`);
+    }
+    changedOnly += named.applier.changedOnlyApplies;
+  }
   assert.ok(changedOnly > 1000, `changed-only applies: ${changedOnly}`);
 });
