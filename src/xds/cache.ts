@@ -201,8 +201,11 @@ export class XdsCache {
     const known = this.encoded.get(obj);
     if (known && known.name === name) return known;
     // A Listener splices in the cached bytes of its unchanged filter chains (listener-bytes.ts).
-    const bytes = type === TypeUrl.Listener ? encodeListener(obj) : encodeMessage(messageNameOf(type), obj);
-    const version = contentHash(bytes);
+    // Its version hashes the chains' cached digests rather than all its bytes (listenerVersion).
+    const { bytes, version } =
+      type === TypeUrl.Listener
+        ? encodeListener(obj)
+        : encodedWithHash(encodeMessage(messageNameOf(type), obj));
     const entry = this.interned.get(internKey(type, version))?.entry ?? { name, version, bytes };
     this.encoded.set(obj, entry);
     return entry;
@@ -230,6 +233,10 @@ export class XdsCache {
       }
     }
   }
+}
+
+function encodedWithHash(bytes: Buffer): { bytes: Buffer; version: string } {
+  return { bytes, version: contentHash(bytes) };
 }
 
 /** The type is part of the key only to rule out cross-type collisions (the name is in the bytes). */

@@ -5,7 +5,10 @@ import { byName } from '../util/compare';
 /** One encoded resource. Immutable; shared by every fleet whose resource has the same bytes. */
 export interface CacheEntry {
   readonly name: string;
-  /** Content hash of `bytes`: equal content gives an equal version on every replica and restart. */
+  /**
+   * A hash of `bytes` (contentHash; for a Listener of many chains, listenerVersion in
+   * listener-bytes.ts): equal content gives an equal version on every replica and restart.
+   */
   readonly version: string;
   /** The resource message itself (the `value` of its google.protobuf.Any). */
   readonly bytes: Buffer;
