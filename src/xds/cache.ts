@@ -1,6 +1,7 @@
 import type { Logger } from '../observability/logger';
 import type { ConvoyMetrics } from '../observability/metrics';
 import { encodeMessage } from '../envoy/protos';
+import { forgetFleetTranslation } from '../envoy/translate';
 import { ConsistencyChecker } from './consistency';
 import { encodeListener } from './listener-bytes';
 import type { EnvoyResources } from '../envoy/resources';
@@ -164,6 +165,8 @@ export class XdsCache {
     this.snapshots.delete(fleet);
     this.checkers.delete(fleet);
     this.lists.delete(fleet);
+    // What the translation remembered of the fleet to translate its next model faster goes too.
+    forgetFleetTranslation(fleet);
     const removed = new Map<TypeUrl, string[]>();
     for (const type of PUSH_ORDER) {
       const ts = prev.types[type];
