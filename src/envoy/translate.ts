@@ -9,12 +9,14 @@ import { translateSecret } from './translate/secrets';
 import { translateCaBundle } from './translate/client-validation';
 import { withMisdirectedHosts } from './translate/misdirected';
 import { memoByNode } from './translate/common';
+import { ListReuse } from './translate/list-reuse';
 import { DEFAULT_ACCESS_LOG, type AccessLogOptions } from './translate/access-log';
 import { tracing as tracingFor, type TracingOptions } from './translate/tracing';
 import { buildUdpWeightedCluster, needsUdpWeightedCluster } from './translate/udp-weights';
 import { translateDispatchedPort } from './translate/sni-dispatch';
 import { portLayout, type ListenerLayout } from './translate/layout-choice';
 import type { Cluster } from '../generated/envoy/config/cluster/v3/Cluster';
+import type { ClusterLoadAssignment } from '../generated/envoy/config/endpoint/v3/ClusterLoadAssignment';
 
 /**
  * Translates a FleetModel (the model of one Gateway's fleet) into the typed Envoy resources its
@@ -63,6 +65,31 @@ const chainRouteConfiguration = memoByNode((fc: FilterChainModel): RouteConfigur
   buildRouteConfiguration(fc.routeConfigName!, withMisdirectedHosts(fc)),
 );
 
+/** Each fleet's long lists as last translated (list-reuse.ts). */
+const lastLists = new ListReuse();
+
+/**
+ * Forgets what translateFleet remembers of a fleet to translate its next model faster; called when
+ * the fleet is gone (XdsCache.removeFleet), so nothing of a removed fleet is kept.
+ */
+export function forgetFleetTranslation(fleet: string): void {
+  lastLists.forget(fleet);
+}
+
+/** The RouteConfiguration of a TLS-port chain, for the chains that terminate HTTPS only. */
+function chainRoutes(fc: FilterChainModel): RouteConfiguration | undefined {
+  // Only HTTPS chains that terminate TLS run an HCM, hence need their RouteConfiguration.
+  return fc.protocol === 'HTTPS' && fc.mode === 'Terminate' && fc.routeConfigName && fc.secretNames.length
+    ? chainRouteConfiguration(fc)
+    : undefined;
+}
+
+/** The ClusterLoadAssignment sent over EDS for a cluster; none for a DNS cluster. */
+function edsAssignment(cluster: ClusterModel): ClusterLoadAssignment | undefined {
+  // DNS clusters carry their own load assignment; only EDS clusters get one over ADS.
+  return cluster.externalName ? undefined : translateEndpoints(cluster);
+}
+
 /**
  * Translates one fleet's model into its listeners, route configurations, clusters, assignments and
  * secrets, in model order (see the file comment for purity and memoization).
@@ -88,6 +115,7 @@ export function translateFleet(model: FleetModel, options: TranslateOptions = {}
   };
 
   const dispatchClusters: Cluster[] = [];
+  const usedKeys = new Set(['clusters', 'endpoints', 'secrets']);
   for (const port of model.ports) {
     const dispatched =
       portLayout(port, options.listenerLayout, options.listenerLayoutThreshold) === 'sni-dispatch'
@@ -105,17 +133,16 @@ export function translateFleet(model: FleetModel, options: TranslateOptions = {}
       continue;
     }
     if (port.http) addRoutes(httpRouteConfiguration(port.http));
-    for (const fc of port.filterChains) {
-      // Only HTTPS chains that terminate TLS run an HCM, hence need their RouteConfiguration.
-      if (fc.protocol === 'HTTPS' && fc.mode === 'Terminate' && fc.routeConfigName && fc.secretNames.length) {
-        addRoutes(chainRouteConfiguration(fc));
-      }
-    }
+    // The chains' lists are reused per port (list-reuse.ts): a few chains changed, a few looked up.
+    const key = 'routes ' + port.name;
+    usedKeys.add(key);
+    for (const rc of lastLists.map(model.fleet, key, port.filterChains, chainRoutes)) if (rc) addRoutes(rc);
   }
-  for (const cluster of model.clusters) {
-    out.clusters.push(translateCluster(cluster));
-    // DNS clusters carry their own load assignment; only EDS clusters get one over ADS.
-    if (!cluster.externalName) out.endpoints.push(translateEndpoints(cluster));
+  for (const cluster of lastLists.map(model.fleet, 'clusters', model.clusters, translateCluster)) {
+    out.clusters.push(cluster);
+  }
+  for (const cla of lastLists.map(model.fleet, 'endpoints', model.clusters, edsAssignment)) {
+    if (cla) out.endpoints.push(cla);
   }
   // After the model's clusters, which are sorted, in port order: a deterministic place.
   let byName: Map<string, ClusterModel> | undefined;
@@ -127,7 +154,10 @@ export function translateFleet(model: FleetModel, options: TranslateOptions = {}
   // After the model's clusters: the SNI-dispatch clusters, in port and chain order.
   out.clusters.push(...dispatchClusters);
   if (traced) out.clusters.push(traced.cluster);
-  for (const secret of model.secrets) out.secrets.push(translateSecret(secret));
+  for (const secret of lastLists.map(model.fleet, 'secrets', model.secrets, translateSecret)) {
+    out.secrets.push(secret);
+  }
+  lastLists.retain(model.fleet, usedKeys);
   // After the certificates: the CA bundles of client certificate validation (their names differ).
   for (const bundle of model.caBundles ?? []) out.secrets.push(translateCaBundle(bundle));
   return out;

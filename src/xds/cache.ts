@@ -1,6 +1,7 @@
 import type { Logger } from '../observability/logger';
 import type { ConvoyMetrics } from '../observability/metrics';
 import { encodeMessage } from '../envoy/protos';
+import { forgetFleetTranslation } from '../envoy/translate';
 import { ConsistencyChecker } from './consistency';
 import { encodeListener } from './listener-bytes';
 import type { EnvoyResources } from '../envoy/resources';
@@ -23,6 +24,19 @@ const LISTS: readonly { type: TypeUrl; key: keyof EnvoyResources; nameField: str
   { type: TypeUrl.Listener, key: 'listeners', nameField: 'name' },
   { type: TypeUrl.Route, key: 'routes', nameField: 'name' },
 ];
+
+/**
+ * Above this share of a list's objects replaced, setFleet rebuilds the type's entries instead of
+ * patching the previous ones (patching pays off for a few changes among thousands).
+ */
+const PATCH_MAX_SHARE = 1 / 8;
+
+/** A type's part of setFleet's result. */
+interface TypeUpdate {
+  snapshot: TypeSnapshot;
+  changed: string[];
+  removed: string[];
+}
 
 interface Interned {
   entry: CacheEntry;
@@ -50,6 +64,8 @@ export class XdsCache {
    * and tells which resource lists are the very same objects as then.
    */
   private readonly checkers = new Map<string, ConsistencyChecker>();
+  /** Per fleet: the resource lists of its snapshot, copied, to find the objects replaced since. */
+  private readonly lists = new Map<string, Partial<Record<keyof EnvoyResources, readonly object[]>>>();
 
   constructor(opts: { logger: Logger; metrics: ConvoyMetrics }) {
     this.logger = opts.logger;
@@ -73,6 +89,7 @@ export class XdsCache {
     const types = {} as Record<TypeUrl, TypeSnapshot>;
     const changed = new Map<TypeUrl, string[]>();
     const removed = new Map<TypeUrl, string[]>();
+    const lists: Partial<Record<keyof EnvoyResources, readonly object[]>> = { ...this.lists.get(fleet) };
 
     if (errors.length === 0) {
       for (const { type, key, nameField } of LISTS) {
@@ -83,28 +100,15 @@ export class XdsCache {
           types[type] = prevType;
           continue;
         }
-        const entries = new Map<string, CacheEntry>();
-        for (const obj of list) {
-          const name = (obj as Record<string, unknown>)[nameField] as string;
-          try {
-            entries.set(name, this.entryFor(type, name, obj));
-          } catch (e) {
-            errors.push(`${messageNameOf(type)} "${name}" cannot be encoded: ${(e as Error).message}`);
-          }
-        }
-        const ch: string[] = [];
-        const rm: string[] = [];
-        for (const [name, entry] of entries) {
-          if (prevType?.entries.get(name)?.version !== entry.version) ch.push(name);
-        }
-        if (prevType) for (const name of prevType.entries.keys()) if (!entries.has(name)) rm.push(name);
-        if (ch.length) changed.set(type, ch);
-        if (rm.length) removed.set(type, rm);
-        types[type] = !prevType
-          ? new TypeSnapshot(type, entries)
-          : ch.length === 0 && rm.length === 0
-            ? prevType
-            : TypeSnapshot.derive(prevType, entries, ch, rm);
+        const prevList = this.lists.get(fleet)?.[key];
+        const update =
+          (prevType && prevList && this.patchType(type, nameField, list, prevList, prevType, errors)) ||
+          this.rebuildType(type, nameField, list, prevType, errors);
+        if (update.changed.length) changed.set(type, update.changed);
+        if (update.removed.length) removed.set(type, update.removed);
+        types[type] = update.snapshot;
+        // Copied: a caller may reuse its arrays. Its objects' entries are those of the snapshot.
+        lists[key] = [...list];
       }
     }
 
@@ -136,6 +140,7 @@ export class XdsCache {
       for (const name of removed.get(type) ?? []) this.release(type, old.entries.get(name)!);
     }
     check.accept();
+    this.lists.set(fleet, lists);
     const snapshot: FleetSnapshot = { fleet, types, clusterEds: check.clusterEds };
     this.snapshots.set(fleet, snapshot);
 
@@ -159,6 +164,9 @@ export class XdsCache {
     if (!prev) return;
     this.snapshots.delete(fleet);
     this.checkers.delete(fleet);
+    this.lists.delete(fleet);
+    // What the translation remembered of the fleet to translate its next model faster goes too.
+    forgetFleetTranslation(fleet);
     const removed = new Map<TypeUrl, string[]>();
     for (const type of PUSH_ORDER) {
       const ts = prev.types[type];
@@ -195,14 +203,94 @@ export class XdsCache {
     return { fleets: this.snapshots.size, entries: this.interned.size, bytes };
   }
 
+  /**
+   * A type's update built from all of `list`: every object's entry (encoded once per object),
+   * compared with the previous snapshot's by name and version.
+   */
+  private rebuildType(
+    type: TypeUrl,
+    nameField: string,
+    list: readonly object[],
+    prevType: TypeSnapshot | undefined,
+    errors: string[],
+  ): TypeUpdate {
+    const entries = new Map<string, CacheEntry>();
+    for (const obj of list) {
+      const name = (obj as Record<string, unknown>)[nameField] as string;
+      try {
+        entries.set(name, this.entryFor(type, name, obj));
+      } catch (e) {
+        errors.push(`${messageNameOf(type)} "${name}" cannot be encoded: ${(e as Error).message}`);
+      }
+    }
+    const changed: string[] = [];
+    const removed: string[] = [];
+    for (const [name, entry] of entries) {
+      if (prevType?.entries.get(name)?.version !== entry.version) changed.push(name);
+    }
+    if (prevType) for (const name of prevType.entries.keys()) if (!entries.has(name)) removed.push(name);
+    const snapshot = !prevType
+      ? new TypeSnapshot(type, entries)
+      : changed.length === 0 && removed.length === 0
+        ? prevType
+        : TypeSnapshot.derive(prevType, entries, changed, removed);
+    return { snapshot, changed, removed };
+  }
+
+  /**
+   * The same update as rebuildType, from only the objects that replaced others at the same place
+   * in the list, when each kept its predecessor's name; undefined when that does not hold (a
+   * resource added, removed or renamed) or too many objects differ.
+   *
+   * Correct because the objects handed in are immutable (this class's rule): an object at the same
+   * index as in the previous list has the entry it had, so only the replaced ones can change a
+   * version; with every name kept at its index the names are those of the previous snapshot
+   * (which had no duplicates: as many entries as objects), so nothing is removed or added.
+   */
+  private patchType(
+    type: TypeUrl,
+    nameField: string,
+    list: readonly object[],
+    prevList: readonly object[],
+    prevType: TypeSnapshot,
+    errors: string[],
+  ): TypeUpdate | undefined {
+    if (list.length !== prevList.length || prevType.entries.size !== list.length) return undefined;
+    const limit = list.length * PATCH_MAX_SHARE;
+    const replaced: number[] = [];
+    for (let i = 0; i < list.length; i++) {
+      if (list[i] === prevList[i]) continue;
+      if (replaced.push(i) > limit) return undefined;
+    }
+    const updated: CacheEntry[] = [];
+    for (const i of replaced) {
+      const name = (list[i] as Record<string, unknown>)[nameField] as string;
+      if (name !== (prevList[i] as Record<string, unknown>)[nameField]) return undefined;
+      try {
+        const entry = this.entryFor(type, name, list[i]);
+        if (prevType.entries.get(name)!.version !== entry.version) updated.push(entry);
+      } catch (e) {
+        errors.push(`${messageNameOf(type)} "${name}" cannot be encoded: ${(e as Error).message}`);
+      }
+    }
+    if (updated.length === 0) return { snapshot: prevType, changed: [], removed: [] };
+    const entries = new Map(prevType.entries);
+    for (const entry of updated) entries.set(entry.name, entry);
+    const snapshot = TypeSnapshot.replace(prevType, entries, updated);
+    return { snapshot, changed: updated.map((e) => e.name), removed: [] };
+  }
+
   private entryFor(type: TypeUrl, name: string, obj: object): CacheEntry {
     // Encoded before (this object, unchanged): its entry has the same name, version and bytes as
     // any interned one, so it serves as is.
     const known = this.encoded.get(obj);
     if (known && known.name === name) return known;
     // A Listener splices in the cached bytes of its unchanged filter chains (listener-bytes.ts).
-    const bytes = type === TypeUrl.Listener ? encodeListener(obj) : encodeMessage(messageNameOf(type), obj);
-    const version = contentHash(bytes);
+    // Its version hashes the chains' cached digests rather than all its bytes (listenerVersion).
+    const { bytes, version } =
+      type === TypeUrl.Listener
+        ? encodeListener(obj)
+        : encodedWithHash(encodeMessage(messageNameOf(type), obj));
     const entry = this.interned.get(internKey(type, version))?.entry ?? { name, version, bytes };
     this.encoded.set(obj, entry);
     return entry;
@@ -230,6 +318,10 @@ export class XdsCache {
       }
     }
   }
+}
+
+function encodedWithHash(bytes: Buffer): { bytes: Buffer; version: string } {
+  return { bytes, version: contentHash(bytes) };
 }
 
 /** The type is part of the key only to rule out cross-type collisions (the name is in the bytes). */

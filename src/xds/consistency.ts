@@ -371,6 +371,11 @@ export class ConsistencyChecker {
         unchanged.add(key);
         continue;
       }
+      // Objects replaced in place under the same names (a route edited): the same name set.
+      if (last && sameNamesInPlace(last.lists[key], list, nameField)) {
+        names[key] = last.names[key];
+        continue;
+      }
       const set = namesOf(kind, list, nameField, errors);
       names[key] = set;
       if (last && !removed) for (const n of last.names[key]) if (!set.has(n)) removed = true;
@@ -409,6 +414,19 @@ export class ConsistencyChecker {
 function sameObjects(a: readonly object[], b: readonly object[]): boolean {
   if (a.length !== b.length) return false;
   for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/**
+ * True when `b` holds, at every index where its object differs from `a`'s, an object of the same
+ * name: then its names are exactly `a`'s. For an accepted `a` (no empty or duplicate names), `b`
+ * has none either, so namesOf would give `a`'s set and no error.
+ */
+function sameNamesInPlace(a: readonly object[], b: readonly object[], nameField: string): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) {
+    if (a[i] !== b[i] && str((a[i] as Obj)[nameField]) !== str((b[i] as Obj)[nameField])) return false;
+  }
   return true;
 }
 

@@ -1,11 +1,14 @@
 import { createHash } from 'node:crypto';
 import type { TypeUrl } from '../envoy/resources';
-import { byName } from '../util/compare';
+import { byName, compareStrings } from '../util/compare';
 
 /** One encoded resource. Immutable; shared by every fleet whose resource has the same bytes. */
 export interface CacheEntry {
   readonly name: string;
-  /** Content hash of `bytes`: equal content gives an equal version on every replica and restart. */
+  /**
+   * A hash of `bytes` (contentHash; for a Listener of many chains, listenerVersion in
+   * listener-bytes.ts): equal content gives an equal version on every replica and restart.
+   */
   readonly version: string;
   /** The resource message itself (the `value` of its google.protobuf.Any). */
   readonly bytes: Buffer;
@@ -94,6 +97,21 @@ export class TypeSnapshot {
   }
 
   /**
+   * The snapshot of `entries`, which hold the same names as `prev`'s with the `updated` entries in
+   * place of theirs. The sorted order keeps its shape: each updated entry takes its name's slot,
+   * found by binary search, instead of walking every name again.
+   */
+  static replace(
+    prev: TypeSnapshot,
+    entries: ReadonlyMap<string, CacheEntry>,
+    updated: readonly CacheEntry[],
+  ): TypeSnapshot {
+    const sorted = prev.sorted.slice();
+    for (const entry of updated) sorted[indexOfName(sorted, entry.name)] = entry;
+    return new TypeSnapshot(prev.typeUrl, entries, sorted);
+  }
+
+  /**
    * Encoded responses are built once per (type snapshot, key) and shared by every stream that
    * needs the same response; the memo dies with the snapshot. The key must determine the content.
    */
@@ -149,6 +167,20 @@ export class TypeSnapshot {
   get memoSize(): number {
     return this.memo.size;
   }
+}
+
+/** The index of `name` in entries sorted by name (it must be there). */
+function indexOfName(sorted: readonly CacheEntry[], name: string): number {
+  let lo = 0;
+  let hi = sorted.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >>> 1;
+    const c = compareStrings(sorted[mid].name, name);
+    if (c === 0) return mid;
+    if (c < 0) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  throw new Error(`no entry named "${name}"`);
 }
 
 /** One fleet's snapshot: every type, plus the cluster → ClusterLoadAssignment name map. */

@@ -9,6 +9,7 @@ import type { EnvoyResources } from '../../src/envoy/resources';
 import { encodeMessage, setVerifyEncoding } from '../../src/envoy/protos';
 import { MEMO_IDLE_MS, MEMO_LARGE_BYTES, TypeSnapshot } from '../../src/xds/snapshot';
 import type { FleetChange } from '../../src/xds/snapshot';
+import { rng } from '../support/rng';
 import { cla, edsCluster, fleetResources, httpListener, routeConfig, secret } from '../support/xds-fixtures';
 
 function newCache(): { cache: XdsCache; metrics: ConvoyMetrics } {
@@ -381,6 +382,68 @@ describe('XdsCache interning under random changes', () => {
         for (const [type, ts] of Object.entries(cache.snapshot(f)!.types))
           for (const e of ts.entries.values()) distinct.add(`${type} ${e.version}`);
       assert.equal(cache.stats().entries, distinct.size, `step ${step}`);
+    }
+  });
+});
+
+describe('XdsCache patching a type in place (a full build as the oracle)', () => {
+  test('random replacements, renames, additions, removals and reorders give a full build’s snapshot', () => {
+    const next = rng(13);
+    const { cache } = newCache();
+    let secrets = Array.from({ length: 40 }, (_, i) => secret(`s-${i}`));
+    let before: Record<string, Record<string, string>> | undefined;
+    for (let step = 0; step < 300; step++) {
+      const r = next();
+      const i = Math.floor(next() * secrets.length);
+      const at = (s: ReturnType<typeof secret>) => secrets.map((x, j) => (j === i ? s : x));
+      if (r < 0.35)
+        secrets = at(secret(secrets[i].name!, `CERT-${step}`)); // content changed
+      else if (r < 0.5)
+        secrets = at(secret(secrets[i].name!, `CERT-${Math.floor(step / 7)}`)); // maybe equal
+      else if (r < 0.6)
+        secrets = at({ ...secrets[i] }); // a new object, the same content
+      else if (r < 0.67) secrets = at(secret(`renamed-${step}`));
+      else if (r < 0.74) secrets = [...secrets.slice(0, i), secret(`added-${step}`), ...secrets.slice(i)];
+      else if (r < 0.8 && secrets.length > 1) secrets = secrets.filter((_, j) => j !== i);
+      else if (r < 0.85)
+        secrets = [...secrets.slice(i), ...secrets.slice(0, i)]; // the same names, reordered
+      else if (r < 0.9)
+        secrets = [...secrets]; // the same objects in a new array
+      else secrets = secrets.map((s, j) => (j % 3 === i % 3 ? secret(s.name!, `CERT-${step}`) : s)); // many
+      const resources: EnvoyResources = { listeners: [], routes: [], clusters: [], endpoints: [], secrets };
+      const result = cache.setFleet('ns/gw', resources);
+      const oracle = newCache().cache;
+      assert.ok(oracle.setFleet('ns/gw', resources).ok && result.ok, `step ${step}`);
+      const got = cache.snapshot('ns/gw')!.types[TypeUrl.Secret];
+      const want = oracle.snapshot('ns/gw')!.types[TypeUrl.Secret];
+      assert.equal(got.version, want.version, `set version at step ${step}`);
+      assert.deepEqual(
+        got.sorted.map((e) => [e.name, e.version, e.bytes.toString('base64')]),
+        want.sorted.map((e) => [e.name, e.version, e.bytes.toString('base64')]),
+        `entries at step ${step}`,
+      );
+      assert.deepEqual(
+        [...got.entries.keys()].sort(),
+        [...want.entries.keys()].sort(),
+        `names at step ${step}`,
+      );
+      for (const [name, e] of got.entries) assert.equal(e.version, want.entries.get(name)!.version);
+      // What the step reported as changed and removed is the difference between the full builds.
+      const now = versions(oracle, 'ns/gw')[TypeUrl.Secret];
+      const was = before?.[TypeUrl.Secret] ?? {};
+      const changedNames = Object.keys(now).filter((n) => n !== '' && was[n] !== now[n]);
+      const removedNames = Object.keys(was).filter((n) => n !== '' && !(n in now));
+      assert.deepEqual(
+        [...(result.changed[TypeUrl.Secret] ?? [])].sort(),
+        changedNames.sort(),
+        `changed ${step}`,
+      );
+      assert.deepEqual(
+        [...(result.removed[TypeUrl.Secret] ?? [])].sort(),
+        removedNames.sort(),
+        `removed ${step}`,
+      );
+      before = versions(oracle, 'ns/gw');
     }
   });
 });

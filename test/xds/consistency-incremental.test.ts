@@ -12,7 +12,7 @@ function mutate(res: EnvoyResources, r: () => number): EnvoyResources {
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)];
   const name = pick(NAMES);
   const without = <T>(xs: readonly T[], i: number): T[] => xs.filter((_, j) => j !== i);
-  switch (Math.floor(r() * 9)) {
+  switch (Math.floor(r() * 10)) {
     case 0: // a cluster and its endpoints appear (or a duplicate name)
       return {
         ...res,
@@ -62,6 +62,16 @@ function mutate(res: EnvoyResources, r: () => number): EnvoyResources {
         : res.secrets.length
           ? { ...res, secrets: without(res.secrets, Math.floor(r() * res.secrets.length)) }
           : res;
+    case 8: {
+      // a route configuration edited in place (same name, maybe a missing cluster) or renamed in place
+      if (!res.routes.length) return res;
+      const i = Math.floor(r() * res.routes.length);
+      const keep = r() < 0.7;
+      const rc = routeConfig(keep ? res.routes[i].name! : `rc-${pick(NAMES)}`, [
+        { prefix: '/', cluster: `ns/${pick(NAMES)}/80` },
+      ]);
+      return { ...res, routes: res.routes.map((x, j) => (j === i ? rc : x)) };
+    }
     default: // a resource is replaced by an equal copy (new identity), or nothing changes
       return r() < 0.5 && res.routes.length ? { ...res, routes: res.routes.map((x) => ({ ...x })) } : res;
   }

@@ -3,7 +3,9 @@ import assert from 'node:assert/strict';
 import type { FilterChainModel, PortModel } from '../../src/model/fleet';
 import { translateListener } from '../../src/envoy/translate/listeners';
 import { encodeMessage } from '../../src/envoy/protos';
-import { encodeListener, offsetOfFirstFieldAbove } from '../../src/xds/listener-bytes';
+import { encodeListener, listenerVersion, offsetOfFirstFieldAbove } from '../../src/xds/listener-bytes';
+import { contentHash } from '../../src/xds/snapshot';
+import { rng } from '../support/rng';
 
 function chain(i: number): FilterChainModel {
   const host = `svc-${i}.example.com`;
@@ -43,7 +45,9 @@ describe('encodeListener', () => {
           },
         );
         if (!l) continue;
-        assert.deepEqual(encodeListener(l), encodeMessage(LISTENER, l), `n=${n} http=${http}`);
+        const encoded = encodeListener(l);
+        assert.deepEqual(encoded.bytes, encodeMessage(LISTENER, l), `n=${n} http=${http}`);
+        assert.equal(encoded.version, listenerVersion(encoded.bytes), `version n=${n} http=${http}`);
       }
     }
   });
@@ -54,7 +58,8 @@ describe('encodeListener', () => {
     encodeListener(first);
     const grown = translateListener(port([...chains, chain(20)]), { bindAddress: '127.0.0.1' })!;
     assert.equal(grown.filter_chains![0], first.filter_chains![0], 'memoized chains are shared');
-    assert.deepEqual(encodeListener(grown), encodeMessage(LISTENER, grown));
+    assert.deepEqual(encodeListener(grown).bytes, encodeMessage(LISTENER, grown));
+    assert.equal(encodeListener(grown).version, listenerVersion(encodeMessage(LISTENER, grown)));
   });
 
   test('offsetOfFirstFieldAbove finds the split point', () => {
@@ -64,5 +69,42 @@ describe('encodeListener', () => {
     assert.equal(offsetOfFirstFieldAbove(buf, 1), 3);
     assert.equal(offsetOfFirstFieldAbove(buf, 3), 6);
     assert.equal(offsetOfFirstFieldAbove(buf, 5), 8);
+  });
+});
+
+describe('Listener versions from cached chain digests (listenerVersion as the oracle)', () => {
+  test('successive edits of a Listener: each version equals the oracle, equal bytes equal versions', () => {
+    const next = rng(15);
+    let chains = Array.from({ length: 40 }, (_, i) => chain(i));
+    const versionOfBytes = new Map<string, string>();
+    for (let step = 0; step < 60; step++) {
+      const r = next();
+      const i = Math.floor(next() * chains.length);
+      if (r < 0.3) chains = [...chains.slice(0, i), chain(1000 + step), ...chains.slice(i)];
+      else if (r < 0.5 && chains.length > 1) chains = chains.filter((_, j) => j !== i);
+      else if (r < 0.8)
+        chains = chains.map((c, j) => (j === i ? { ...c, secretNames: [`ns/rotated-${step}`] } : c));
+      else chains = chains.map((c, j) => (j === i ? chain(i % 40) : c)); // back to an earlier content
+      const l = translateListener(port(chains, step % 2 === 0), { bindAddress: '127.0.0.1' })!;
+      const { bytes, version } = encodeListener(l);
+      assert.deepEqual(bytes, encodeMessage(LISTENER, l), `bytes at step ${step}`);
+      assert.equal(version, listenerVersion(bytes), `version at step ${step}`);
+      const key = bytes.toString('base64');
+      const seen = versionOfBytes.get(key);
+      if (seen) assert.equal(version, seen, `same bytes, same version at step ${step}`);
+      for (const [k, v] of versionOfBytes)
+        if (k !== key) assert.notEqual(v, version, `distinct at step ${step}`);
+      versionOfBytes.set(key, version);
+    }
+  });
+
+  test('a Listener of few chains is versioned by contentHash of its bytes', () => {
+    const l = translateListener(port([chain(1), chain(2)]), { bindAddress: '127.0.0.1' })!;
+    const { bytes, version } = encodeListener(l);
+    assert.equal(version, contentHash(bytes));
+    const big = encodeListener(
+      translateListener(port(Array.from({ length: 9 }, (_, i) => chain(i))), { bindAddress: '0.0.0.0' })!,
+    );
+    assert.notEqual(big.version, contentHash(big.bytes), 'many chains: the chain-digest form');
   });
 });
