@@ -13,6 +13,7 @@
 import type { CST, Document, Node as YamlNode } from 'yaml';
 import { Composer, LineCounter, Parser, isMap, isPair, isScalar, isSeq } from 'yaml';
 import { parsePlainYaml } from './fast-yaml';
+import { kubernetesYaml11Tags } from './yaml-11-tags';
 
 /** One object-shaped value found in a file, before normalisation. */
 export interface RawEntry {
@@ -159,7 +160,12 @@ function* composeDocuments(
 ): Generator<Composed> {
   const parser = new Parser(lines.addNewLine);
   // logLevel 'error': the package's warnings (e.g. about collection keys) are not ours to print.
-  const composer = new Composer({ version: '1.1', uniqueKeys: false, logLevel: 'error' });
+  const composer = new Composer({
+    version: '1.1',
+    uniqueKeys: false,
+    logLevel: 'error',
+    customTags: kubernetesYaml11Tags,
+  });
   /** Indices of the documents handed to the composer and not yet yielded by it. */
   const composing: number[] = [];
   let count = 0;

@@ -22,6 +22,46 @@ describe('parseFile', () => {
     assert.equal(v.x, true);
   });
 
+  test('plain scalars read as Kubernetes reads them: no NaN from digitless numbers, no base 60', () => {
+    const read = (scalar: string) => {
+      const r = parseFile('x.yaml', `a: ${scalar}\n`, undefined, { fastPath: false });
+      assert.deepEqual(r.errors, [], scalar);
+      return (r.entries[0].value as { a: unknown }).a;
+    };
+    // The yaml package alone reads each of these as a number (NaN, or 80 for 1:20).
+    for (const s of [
+      'e80',
+      'E5',
+      '.e1',
+      'e-1',
+      '+e1',
+      '.',
+      '+.',
+      '-.',
+      '._',
+      '0x_',
+      '0b_',
+      '1:20',
+      '1:20.5',
+    ]) {
+      assert.equal(read(s), s);
+    }
+    const numbers: [string, number][] = [
+      ['1e5', 100000],
+      ['.5e1', 5],
+      ['.5', 0.5],
+      ['1.', 1],
+      ['0x1F', 31],
+      ['0b101', 5],
+      ['017', 15],
+      ['1_000', 1000],
+      ['.inf', Infinity],
+      ['-.inf', -Infinity],
+    ];
+    for (const [s, n] of numbers) assert.equal(read(s), n, s);
+    assert.ok(Number.isNaN(read('.nan')));
+  });
+
   test('empty files and empty documents yield nothing; duplicate keys are errors', () => {
     assert.deepEqual(parseFile('x.yaml', ''), { entries: [], errors: [] });
     assert.deepEqual(parseFile('x.yaml', '# only a comment\n---\n'), { entries: [], errors: [] });
