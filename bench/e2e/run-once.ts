@@ -19,6 +19,7 @@ import { freePorts, isListening } from '../../e2e/harness/ports';
 import { renderBootstrapYaml, renderXdsSdsFiles } from '../../src/envoy/bootstrap';
 import type { BootstrapTlsOptions } from '../../src/envoy/bootstrap';
 import type { ListenerLayout } from '../../src/envoy/translate/layout-choice';
+import { DEFAULT_LAYOUT_THRESHOLD, layoutForSize } from '../../src/envoy/translate/layout-choice';
 import { DEFAULT_MAX_STREAMS_PER_PEER } from '../../src/cli/xds-security';
 import { MALLOC_ENV } from '../../src/runtime/memory';
 import type { KubeObject } from '../../src/store/objects';
@@ -374,7 +375,12 @@ export async function runOnce(s: RunSettings): Promise<RunFigures> {
     const afterCold = replicas.map((r) => residentMemory(r.convoy.pid!)?.rss ?? NaN);
 
     // ---- changes
-    const maker = new ChangeMaker(world);
+    const layout = s.listenerLayout ?? 'chains';
+    const maker = new ChangeMaker(
+      world,
+      layoutForSize(world.size.listenerSets, DEFAULT_LAYOUT_THRESHOLD) === 'sni-dispatch' &&
+        layout !== 'chains',
+    );
     const envoyPorts: EnvoyPorts = { https: httpsPort!, admin: envoy!.adminPort };
     const changes: ChangeFigures[][] = replicas.map(() => []);
     const kubectl = cluster ? path.join(cluster.bins.binDir, 'kubectl') : '';
