@@ -149,6 +149,17 @@ async function scrape(convoy: ConvoyProcess): Promise<{ samples: Sample[]; decla
   return { samples: parsePromText(r.body), declared: declaredMetrics(r.body) };
 }
 
+/**
+ * Returns whether Convoy lays out the world's HTTPS port by SNI dispatch, which decides what a
+ * ListenerSet added changes (ChangeMaker waits for its route and Secret then, not the Listener):
+ * always under `sni-dispatch`, under `auto` when the port's TLS listeners (one per ListenerSet)
+ * reach the default threshold, which is what bench Convoys run with (docs/xds.md §16).
+ */
+function httpsPortDispatchedBySni(layout: ListenerLayout, tlsListeners: number): boolean {
+  if (layout === 'auto') return layoutForSize(tlsListeners, DEFAULT_LAYOUT_THRESHOLD) === 'sni-dispatch';
+  return layout === 'sni-dispatch';
+}
+
 function eventLoopMaxMs(samples: Sample[]): number | null {
   return samples.some((s) => s.name === EVENT_LOOP_MAX) ? sumOf(samples, EVENT_LOOP_MAX) * 1000 : null;
 }
@@ -376,11 +387,7 @@ export async function runOnce(s: RunSettings): Promise<RunFigures> {
 
     // ---- changes
     const layout = s.listenerLayout ?? 'chains';
-    const maker = new ChangeMaker(
-      world,
-      layoutForSize(world.size.listenerSets, DEFAULT_LAYOUT_THRESHOLD) === 'sni-dispatch' &&
-        layout !== 'chains',
-    );
+    const maker = new ChangeMaker(world, httpsPortDispatchedBySni(layout, world.size.listenerSets));
     const envoyPorts: EnvoyPorts = { https: httpsPort!, admin: envoy!.adminPort };
     const changes: ChangeFigures[][] = replicas.map(() => []);
     const kubectl = cluster ? path.join(cluster.bins.binDir, 'kubectl') : '';

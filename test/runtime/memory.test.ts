@@ -14,6 +14,13 @@ describe('native-memory settings', () => {
       assert.match(runtimeStage, new RegExp(`^ENV ${k}=${v}$`, 'm'));
   });
 
+  test('scripts/demo.sh starts Convoy with every MALLOC_ENV variable', () => {
+    const demo = fs.readFileSync(path.join(repo, 'scripts', 'demo.sh'), 'utf8');
+    const serveLine = demo.split('\n').find((line) => line.includes('main.js serve'));
+    assert.ok(serveLine, 'demo.sh has a line starting convoy serve');
+    for (const [k, v] of Object.entries(MALLOC_ENV)) assert.match(serveLine, new RegExp(`\\b${k}=${v}\\b`));
+  });
+
   test('hasMallocEnv', () => {
     assert.equal(hasMallocEnv({ ...MALLOC_ENV }), true);
     assert.equal(hasMallocEnv({}), false);
