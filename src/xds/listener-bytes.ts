@@ -112,6 +112,27 @@ function chainedVersion(prefix: Buffer, digests: readonly Buffer[], suffix: Buff
   return h.digest().subarray(0, 16).toString('base64url');
 }
 
+/**
+ * Returns where the value of a field whose tag (`tag`) ended at `pos` starts and where the field
+ * ends, by its wire type; shared by every walk over top-level fields so they skip alike.
+ */
+function fieldValue(buf: Buffer, tag: number, pos: number): { valueStart: number; end: number } {
+  switch (tag & 7) {
+    case 0:
+      return { valueStart: pos, end: readVarint(buf, pos)[1] };
+    case 1:
+      return { valueStart: pos, end: pos + 8 };
+    case 2: {
+      const [len, q] = readVarint(buf, pos);
+      return { valueStart: q, end: q + len };
+    }
+    case 5:
+      return { valueStart: pos, end: pos + 4 };
+    default:
+      throw new Error(`unsupported wire type ${tag & 7}`);
+  }
+}
+
 /** The top-level fields of a message: field number, where its tag starts and its value ends. */
 function topLevelFields(buf: Buffer): { field: number; start: number; valueStart: number; end: number }[] {
   const out: { field: number; start: number; valueStart: number; end: number }[] = [];
@@ -119,28 +140,9 @@ function topLevelFields(buf: Buffer): { field: number; start: number; valueStart
   while (pos < buf.length) {
     const start = pos;
     const [tag, p] = readVarint(buf, pos);
-    pos = p;
-    let valueStart = pos;
-    switch (tag & 7) {
-      case 0:
-        pos = readVarint(buf, pos)[1];
-        break;
-      case 1:
-        pos += 8;
-        break;
-      case 2: {
-        const [len, q] = readVarint(buf, pos);
-        valueStart = q;
-        pos = q + len;
-        break;
-      }
-      case 5:
-        pos += 4;
-        break;
-      default:
-        throw new Error(`unsupported wire type ${tag & 7}`);
-    }
-    out.push({ field: Math.floor(tag / 8), start, valueStart, end: pos });
+    const { valueStart, end } = fieldValue(buf, tag, p);
+    out.push({ field: Math.floor(tag / 8), start, valueStart, end });
+    pos = end;
   }
   return out;
 }
@@ -149,28 +151,9 @@ function topLevelFields(buf: Buffer): { field: number; start: number; valueStart
 export function offsetOfFirstFieldAbove(buf: Buffer, field: number): number {
   let pos = 0;
   while (pos < buf.length) {
-    const start = pos;
     const [tag, p] = readVarint(buf, pos);
-    if (Math.floor(tag / 8) > field) return start;
-    pos = p;
-    switch (tag & 7) {
-      case 0:
-        pos = readVarint(buf, pos)[1];
-        break;
-      case 1:
-        pos += 8;
-        break;
-      case 2: {
-        const [len, q] = readVarint(buf, pos);
-        pos = q + len;
-        break;
-      }
-      case 5:
-        pos += 4;
-        break;
-      default:
-        throw new Error(`unsupported wire type ${tag & 7}`);
-    }
+    if (Math.floor(tag / 8) > field) return pos;
+    pos = fieldValue(buf, tag, p).end;
   }
   return buf.length;
 }
