@@ -199,7 +199,7 @@ export class AdminServer {
     }
     if (path === '/metrics') {
       const registry = this.options.metrics.registry;
-      return send(res, 200, registry.contentType, await registry.metrics());
+      return send(res, 200, registry.contentType, await this.options.metrics.text());
     }
     const page = this.pages[path];
     if (page) {

@@ -1,4 +1,6 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { Metric } from 'prom-client';
+import { CertificateExpiryMetric } from './certificate-expiry-metric';
 
 /**
  * Every Prometheus metric Convoy exports, on one registry per process (tests create their own).
@@ -46,18 +48,7 @@ export class ConvoyMetrics {
    * current without a build and only listeners that exist have a series.
    */
   certificateExpiries: () => Iterable<{ listener: string; notAfter: number }> = () => [];
-  readonly certificateExpirySeconds: Gauge<'listener'> = new Gauge({
-    name: 'convoy_listener_certificate_expiry_seconds',
-    help: 'Seconds until the earliest certificate a listener serves expires (negative: expired, still served).',
-    labelNames: ['listener'] as const,
-    registers: [this.registry],
-    collect: () => {
-      this.certificateExpirySeconds.reset();
-      const now = Date.now();
-      for (const c of this.certificateExpiries())
-        this.certificateExpirySeconds.set({ listener: c.listener }, Math.round((c.notAfter - now) / 1000));
-    },
-  });
+  readonly certificateExpirySeconds = new CertificateExpiryMetric(() => this.certificateExpiries());
   readonly xdsPushes = new Counter({
     name: 'convoy_xds_pushes_total',
     help: 'xDS responses sent, by type.',
@@ -168,6 +159,21 @@ export class ConvoyMetrics {
   });
 
   constructor(options: { processMetrics?: boolean } = {}) {
+    this.registry.registerMetric(this.certificateExpirySeconds as unknown as Metric);
     if (options.processMetrics) collectDefaultMetrics({ register: this.registry, prefix: 'convoy_' });
+  }
+
+  /**
+   * Returns every metric in Prometheus text format, as `registry.metrics()` does, except that the
+   * certificate-expiry gauge renders itself (CertificateExpiryMetric: thousands of series, cheap to
+   * write directly, costly through prom-client's label formatting).
+   */
+  async text(): Promise<string> {
+    const parts: string[] = [];
+    for (const m of this.registry.getMetricsAsArray()) {
+      if ((m as unknown) === this.certificateExpirySeconds) parts.push(this.certificateExpirySeconds.text());
+      else parts.push(await this.registry.getSingleMetricAsString(m.name));
+    }
+    return `${parts.join('\n\n')}\n`;
   }
 }
