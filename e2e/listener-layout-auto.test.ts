@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import * as https from 'node:https';
 import type { Socket } from 'node:net';
 import { request, waitFor, type EchoResponse } from './harness';
-import { CONTROLLER, GATEWAY, World, type Variant } from './support/world';
+import { GATEWAY, GATEWAY_API, World, gatewayDocs, httpsListener, type Variant } from './support/world';
 
 /**
  * The `auto` listener layout (`convoy serve --listener-layout auto`, docs/xds.md §16) through a
@@ -16,7 +16,7 @@ import { CONTROLLER, GATEWAY, World, type Variant } from './support/world';
  * connections are served throughout.
  */
 
-const API = 'gateway.networking.k8s.io/v1';
+const API = GATEWAY_API;
 const THRESHOLD = 3;
 
 for (const variant of ['delta', 'sotw'] as Variant[]) {
@@ -24,6 +24,7 @@ for (const variant of ['delta', 'sotw'] as Variant[]) {
     let w: World;
     const hostnames = ['one.example.net', 'two.example.net', 'three.example.net'];
     const backendOf = (h: string) => h.split('.')[0];
+    const listenerOf = (h: string) => httpsListener(backendOf(h), h, w.ports.https, `cert-${backendOf(h)}`);
 
     /** Asks `hostname` on a new TLS connection; its backend and certificate, or why it failed. */
     const ask = async (hostname: string, agent?: https.Agent) => {
@@ -74,16 +75,7 @@ for (const variant of ['delta', 'sotw'] as Variant[]) {
           metadata: { name, namespace: 'default' },
           spec: {
             parentRef: { name: GATEWAY.name },
-            listeners: [
-              {
-                name: 'https',
-                protocol: 'HTTPS',
-                port: w.ports.https,
-                hostname,
-                tls: { mode: 'Terminate', certificateRefs: [{ name: `cert-${name}` }] },
-                allowedRoutes: { namespaces: { from: 'Same' } },
-              },
-            ],
+            listeners: [httpsListener('https', hostname, w.ports.https, `cert-${name}`)],
           },
         },
         {
@@ -150,32 +142,7 @@ for (const variant of ['delta', 'sotw'] as Variant[]) {
     before(async () => {
       w = await World.create(variant);
       for (const h of hostnames) await w.addBackend(backendOf(h));
-      const listener = (h: string) => ({
-        name: backendOf(h),
-        protocol: 'HTTPS',
-        port: w.ports.https,
-        hostname: h,
-        tls: { mode: 'Terminate', certificateRefs: [{ name: `cert-${backendOf(h)}` }] },
-        allowedRoutes: { namespaces: { from: 'Same' } },
-      });
-      w.write('00-gateway.yaml', [
-        {
-          apiVersion: API,
-          kind: 'GatewayClass',
-          metadata: { name: 'convoy' },
-          spec: { controllerName: CONTROLLER },
-        },
-        {
-          apiVersion: API,
-          kind: 'Gateway',
-          metadata: { name: GATEWAY.name, namespace: GATEWAY.namespace },
-          spec: {
-            gatewayClassName: 'convoy',
-            allowedListeners: { namespaces: { from: 'Same' } },
-            listeners: hostnames.slice(0, 2).map(listener),
-          },
-        },
-      ]);
+      w.write('00-gateway.yaml', gatewayDocs(hostnames.slice(0, 2).map(listenerOf)));
       w.write(
         '01-secrets.yaml',
         hostnames.slice(0, 2).map((h) => w.tlsSecretDoc(`cert-${backendOf(h)}`, h)),
@@ -285,31 +252,7 @@ for (const variant of ['delta', 'sotw'] as Variant[]) {
       // Back at two hostnames: removing one more stays below the threshold of 3.
       const held = await keptAlive(hostnames[1]);
       try {
-        w.write('00-gateway.yaml', [
-          {
-            apiVersion: API,
-            kind: 'GatewayClass',
-            metadata: { name: 'convoy' },
-            spec: { controllerName: CONTROLLER },
-          },
-          {
-            apiVersion: API,
-            kind: 'Gateway',
-            metadata: { name: GATEWAY.name, namespace: GATEWAY.namespace },
-            spec: {
-              gatewayClassName: 'convoy',
-              allowedListeners: { namespaces: { from: 'Same' } },
-              listeners: [hostnames[1]].map((h) => ({
-                name: backendOf(h),
-                protocol: 'HTTPS',
-                port: w.ports.https,
-                hostname: h,
-                tls: { mode: 'Terminate', certificateRefs: [{ name: `cert-${backendOf(h)}` }] },
-                allowedRoutes: { namespaces: { from: 'Same' } },
-              })),
-            },
-          },
-        ]);
+        w.write('00-gateway.yaml', gatewayDocs([hostnames[1]].map(listenerOf)));
         await waitFor(async () => ((await ask(hostnames[0])).backend === 'one' ? undefined : true), {
           what: 'the first hostname removed',
           timeoutMs: 30_000,

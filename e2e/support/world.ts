@@ -28,6 +28,45 @@ export type Variant = 'delta' | 'sotw';
 export const GATEWAY = { namespace: 'default', name: 'edge' };
 export const CONTROLLER = 'convoy.dev/gateway-controller';
 
+/** The Gateway API group version of the objects e2e worlds write. */
+export const GATEWAY_API = 'gateway.networking.k8s.io/v1';
+
+/**
+ * Returns the documents most worlds start from: Convoy's GatewayClass `convoy` and the Gateway
+ * GATEWAY with `listeners`, accepting ListenerSets from its own namespace (`allowedListeners`).
+ */
+export function gatewayDocs(listeners: object[]): object[] {
+  return [
+    {
+      apiVersion: GATEWAY_API,
+      kind: 'GatewayClass',
+      metadata: { name: 'convoy' },
+      spec: { controllerName: CONTROLLER },
+    },
+    {
+      apiVersion: GATEWAY_API,
+      kind: 'Gateway',
+      metadata: { name: GATEWAY.name, namespace: GATEWAY.namespace },
+      spec: { gatewayClassName: 'convoy', allowedListeners: { namespaces: { from: 'Same' } }, listeners },
+    },
+  ];
+}
+
+/**
+ * Returns an HTTPS listener named `name` for `hostname` on `port`, terminating TLS with the Secret
+ * `certificate` and admitting routes from its own namespace.
+ */
+export function httpsListener(name: string, hostname: string, port: number, certificate: string): object {
+  return {
+    name,
+    protocol: 'HTTPS',
+    port,
+    hostname,
+    tls: { mode: 'Terminate', certificateRefs: [{ name: certificate }] },
+    allowedRoutes: { namespaces: { from: 'Same' } },
+  };
+}
+
 export interface ObjectStatusEntry {
   apiVersion: string;
   kind: string;
