@@ -2,7 +2,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import { freePorts, request, waitFor, type EchoResponse } from './harness';
-import { CONTROLLER, GATEWAY, World } from './support/world';
+import { GATEWAY, GATEWAY_API, World, gatewayDocs } from './support/world';
 
 /**
  * Issue 16: Envoy's access log, on by default, names the Gateway API listener that served a request
@@ -10,27 +10,12 @@ import { CONTROLLER, GATEWAY, World } from './support/world';
  * real Envoy, JSON lines read from its stdout; a dead backend shows as the response flag UF.
  */
 
-const API = 'gateway.networking.k8s.io/v1';
+const API = GATEWAY_API;
 const DEADLINE_MS = 60_000;
 
 function docs(w: World): object[] {
   return [
-    {
-      apiVersion: API,
-      kind: 'GatewayClass',
-      metadata: { name: 'convoy' },
-      spec: { controllerName: CONTROLLER },
-    },
-    {
-      apiVersion: API,
-      kind: 'Gateway',
-      metadata: { name: GATEWAY.name, namespace: GATEWAY.namespace },
-      spec: {
-        gatewayClassName: 'convoy',
-        allowedListeners: { namespaces: { from: 'Same' } },
-        listeners: [{ name: 'http', protocol: 'HTTP', port: w.ports.http }],
-      },
-    },
+    ...gatewayDocs([{ name: 'http', protocol: 'HTTP', port: w.ports.http }], { listenerSets: true }),
     {
       apiVersion: API,
       kind: 'ListenerSet',

@@ -2,7 +2,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as net from 'node:net';
 import { request, waitFor, type EchoResponse } from './harness';
-import { CONTROLLER, GATEWAY, World, condition, listenerStatus, type Variant } from './support/world';
+import { GATEWAY, World, condition, gatewayDocs, listenerStatus, type Variant } from './support/world';
 import type { ObjectStatusEntry } from './support/world';
 
 /**
@@ -17,26 +17,15 @@ const REJECTED = 'convoy.dev/EnvoyRejected';
 /** Generous: an Envoy NACK, a debounce and a status publication, on a busy machine. */
 const DEADLINE_MS = 60_000;
 
-function gatewayDocs(w: World, labels: Record<string, string> = {}): object[] {
+function worldDocs(w: World, labels: Record<string, string> = {}): object[] {
   return [
-    {
-      apiVersion: API,
-      kind: 'GatewayClass',
-      metadata: { name: 'convoy' },
-      spec: { controllerName: CONTROLLER },
-    },
-    {
-      apiVersion: API,
-      kind: 'Gateway',
-      metadata: { name: GATEWAY.name, namespace: GATEWAY.namespace, labels },
-      spec: {
-        gatewayClassName: 'convoy',
-        listeners: [
-          { name: 'http', protocol: 'HTTP', port: w.ports.http },
-          { name: 'blocked', protocol: 'HTTP', port: w.ports.https },
-        ],
-      },
-    },
+    ...gatewayDocs(
+      [
+        { name: 'http', protocol: 'HTTP', port: w.ports.http },
+        { name: 'blocked', protocol: 'HTTP', port: w.ports.https },
+      ],
+      { labels },
+    ),
     {
       apiVersion: API,
       kind: 'HTTPRoute',
@@ -90,7 +79,7 @@ for (const variant of ['delta', 'sotw'] as Variant[]) {
       w = await World.create(variant);
       await w.addBackend('web');
       squatter = await occupy(w.ports.https);
-      w.write('00-gateway.yaml', gatewayDocs(w));
+      w.write('00-gateway.yaml', worldDocs(w));
       w.write('01-services.yaml', w.serviceDocs('web'));
       await w.startConvoy();
       await w.startEnvoy();
@@ -154,7 +143,7 @@ for (const variant of ['delta', 'sotw'] as Variant[]) {
       await new Promise((r) => squatter!.close(r));
       squatter = undefined;
       // Envoy never retries a rejected listener by itself; a change to its Gateway makes Convoy offer it again.
-      w.write('00-gateway.yaml', gatewayDocs(w, { 'example.com/retry': '1' }));
+      w.write('00-gateway.yaml', worldDocs(w, { 'example.com/retry': '1' }));
       const gw = await gatewayStatus(
         (s) =>
           listenerCondition(s, 'blocked', 'Programmed')?.status === 'True' &&

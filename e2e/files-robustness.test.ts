@@ -4,7 +4,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { stringify } from 'yaml';
 import { ConvoyProcess, request, sleep, tempDir, waitFor, type EchoResponse } from './harness';
-import { CONTROLLER, GATEWAY, World } from './support/world';
+import { GATEWAY, GATEWAY_API, World, gatewayDocs } from './support/world';
 
 /**
  * Issue 10 rows 5, 6 and 12 with a real `convoy serve --from-dir`: hostile or careless files
@@ -19,25 +19,12 @@ interface Problem {
   message: string;
 }
 
-const API = 'gateway.networking.k8s.io/v1';
+const API = GATEWAY_API;
 /** When the tests run as root, Convoy runs as nobody, so that permissions apply to it. */
 const unprivileged = process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : {};
 
 function gatewayYaml(httpPort: number): string {
-  return [
-    {
-      apiVersion: API,
-      kind: 'GatewayClass',
-      metadata: { name: 'convoy' },
-      spec: { controllerName: CONTROLLER },
-    },
-    {
-      apiVersion: API,
-      kind: 'Gateway',
-      metadata: { name: GATEWAY.name, namespace: GATEWAY.namespace },
-      spec: { gatewayClassName: 'convoy', listeners: [{ name: 'http', protocol: 'HTTP', port: httpPort }] },
-    },
-  ]
+  return gatewayDocs([{ name: 'http', protocol: 'HTTP', port: httpPort }])
     .map((d) => stringify(d))
     .join('---\n');
 }

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import type { Browser, Page } from 'playwright-core';
-import { World, CONTROLLER, GATEWAY } from './support/world';
+import { World, GATEWAY, gatewayDocs } from './support/world';
 
 /**
  * Issue 16: the fleet page in a real headless browser (Debian's chromium driven by playwright-core)
@@ -30,27 +30,15 @@ const skip = browserPath
   ? false
   : 'no chromium found (apt-get install chromium, or set CONVOY_CHROMIUM): the fleet page browser test cannot run';
 
-function gatewayDocs(w: World, retry = '0'): object[] {
+function worldDocs(w: World, retry = '0'): object[] {
   return [
-    {
-      apiVersion: API,
-      kind: 'GatewayClass',
-      metadata: { name: 'convoy' },
-      spec: { controllerName: CONTROLLER },
-    },
-    {
-      apiVersion: API,
-      kind: 'Gateway',
-      metadata: { name: GATEWAY.name, namespace: GATEWAY.namespace, labels: { 'example.com/retry': retry } },
-      spec: {
-        gatewayClassName: 'convoy',
-        allowedListeners: { namespaces: { from: 'Same' } },
-        listeners: [
-          { name: 'http', protocol: 'HTTP', port: w.ports.http },
-          { name: 'blocked', protocol: 'HTTP', port: w.ports.https },
-        ],
-      },
-    },
+    ...gatewayDocs(
+      [
+        { name: 'http', protocol: 'HTTP', port: w.ports.http },
+        { name: 'blocked', protocol: 'HTTP', port: w.ports.https },
+      ],
+      { listenerSets: true, labels: { 'example.com/retry': retry } },
+    ),
     {
       apiVersion: API,
       kind: 'ListenerSet',
@@ -131,7 +119,7 @@ describe('the fleet page in a headless browser', { concurrency: false, skip }, (
     w = await World.create('delta');
     await w.addBackend('web');
     squatter = await occupy(w.ports.https);
-    w.write('00-gateway.yaml', gatewayDocs(w));
+    w.write('00-gateway.yaml', worldDocs(w));
     w.write('01-services.yaml', w.serviceDocs('web'));
     w.write('02-secret.yaml', [w.tlsSecretDoc('secure-cert', 'secure.example.com')]);
     await w.startConvoy();
@@ -194,7 +182,7 @@ describe('the fleet page in a headless browser', { concurrency: false, skip }, (
   test('freeing the port and touching the Gateway clears the NACK, still without a reload', async () => {
     await new Promise((r) => squatter!.close(r));
     squatter = undefined;
-    w.write('00-gateway.yaml', gatewayDocs(w, '1'));
+    w.write('00-gateway.yaml', worldDocs(w, '1'));
     await waitShown('#rejections p.empty', 'the rejection to clear');
     await waitShown(listenerRow(`Gateway/default/${GATEWAY.name}/blocked`, 'ok'), 'the listener to recover');
     await waitShown(

@@ -2,7 +2,15 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as https from 'node:https';
 import { request, sleep, waitFor, type EchoResponse, type HttpResult } from './harness';
-import { CONTROLLER, GATEWAY, World, condition, listenerStatus, type Variant } from './support/world';
+import {
+  CONTROLLER,
+  GATEWAY,
+  World,
+  condition,
+  gatewayDocs,
+  listenerStatus,
+  type Variant,
+} from './support/world';
 
 /**
  * Issue 3's end-to-end tests: Gateway API objects in a watched directory, `convoy serve`, and a
@@ -11,41 +19,27 @@ import { CONTROLLER, GATEWAY, World, condition, listenerStatus, type Variant } f
 
 const ROUTE_API = 'gateway.networking.k8s.io/v1';
 
-function gatewayDocs(w: World): object[] {
-  return [
-    {
-      apiVersion: ROUTE_API,
-      kind: 'GatewayClass',
-      metadata: { name: 'convoy' },
-      spec: { controllerName: CONTROLLER },
-    },
-    {
-      apiVersion: ROUTE_API,
-      kind: 'Gateway',
-      metadata: { name: GATEWAY.name, namespace: GATEWAY.namespace },
-      spec: {
-        gatewayClassName: 'convoy',
-        allowedListeners: { namespaces: { from: 'Same' } },
-        listeners: [
-          { name: 'http', protocol: 'HTTP', port: w.ports.http },
-          {
-            name: 'gw-https',
-            protocol: 'HTTPS',
-            port: w.ports.https,
-            hostname: 'gw.example.com',
-            tls: { mode: 'Terminate', certificateRefs: [{ name: 'gw-cert' }] },
-          },
-          {
-            name: 'passthrough',
-            protocol: 'TLS',
-            port: w.ports.tls,
-            hostname: 'secure.example.com',
-            tls: { mode: 'Passthrough' },
-          },
-        ],
+function worldDocs(w: World): object[] {
+  return gatewayDocs(
+    [
+      { name: 'http', protocol: 'HTTP', port: w.ports.http },
+      {
+        name: 'gw-https',
+        protocol: 'HTTPS',
+        port: w.ports.https,
+        hostname: 'gw.example.com',
+        tls: { mode: 'Terminate', certificateRefs: [{ name: 'gw-cert' }] },
       },
-    },
-  ];
+      {
+        name: 'passthrough',
+        protocol: 'TLS',
+        port: w.ports.tls,
+        hostname: 'secure.example.com',
+        tls: { mode: 'Passthrough' },
+      },
+    ],
+    { listenerSets: true },
+  );
 }
 
 function listenerSetDoc(
@@ -104,7 +98,7 @@ for (const variant of ['delta', 'sotw'] as Variant[]) {
       w = await World.create(variant);
       for (const name of ['web', 'api', 'v1', 'v2']) await w.addBackend(name);
       await w.addTlsBackend('secure', 'secure.example.com');
-      w.write('00-gateway.yaml', gatewayDocs(w));
+      w.write('00-gateway.yaml', worldDocs(w));
       w.write(
         '01-services.yaml',
         ['web', 'api', 'v1', 'v2', 'secure'].flatMap((n) => w.serviceDocs(n)),

@@ -142,7 +142,7 @@ for (const variant of ['delta', 'sotw'] as Variant[]) {
     before(async () => {
       w = await World.create(variant);
       for (const h of hostnames) await w.addBackend(backendOf(h));
-      w.write('00-gateway.yaml', gatewayDocs(hostnames.slice(0, 2).map(listenerOf)));
+      w.write('00-gateway.yaml', gatewayDocs(hostnames.slice(0, 2).map(listenerOf), { listenerSets: true }));
       w.write(
         '01-secrets.yaml',
         hostnames.slice(0, 2).map((h) => w.tlsSecretDoc(`cert-${backendOf(h)}`, h)),
@@ -252,7 +252,7 @@ for (const variant of ['delta', 'sotw'] as Variant[]) {
       // Back at two hostnames: removing one more stays below the threshold of 3.
       const held = await keptAlive(hostnames[1]);
       try {
-        w.write('00-gateway.yaml', gatewayDocs([hostnames[1]].map(listenerOf)));
+        w.write('00-gateway.yaml', gatewayDocs([hostnames[1]].map(listenerOf), { listenerSets: true }));
         await waitFor(async () => ((await ask(hostnames[0])).backend === 'one' ? undefined : true), {
           what: 'the first hostname removed',
           timeoutMs: 30_000,

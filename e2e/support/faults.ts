@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import type { StreamDebug, XdsDebugState } from '../../src/xds/debug-state';
 import { LoadGenerator, dumpedVersions, request, waitFor } from '../harness';
 import type { ConvoyProcess, DumpedResource, EchoResponse, EnvoyProcess, HttpResult } from '../harness';
-import { CONTROLLER, GATEWAY } from './world';
+import { GATEWAY, GATEWAY_API, gatewayDocs } from './world';
 import type { World } from './world';
 
 /**
@@ -11,28 +11,12 @@ import type { World } from './world';
  * Envoy to lose and regain its control plane, and for Convoy to see it in sync again.
  */
 
-const GW_API = 'gateway.networking.k8s.io/v1';
+const GW_API = GATEWAY_API;
 export const SITE = 'www.example.com';
 
 /** The GatewayClass and Gateway default/edge with one HTTP listener on the world's HTTP port. */
 export function httpGatewayDocs(w: World): object[] {
-  return [
-    {
-      apiVersion: GW_API,
-      kind: 'GatewayClass',
-      metadata: { name: 'convoy' },
-      spec: { controllerName: CONTROLLER },
-    },
-    {
-      apiVersion: GW_API,
-      kind: 'Gateway',
-      metadata: { name: GATEWAY.name, namespace: GATEWAY.namespace },
-      spec: {
-        gatewayClassName: 'convoy',
-        listeners: [{ name: 'http', protocol: 'HTTP', port: w.ports.http }],
-      },
-    },
-  ];
+  return gatewayDocs([{ name: 'http', protocol: 'HTTP', port: w.ports.http }]);
 }
 
 /** An HTTPRoute on the Gateway's HTTP listener sending `hostnames` to the Service `backend`. */

@@ -33,9 +33,13 @@ export const GATEWAY_API = 'gateway.networking.k8s.io/v1';
 
 /**
  * Returns the documents most worlds start from: Convoy's GatewayClass `convoy` and the Gateway
- * GATEWAY with `listeners`, accepting ListenerSets from its own namespace (`allowedListeners`).
+ * GATEWAY with `listeners`; with `listenerSets` it accepts ListenerSets from its own namespace
+ * (`allowedListeners`), with `labels` it carries those labels.
  */
-export function gatewayDocs(listeners: object[]): object[] {
+export function gatewayDocs(
+  listeners: object[],
+  options: { listenerSets?: boolean; labels?: Record<string, string> } = {},
+): object[] {
   return [
     {
       apiVersion: GATEWAY_API,
@@ -46,8 +50,16 @@ export function gatewayDocs(listeners: object[]): object[] {
     {
       apiVersion: GATEWAY_API,
       kind: 'Gateway',
-      metadata: { name: GATEWAY.name, namespace: GATEWAY.namespace },
-      spec: { gatewayClassName: 'convoy', allowedListeners: { namespaces: { from: 'Same' } }, listeners },
+      metadata: {
+        name: GATEWAY.name,
+        namespace: GATEWAY.namespace,
+        ...(options.labels ? { labels: options.labels } : {}),
+      },
+      spec: {
+        gatewayClassName: 'convoy',
+        ...(options.listenerSets ? { allowedListeners: { namespaces: { from: 'Same' } } } : {}),
+        listeners,
+      },
     },
   ];
 }
