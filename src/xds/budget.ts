@@ -8,7 +8,7 @@ export const DEFAULT_TURN_BYTES = 4 * 1024 * 1024;
 
 /**
  * A server-wide cap on response bytes handed to grpc-js but not yet flushed to the socket, and
- * on the bytes handed over in one event-loop turn (docs/xds.md §11).
+ * on the bytes handed over in one event-loop turn (docs/xds.md §11, §11.1).
  *
  * grpc-js copies every outgoing message into its own frame buffer, so a push of a large response
  * to many streams would otherwise hold N copies in memory at once. Streams that do not fit wait
