@@ -64,6 +64,7 @@ async function main(): Promise<void> {
       settleMs: args.settleMs ?? 'convoy default',
       ...(args.replicas > 1 ? { replicas: args.replicas } : {}),
       ...(args.listenerLayout ? { listenerLayout: args.listenerLayout } : {}),
+      ...(args.buildThread ? { buildThread: args.buildThread } : {}),
     },
     snapshotEvidence:
       'the first simulated Envoy receiving the changed resource (an upper bound on the snapshot time); Convoy’s own build time from convoy_build_duration_seconds_sum',
@@ -96,6 +97,7 @@ async function main(): Promise<void> {
         ...(args.settleMs !== undefined ? { settleMs: args.settleMs } : {}),
         ...(args.replicas > 1 ? { replicas: args.replicas } : {}),
         ...(args.listenerLayout ? { listenerLayout: args.listenerLayout } : {}),
+        ...(args.buildThread ? { buildThread: args.buildThread } : {}),
         log,
       }),
     );

@@ -3,7 +3,8 @@
  *
  *   node dist/bench/e2e.js --mode files|kubernetes --size small|large [--runs N] [--out FILE]
  *     [--clients M] [--procs P] [--repeats K] [--variant delta|sotw|mixed] [--kinds a,b]
- *     [--settle-ms MS] [--replicas R] [--listener-layout chains|sni-dispatch|auto] [--no-write] [--smoke]
+ *     [--settle-ms MS] [--replicas R] [--listener-layout chains|sni-dispatch|auto] [--build-thread main|worker]
+ *     [--no-write] [--smoke]
  */
 import { parseArgs } from 'node:util';
 import type { Variant } from '../sim-envoy';
@@ -31,6 +32,8 @@ export interface E2eArgs {
   replicas: number;
   /** `convoy serve --listener-layout` and the real Envoy's bootstrap (docs/xds.md §16); chains when absent. */
   listenerLayout?: ListenerLayout;
+  /** `convoy serve --build-thread` (docs/architecture.md §14); Convoy's default (main) when absent. */
+  buildThread?: 'main' | 'worker';
   /** Results file; undefined with --no-write or --smoke. */
   out?: string;
   calibrate: boolean;
@@ -77,6 +80,7 @@ export function parseE2eArgs(
       'settle-ms': { type: 'string' },
       replicas: { type: 'string' },
       'listener-layout': { type: 'string' },
+      'build-thread': { type: 'string' },
       'no-write': { type: 'boolean' },
       smoke: { type: 'boolean' },
       // `npm run bench -- --e2e …` forwards its own switch.
@@ -105,6 +109,9 @@ export function parseE2eArgs(
   const layout = values['listener-layout'];
   if (layout !== undefined && !['chains', 'sni-dispatch', 'auto'].includes(layout))
     throw new Error(`--listener-layout must be chains, sni-dispatch or auto, got ${layout}`);
+  const buildThread = values['build-thread'];
+  if (buildThread !== undefined && buildThread !== 'main' && buildThread !== 'worker')
+    throw new Error(`--build-thread must be main or worker, got ${buildThread}`);
   const write = !smoke && values['no-write'] !== true;
   const replicas = positive(values.replicas, 'replicas', 1);
   if (replicas > 1 && mode !== 'files')
@@ -129,6 +136,7 @@ export function parseE2eArgs(
       : {}),
     replicas,
     ...(layout !== undefined && layout !== 'chains' ? { listenerLayout: layout as ListenerLayout } : {}),
+    ...(buildThread !== undefined ? { buildThread } : {}),
     ...(write ? { out: values.out ?? defaultOut(mode, sizeName, replicas) } : {}),
     calibrate: !smoke,
     smoke,

@@ -57,6 +57,8 @@ export interface RunSettings {
   replicas?: number;
   /** `--listener-layout` of Convoy and the real Envoy's bootstrap (docs/xds.md §16); chains when undefined. */
   listenerLayout?: ListenerLayout;
+  /** `convoy serve --build-thread`; Convoy's default when undefined. */
+  buildThread?: 'main' | 'worker';
   log: (line: string) => void;
 }
 
@@ -247,6 +249,7 @@ export async function runOnce(s: RunSettings): Promise<RunFigures> {
       '--xds-unknown-fleet-timeout',
       '30m',
       ...(s.listenerLayout ? ['--listener-layout', s.listenerLayout] : []),
+      ...(s.buildThread ? ['--build-thread', s.buildThread] : []),
       ...(perReplica > DEFAULT_MAX_STREAMS_PER_PEER
         ? ['--xds-max-streams-per-peer', String(perReplica)]
         : []),

@@ -86,6 +86,8 @@ export interface AdsServerOptions {
   fleetOf?: (node: NodeInfo) => string | undefined;
   /** Server-wide cap on response bytes queued in grpc-js and not yet flushed. Default 32 MiB. */
   sendBudgetBytes?: number;
+  /** Bytes handed to grpc-js per event-loop turn before the rest wait a turn (docs/xds.md §11.1). Default 4 MiB. */
+  sendTurnBytes?: number;
   /**
    * How long a stream may hold unflushed responses without any of them being flushed before it
    * counts as stalled and stops holding send budget (docs/xds.md §11). Default 10 s.
@@ -144,7 +146,7 @@ export class AdsServer implements RejectionFeed {
     this.admission = new StreamAdmission(opts.limits ?? {});
     this.unknownFleetTimeoutMs = opts.unknownFleetTimeoutMs;
     this.metrics.xdsStreamCounts = () => this.streamCounts();
-    this.budget = new SendBudget(opts.sendBudgetBytes ?? 32 * 1024 * 1024);
+    this.budget = new SendBudget(opts.sendBudgetBytes ?? 32 * 1024 * 1024, opts.sendTurnBytes);
     const fleetOf = opts.fleetOf ?? ((node: NodeInfo) => node.cluster || undefined);
     this.ctx = {
       cache: this.cache,

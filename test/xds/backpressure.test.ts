@@ -137,3 +137,43 @@ test('a wildcard stream that cannot send keeps a bounded set of names to re-eval
   assert.equal(eds.pendingAll, false);
   assert.equal(eds.pending.size, 100);
 });
+
+test('with one response per event-loop turn, every stream still gets every type in push order and the latest state', async () => {
+  // A turn limit of one byte: each response after the first of a turn waits for the next turn.
+  const h = await Harness.start({ sendTurnBytes: 1 });
+  try {
+    const clusters = Array.from({ length: 200 }, (_, i) => `ns/svc-${i}/8080`);
+    const publish = (timeout: number) =>
+      assert.ok(
+        h.cache.setFleet(
+          'default/gw',
+          fleetResources({ clusters, clusterTimeout: Object.fromEntries(clusters.map((c) => [c, timeout])) }),
+        ).ok,
+      );
+    publish(1);
+    const clients = Array.from({ length: 12 }, (_, i) => h.client({ id: `c-${i}`, keepResponses: false }));
+    for (const c of clients) {
+      c.subscribe(CDS, []);
+      c.subscribe(TypeUrl.Listener, []);
+    }
+    await until(
+      () => clients.every((c) => !!c.latest.get(CDS) && !!c.latest.get(TypeUrl.Listener)),
+      20_000,
+      'initial CDS and LDS on every stream',
+    );
+    for (let i = 2; i <= 6; i++) publish(i);
+    const final = h.cache.snapshot('default/gw')!.types[CDS].version;
+    await until(
+      () => clients.every((c) => c.latest.get(CDS)?.version === final),
+      20_000,
+      'every stream at the latest CDS',
+    );
+    await until(
+      () => h.server.debugState().streams.every((s) => s.types[CDS].state === 'synced'),
+      20_000,
+      'every stream synced',
+    );
+  } finally {
+    await h.stop();
+  }
+});

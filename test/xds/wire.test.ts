@@ -175,4 +175,57 @@ describe('SendBudget', () => {
     assert.deepEqual(resumed, ['a', 'c', 'b', 'big']);
     assert.equal(budget.waiting, 0);
   });
+
+  test('hands over at most one turn of bytes per event-loop turn, and resumes the rest in order the next turn', async () => {
+    const budget = new SendBudget(1000, 100);
+    const resumed: string[] = [];
+    const waiter = (name: string, bytes: number) => {
+      const w = {
+        pump: () => {
+          if (budget.tryAcquire(bytes, w)) resumed.push(name);
+        },
+      };
+      return w;
+    };
+    const waiters = [waiter('a', 60), waiter('b', 60), waiter('c', 60), waiter('d', 300)];
+    for (const w of waiters) w.pump();
+    assert.deepEqual(resumed, ['a'], 'b would take this turn past 100 bytes');
+    assert.equal(budget.waiting, 3);
+    // Releasing bytes within the same turn does not let more through: the turn is the limit.
+    budget.release(60);
+    assert.deepEqual(resumed, ['a']);
+    await new Promise((r) => setImmediate(r));
+    // Next turn: b (60) fits, c would pass 100; a response larger than a turn goes alone.
+    assert.deepEqual(resumed, ['a', 'b']);
+    await new Promise((r) => setImmediate(r));
+    assert.deepEqual(resumed, ['a', 'b', 'c']);
+    await new Promise((r) => setImmediate(r));
+    assert.deepEqual(resumed, ['a', 'b', 'c', 'd']);
+    assert.equal(budget.waiting, 0);
+  });
+
+  test('a resumed waiter that has nothing to send leaves the queue without stopping the others', async () => {
+    const budget = new SendBudget(100, 1000);
+    const resumed: string[] = [];
+    let bSends = true;
+    const waiter = (name: string, bytes: number, wants: () => boolean) => {
+      const w = {
+        pump: () => {
+          if (wants() && budget.tryAcquire(bytes, w)) resumed.push(name);
+        },
+      };
+      return w;
+    };
+    const a = waiter('a', 100, () => true);
+    const b = waiter('b', 50, () => bSends);
+    const c = waiter('c', 50, () => true);
+    a.pump();
+    b.pump();
+    c.pump();
+    assert.equal(budget.waiting, 2);
+    bSends = false; // b's stream closed meanwhile
+    budget.release(100);
+    assert.deepEqual(resumed, ['a', 'c']);
+    assert.equal(budget.waiting, 0);
+  });
 });
