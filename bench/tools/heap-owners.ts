@@ -209,12 +209,11 @@ function analyze(s: Snapshot): Analysis {
   const visited = new Uint8Array(count);
   const stackNode = new Int32Array(count);
   const stackEdge = new Uint32Array(count);
-  let sp = 0;
+  let sp = 1;
   let postN = 0;
   stackNode[0] = 0;
   stackEdge[0] = firstEdge[0]!;
   visited[0] = 1;
-  sp = 1;
   while (sp > 0) {
     const v = stackNode[sp - 1]!;
     const k = stackEdge[sp - 1]!;
