@@ -159,7 +159,7 @@ async function open(
   if (process.env.CONVOY_QUIET_GC !== 'off') {
     const stopQuietGc = startQuietCollector({
       onCollect: (ms, freed) =>
-        logger.debug(
+        logger.info(
           { ms: Math.round(ms), freedMiB: Math.round(freed / 1048576) },
           'quiet garbage collection',
         ),
