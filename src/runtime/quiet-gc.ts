@@ -50,7 +50,7 @@ function heldBytes(): number {
  */
 export function startQuietCollector(opts: QuietCollectorOptions = {}): () => void {
   const intervalMs = opts.intervalMs ?? 2000;
-  const minGrowth = opts.minGrowthBytes ?? 32 * 1024 * 1024;
+  const minGrowth = opts.minGrowthBytes ?? 64 * 1024 * 1024;
   const gc = exposeGc();
   let baseline = heldBytes();
   let last = performance.eventLoopUtilization();
