@@ -190,6 +190,11 @@ async function main(): Promise<void> {
     for (const name of ['heap_space_size_used', 'heap_space_size_total', 'external_memory', 'heap_size'])
       console.log(name, JSON.stringify(pick(name)));
     console.log(fs.readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'));
+    const collections = c
+      .log()
+      .split('\n')
+      .filter((l) => l.includes('quiet garbage collection'));
+    for (const l of collections) console.log(l);
     const mappings = classifyMappings(readSmaps(pid));
     console.log('mappings', JSON.stringify(mappings));
     if (values.out) {
@@ -213,6 +218,7 @@ async function main(): Promise<void> {
         heapUsedMiB: sum('nodejs_heap_size_used_bytes'),
         externalMiB: sum('nodejs_external_memory_bytes'),
         heapSpaces: pick('heap_space_size'),
+        quietCollections: collections,
       };
       fs.mkdirSync(path.dirname(path.resolve(values.out)), { recursive: true });
       fs.writeFileSync(values.out, JSON.stringify(record, null, 2) + '\n');

@@ -21,6 +21,7 @@ import type { ListenerLayout } from '../envoy/translate/sni-dispatch';
 import type { XdsSecurityFlags } from './xds-security';
 import type { FileProviderOptions } from '../providers/files/provider';
 import { tuneGarbageCollection } from '../runtime/gc-tuning';
+import { startQuietCollector } from '../runtime/quiet-gc';
 import type { StatusSink } from '../status/types';
 import { StatusView } from '../status/view';
 import { ObjectStore } from '../store/store';
@@ -154,6 +155,17 @@ async function open(
   routeGrpcLogs(logger);
   const gcTuned = tuneGarbageCollection();
   logger.debug({ gcTuned, v8: process.versions.v8 }, 'V8 external-memory GC limit tuning');
+  // docs/operations.md §11: one full collection once quiet, not the last burst's garbage kept.
+  if (process.env.CONVOY_QUIET_GC !== 'off') {
+    const stopQuietGc = startQuietCollector({
+      onCollect: (ms, freed) =>
+        logger.info(
+          { ms: Math.round(ms), freedMiB: Math.round(freed / 1048576) },
+          'quiet garbage collection',
+        ),
+    });
+    opened.add('quiet garbage collection', stopQuietGc);
+  }
   const store = new ObjectStore();
   const cache = snapshotCache(options.buildThread ?? 'main', logger, metrics);
   const statusView = new StatusView();
