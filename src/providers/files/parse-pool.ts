@@ -20,6 +20,12 @@ import type { FileScan, ScanRequest, ScanResult } from './scan';
 
 /** Files sent to one worker ahead of its answers. */
 const WINDOW = 64;
+/**
+ * Young generation of each worker. V8 sizes it from the heap limit, which gives a worker a few
+ * MiB; a scan allocates mostly short-lived values (text, parse state, messages), so a larger
+ * nursery collects the same garbage in fewer, cheaper scavenges.
+ */
+const YOUNG_GENERATION_MB = 48;
 
 export interface ScanPoolOptions {
   /**
@@ -195,7 +201,10 @@ export class ScanPool {
   private spawn(): Slot {
     this.started++;
     const worker = new Worker(WORKER_SCRIPT, {
-      resourceLimits: { maxOldGenerationSizeMb: this.maxHeapMb },
+      resourceLimits: {
+        maxOldGenerationSizeMb: this.maxHeapMb,
+        maxYoungGenerationSizeMb: YOUNG_GENERATION_MB,
+      },
       stdout: false,
       stderr: false,
     });
