@@ -23,7 +23,7 @@ import { ScanPool } from './parse-pool';
 import type { FileProblem } from './problems';
 import { ProblemReport } from './problems';
 import type { FileScan, ScanLimits, ScanResult } from './scan';
-import { fingerprintOf } from './scan';
+import { fingerprintOf, rememberKeyPairChecks } from './scan';
 import { SettleGate } from './settle';
 import type { Listing, WalkLimits } from './walk';
 import { DEFAULT_WALK_LIMITS, isReadableName, listFiles, relativeName } from './walk';
@@ -500,6 +500,7 @@ export class FileProvider {
     if (result.status === 'unchanged' && fromDisk) {
       this.diskCacheHits++;
       this.diskCache?.keep(file, fromDisk.entry);
+      rememberKeyPairChecks(fromDisk.scan);
       this.scanCache.set(file, { hash: fromDisk.entry.hash, fingerprint, scan: fromDisk.scan });
       return { file, waitMs: 0 };
     }
@@ -514,6 +515,7 @@ export class FileProvider {
         'ignoring kind Convoy does not read',
       );
     }
+    rememberKeyPairChecks(result.scan);
     this.scanCache.set(file, { hash: result.hash, fingerprint, scan: result.scan });
     return { file, waitMs: 0 };
   }

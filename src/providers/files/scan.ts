@@ -7,11 +7,14 @@
 import { createHash } from 'node:crypto';
 import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
 
+import type { KeyPairCheck } from '../../pki/keypair';
+import { checkSecretKeyPair, rememberKeyPairCheck } from '../../gateway/secret-key-pair';
 import type { Admission } from './apiserver';
 import { admitEntry } from './apiserver';
 import type { RawEntry } from './parse';
 import { parseFile } from './parse';
 import type { FileProblem } from './problems';
+import type { KubeObject } from '../../store/objects';
 
 export interface ScanLimits {
   /** A larger file is not read. */
@@ -43,7 +46,11 @@ export interface FileScan {
    * changes nothing; one never seen before contributes the documents that did parse.
    */
   broken: boolean;
-  entries: { document?: number; admission: Admission }[];
+  /**
+   * `keyPair` is the key-pair check of an admitted TLS Secret, made here so the first build need
+   * not (docs/architecture.md §10.4); absent for other objects, or when the check threw.
+   */
+  entries: { document?: number; admission: Admission; keyPair?: KeyPairCheck }[];
 }
 
 /**
@@ -105,10 +112,13 @@ export async function scanFile(req: ScanRequest): Promise<ScanResult> {
   } catch (err) {
     return failed(`cannot parse file: ${(err as Error).message}`, fingerprint);
   }
-  const entries: FileScan['entries'] = parsed.entries.map((entry) => ({
-    document: entry.document,
-    admission: admitSafely(entry, req.limits.maxObjectBytes),
-  }));
+  const entries: FileScan['entries'] = parsed.entries.map((entry) => {
+    const admission = admitSafely(entry, req.limits.maxObjectBytes);
+    const keyPair = admission.kind === 'ok' ? keyPairOf(admission.object) : undefined;
+    return keyPair
+      ? { document: entry.document, admission, keyPair }
+      : { document: entry.document, admission };
+  });
   return {
     status: 'scanned',
     hash,
@@ -130,6 +140,28 @@ function admitSafely(entry: RawEntry, maxObjectBytes: number): Admission {
   } catch (err) {
     return { kind: 'refused', message: `object could not be processed: ${(err as Error).message}` };
   }
+}
+
+/**
+ * The key-pair check of an admitted Secret (secret-key-pair.ts), or undefined for another object
+ * or when the check throws (the build then checks the Secret itself and meets the same problem).
+ */
+function keyPairOf(object: KubeObject): KeyPairCheck | undefined {
+  if (object.kind !== 'Secret') return undefined;
+  try {
+    return checkSecretKeyPair(object);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Hands the key-pair checks a worker made for `scan`'s Secrets to the build (secret-key-pair.ts).
+ * Runs on the main thread, on the objects that go into the store.
+ */
+export function rememberKeyPairChecks(scan: FileScan): void {
+  for (const { admission, keyPair } of scan.entries)
+    if (keyPair && admission.kind === 'ok') rememberKeyPairCheck(admission.object, keyPair);
 }
 
 /** Read buffer reused from file to file; a scan is synchronous, so one is never shared. */
