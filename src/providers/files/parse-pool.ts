@@ -269,6 +269,27 @@ export class ScanPool {
   }
 }
 
+/** A default pool started ahead of its provider (prestartDefaultPool()), not yet adopted. */
+let prestarted: ScanPool | undefined;
+
+/**
+ * Starts the workers of a default pool now, for the next file provider with default settings to
+ * adopt, so they load the parser and the validation while the process is still loading its own
+ * modules (docs/architecture.md §10.4). Unadopted, they keep nothing alive.
+ */
+export function prestartDefaultPool(): void {
+  if (prestarted) return;
+  prestarted = new ScanPool();
+  prestarted.prestart();
+}
+
+/** The pool prestartDefaultPool() started, handed out once; undefined when there is none. */
+export function adoptPrestartedPool(): ScanPool | undefined {
+  const pool = prestarted;
+  prestarted = undefined;
+  return pool;
+}
+
 /** A scan result carrying one problem for the whole file. */
 function failure(request: ScanRequest | undefined, message: string): ScanResult {
   const file = request?.file ?? '';

@@ -19,7 +19,7 @@ import { MAX_OBJECT_BYTES, MetadataAssigner } from './apiserver';
 import { StoreApplier } from './apply';
 import type { CacheLoad, CachedScan as DiskEntry } from './disk-cache';
 import { ScanDiskCache, scanCacheKey } from './disk-cache';
-import { ScanPool } from './parse-pool';
+import { ScanPool, adoptPrestartedPool } from './parse-pool';
 import type { FileProblem } from './problems';
 import { ProblemReport } from './problems';
 import type { FileScan, ScanLimits, ScanResult } from './scan';
@@ -155,7 +155,8 @@ export class FileProvider {
       maxEntries: opts.maxEntries ?? DEFAULT_WALK_LIMITS.maxEntries,
       maxDepth: opts.maxDepth ?? DEFAULT_WALK_LIMITS.maxDepth,
     };
-    this.pool = new ScanPool({ size: opts.parseWorkers });
+    const prestarted = opts.parseWorkers === undefined ? adoptPrestartedPool() : undefined;
+    this.pool = prestarted ?? new ScanPool({ size: opts.parseWorkers });
     this.settle = new SettleGate(opts.settleMs ?? DEFAULT_SETTLE_MS);
     if (opts.cache)
       this.diskCache = new ScanDiskCache(opts.cache.dir, scanCacheKey(opts.cache.convoyVersion, this.limits));
