@@ -23,7 +23,7 @@ import { ScanPool, adoptPrestartedPool } from './parse-pool';
 import type { FileProblem } from './problems';
 import { ProblemReport } from './problems';
 import type { FileScan, ScanLimits, ScanResult } from './scan';
-import { fingerprintOf, rememberKeyPairChecks } from './scan';
+import { fingerprintOf, rememberWorkAhead } from './scan';
 import { SettleGate } from './settle';
 import type { Listing, WalkLimits } from './walk';
 import { DEFAULT_WALK_LIMITS, isReadableName, listFiles, relativeName } from './walk';
@@ -501,7 +501,7 @@ export class FileProvider {
     if (result.status === 'unchanged' && fromDisk) {
       this.diskCacheHits++;
       this.diskCache?.keep(file, fromDisk.entry);
-      rememberKeyPairChecks(fromDisk.scan);
+      rememberWorkAhead(fromDisk.scan);
       this.scanCache.set(file, { hash: fromDisk.entry.hash, fingerprint, scan: fromDisk.scan });
       return { file, waitMs: 0 };
     }
@@ -516,7 +516,7 @@ export class FileProvider {
         'ignoring kind Convoy does not read',
       );
     }
-    rememberKeyPairChecks(result.scan);
+    rememberWorkAhead(result.scan);
     this.scanCache.set(file, { hash: result.hash, fingerprint, scan: result.scan });
     return { file, waitMs: 0 };
   }

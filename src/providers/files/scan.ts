@@ -10,7 +10,7 @@ import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
 import type { KeyPairCheck } from '../../pki/keypair';
 import { checkSecretKeyPair, rememberKeyPairCheck } from '../../gateway/secret-key-pair';
 import type { Admission } from './apiserver';
-import { admitEntry } from './apiserver';
+import { admitEntry, generationFingerprint, rememberGenerationFingerprint } from './apiserver';
 import type { RawEntry } from './parse';
 import { parseFile } from './parse';
 import type { FileProblem } from './problems';
@@ -49,8 +49,9 @@ export interface FileScan {
   /**
    * `keyPair` is the key-pair check of an admitted TLS Secret, made here so the first build need
    * not (docs/architecture.md §10.4); absent for other objects, or when the check threw.
+   * `fingerprint` is an admitted object's generation fingerprint (apiserver.ts), made here too.
    */
-  entries: { document?: number; admission: Admission; keyPair?: KeyPairCheck }[];
+  entries: { document?: number; admission: Admission; keyPair?: KeyPairCheck; fingerprint?: string }[];
 }
 
 /**
@@ -114,10 +115,12 @@ export async function scanFile(req: ScanRequest): Promise<ScanResult> {
   }
   const entries: FileScan['entries'] = parsed.entries.map((entry) => {
     const admission = admitSafely(entry, req.limits.maxObjectBytes);
-    const keyPair = admission.kind === 'ok' ? keyPairOf(admission.object) : undefined;
+    if (admission.kind !== 'ok') return { document: entry.document, admission };
+    const fingerprint = generationFingerprint(admission.object);
+    const keyPair = keyPairOf(admission.object);
     return keyPair
-      ? { document: entry.document, admission, keyPair }
-      : { document: entry.document, admission };
+      ? { document: entry.document, admission, keyPair, fingerprint }
+      : { document: entry.document, admission, fingerprint };
   });
   return {
     status: 'scanned',
@@ -156,12 +159,16 @@ function keyPairOf(object: KubeObject): KeyPairCheck | undefined {
 }
 
 /**
- * Hands the key-pair checks a worker made for `scan`'s Secrets to the build (secret-key-pair.ts).
+ * Hands what a worker computed ahead for `scan`'s objects to their users: key-pair checks to the
+ * build (secret-key-pair.ts), generation fingerprints to the metadata assigner (apiserver.ts).
  * Runs on the main thread, on the objects that go into the store.
  */
-export function rememberKeyPairChecks(scan: FileScan): void {
-  for (const { admission, keyPair } of scan.entries)
-    if (keyPair && admission.kind === 'ok') rememberKeyPairCheck(admission.object, keyPair);
+export function rememberWorkAhead(scan: FileScan): void {
+  for (const { admission, keyPair, fingerprint } of scan.entries) {
+    if (admission.kind !== 'ok') continue;
+    if (keyPair) rememberKeyPairCheck(admission.object, keyPair);
+    if (fingerprint !== undefined) rememberGenerationFingerprint(admission.object, fingerprint);
+  }
 }
 
 /** Read buffer reused from file to file; a scan is synchronous, so one is never shared. */

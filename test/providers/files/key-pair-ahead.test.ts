@@ -7,7 +7,7 @@ import { stringify } from 'yaml';
 import { secretToModel } from '../../../src/gateway/certificates';
 import { decodeBase64 } from '../../../src/gateway/secret-key-pair';
 import { checkKeyPair } from '../../../src/pki/keypair';
-import { rememberKeyPairChecks, scanFile } from '../../../src/providers/files/scan';
+import { rememberWorkAhead, scanFile } from '../../../src/providers/files/scan';
 import type { FileScan } from '../../../src/providers/files/scan';
 import type { KubeObject } from '../../../src/store/objects';
 import { tlsSecret } from '../../support/objects';
@@ -63,7 +63,7 @@ describe('key-pair checks made while scanning (docs/architecture.md §10.4)', ()
     assert.equal(secretToModel(secret, 'certs').ok, true, 'the pair itself is valid');
     // A check that differs from the real one shows which of the two the build used.
     entry.keyPair = { ok: false, error: 'remembered refusal' };
-    rememberKeyPairChecks(scan);
+    rememberWorkAhead(scan);
     const res = secretToModel(secret, 'certs');
     assert.equal(res.ok, false);
     if (!res.ok) assert.match(res.message, /remembered refusal/);
