@@ -29,7 +29,14 @@ interface Subcommand {
 const COMMANDS: Record<string, Subcommand> = {
   serve: {
     summary: 'run the control plane (Gateway API objects from a directory or Kubernetes → xDS)',
-    run: async (argv) => (await import('./serve')).serveCommand(argv),
+    run: async (argv) => {
+      // File mode: the parse workers start loading before the control plane's own modules do
+      // (docs/architecture.md §10.4); a guess from the raw arguments, so a wrong one costs only
+      // idle workers that keep nothing alive.
+      if (argv.some((a) => a === '--from-dir' || a.startsWith('--from-dir=')))
+        (await import('../providers/files/parse-pool')).prestartDefaultPool();
+      return (await import('./serve')).serveCommand(argv);
+    },
   },
   bootstrap: {
     summary: 'write an Envoy bootstrap that connects one Envoy of a Gateway fleet to Convoy',

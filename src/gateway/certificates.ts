@@ -18,8 +18,9 @@ import { Reason } from '../status/conditions';
 import { isReferenceAllowed } from './referencegrants';
 import { XLISTENERSET_GROUP, XLISTENERSET_KIND } from '../store/objects';
 import { secretName } from '../model/names';
+import { SECRET_TYPE_TLS, keyPairCheckedAhead, secretPems } from './secret-key-pair';
 
-export const SECRET_TYPE_TLS = 'kubernetes.io/tls';
+export { SECRET_TYPE_TLS } from './secret-key-pair';
 
 export type CertificateProblem = {
   reason: typeof Reason.InvalidCertificateRef | typeof Reason.RefNotPermitted;
@@ -32,15 +33,6 @@ export type CertificateProblem = {
  */
 export type CertificateResult =
   { ok: true; secret: SecretModel } | ({ ok: false; invalidSecret?: string } & CertificateProblem);
-
-/** Decodes a base64 Secret value to UTF-8, or returns undefined when it is missing or not base64. */
-function decodeBase64(value: string | undefined): string | undefined {
-  if (value === undefined) return undefined;
-  // Buffer.from ignores invalid characters; reject strings that are clearly not base64.
-  const compact = value.replace(/\s+/g, '');
-  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(compact)) return undefined;
-  return Buffer.from(compact, 'base64').toString('utf8');
-}
 
 /**
  * Remembers the check of each Secret object, per namespace.
@@ -92,11 +84,11 @@ function checkSecret(secret: KubeObject, namespace: string): CertificateResult {
     invalidSecret: name,
   });
   if (secret.type !== SECRET_TYPE_TLS) return bad(`is not of type ${SECRET_TYPE_TLS}`);
-  const crt = decodeBase64(secret.data?.['tls.crt']);
-  const key = decodeBase64(secret.data?.['tls.key']);
+  const { crt, key } = secretPems(secret);
   if (!crt) return bad('has no tls.crt');
   if (!key) return bad('has no tls.key');
-  const check = checkKeyPair(crt, key);
+  // The file provider's parse workers check each Secret as it is loaded (secret-key-pair.ts).
+  const check = keyPairCheckedAhead(secret) ?? checkKeyPair(crt, key);
   if (!check.ok) return bad(`is invalid: ${check.error}`);
   const model: SecretModel = { name, certificateChain: crt, privateKey: key };
   if (check.validity) model.validity = check.validity;

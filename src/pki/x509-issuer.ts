@@ -1,7 +1,4 @@
-// @peculiar/x509 resolves its algorithm providers through tsyringe, which needs the Reflect
-// metadata API; this import must run before the library loads.
-import 'reflect-metadata';
-import * as x509 from '@peculiar/x509';
+import type * as X509 from '@peculiar/x509';
 import { KeyObject, createPrivateKey, randomBytes, webcrypto } from 'node:crypto';
 
 /**
@@ -10,7 +7,23 @@ import { KeyObject, createPrivateKey, randomBytes, webcrypto } from 'node:crypto
  * keys and sign bytes but cannot build certificates; @peculiar/x509 builds them on WebCrypto.
  */
 
-x509.cryptoProvider.set(webcrypto as unknown as Parameters<typeof x509.cryptoProvider.set>[0]);
+let library: Promise<typeof X509> | undefined;
+
+/**
+ * Loads @peculiar/x509 on first use: it is a quarter of a second of module loading, and most
+ * starts of `convoy serve` issue no certificate (docs/architecture.md §10.4).
+ */
+function x509Library(): Promise<typeof X509> {
+  library ??= (async () => {
+    // The library resolves its algorithm providers through tsyringe, which needs the Reflect
+    // metadata API; this import must run before the library loads.
+    await import('reflect-metadata');
+    const x509 = await import('@peculiar/x509');
+    x509.cryptoProvider.set(webcrypto as unknown as Parameters<typeof x509.cryptoProvider.set>[0]);
+    return x509;
+  })();
+  return library;
+}
 
 const EC_KEY = { name: 'ECDSA', namedCurve: 'P-256' } as const;
 const SIGNING = { name: 'ECDSA', hash: 'SHA-256' } as const;
@@ -66,6 +79,7 @@ export async function createCertificateAuthority(opts: {
   validityMs: number;
   now?: Date;
 }): Promise<PemPair> {
+  const x509 = await x509Library();
   const keys = await newKeyPair();
   const cert = await x509.X509CertificateGenerator.createSelfSigned({
     serialNumber: serialNumber(),
@@ -84,16 +98,17 @@ export async function createCertificateAuthority(opts: {
 
 /** A leaf certificate with a fresh key, signed by `ca`; it never outlives the CA. */
 export async function issueLeafCertificate(ca: PemPair, req: LeafRequest): Promise<PemPair> {
+  const x509 = await x509Library();
   const caCert = new x509.X509Certificate(ca.certPem);
   const caKeyDer = createPrivateKey(ca.keyPem).export({ type: 'pkcs8', format: 'der' });
   const signingKey = await webcrypto.subtle.importKey('pkcs8', caKeyDer, EC_KEY, false, ['sign']);
   const keys = await newKeyPair();
-  const names: x509.JsonGeneralName[] = [
+  const names: X509.JsonGeneralName[] = [
     ...(req.dnsNames ?? []).map((value) => ({ type: 'dns' as const, value })),
     ...(req.ipAddresses ?? []).map((value) => ({ type: 'ip' as const, value })),
     ...(req.uris ?? []).map((value) => ({ type: 'url' as const, value })),
   ];
-  const extensions: x509.Extension[] = [
+  const extensions: X509.Extension[] = [
     new x509.BasicConstraintsExtension(false, undefined, true),
     new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature, true),
     new x509.ExtendedKeyUsageExtension(

@@ -110,29 +110,66 @@ export function isPlainObject(v: unknown): v is Record<string, unknown> {
   return v !== null && typeof v === 'object' && !Array.isArray(v);
 }
 
-/** Returns a deep copy of value with nulls dropped and schema defaults applied. */
+/**
+ * Returns value with nulls dropped and schema defaults applied, copying only what that changes:
+ * a node whose value needs neither is returned as it is, shared with the input. Only validation
+ * reads the result (validateWithSchema), and neither it nor the rules change what they read, so
+ * the input stays untouched; copying every node was most of defaulting's cost in a cold start.
+ */
 export function applyDefaults(node: SchemaNode, value: unknown): unknown {
   if (value === null || value === undefined) return value;
   switch (node.type) {
     case 'object': {
       if (!isPlainObject(value)) return value;
-      const out: Record<string, unknown> = {};
-      for (const [k, v] of Object.entries(value)) if (v !== null) out[k] = v;
+      // The copy, once something differs: the input's fields without nulls, in their order; the
+      // defaults then follow in the schema's order, as when every node was copied.
+      let out: Record<string, unknown> | undefined;
+      const copy = (): Record<string, unknown> => {
+        if (!out) {
+          out = {};
+          for (const [k, v] of Object.entries(value)) if (v !== null) out[k] = v;
+        }
+        return out;
+      };
+      for (const k of Object.keys(value)) {
+        if (value[k] === null) {
+          copy();
+          break;
+        }
+      }
       for (const k in node.properties) {
         const child = node.properties[k];
-        if (out[k] === undefined && child.default !== undefined) out[k] = copyOf(child.default);
-        if (out[k] !== undefined) out[k] = applyDefaults(child, out[k]);
+        if ((out ?? value)[k] === undefined && child.default !== undefined) copy()[k] = copyOf(child.default);
+        const current = (out ?? value)[k];
+        if (current === undefined) continue;
+        const defaulted = applyDefaults(child, current);
+        if (defaulted !== current) copy()[k] = defaulted;
       }
-      return out;
+      return out ?? value;
     }
     case 'map': {
       if (!isPlainObject(value)) return value;
-      const out: Record<string, unknown> = {};
-      for (const [k, v] of Object.entries(value)) out[k] = applyDefaults(node.values, v);
-      return out;
+      let out: Record<string, unknown> | undefined;
+      for (const [k, v] of Object.entries(value)) {
+        const defaulted = applyDefaults(node.values, v);
+        if (defaulted === v) continue;
+        out ??= { ...value };
+        out[k] = defaulted;
+      }
+      return out ?? value;
     }
-    case 'array':
-      return Array.isArray(value) ? value.map((v) => applyDefaults(node.items, v)) : value;
+    case 'array': {
+      if (!Array.isArray(value)) return value;
+      let out: unknown[] | undefined;
+      for (let i = 0; i < value.length; i++) {
+        const v: unknown = value[i];
+        const defaulted = applyDefaults(node.items, v);
+        if (defaulted === v) continue;
+        out ??= value.slice();
+        out[i] = defaulted;
+      }
+      return out ?? value;
+    }
     default:
       return value;
   }

@@ -174,7 +174,7 @@ export class MetadataAssigner {
       m.creationTimestamp = ts;
     }
     if (m.uid === undefined) m.uid = uidFor(key);
-    const fp = generationFingerprint(obj);
+    const fp = fingerprintedAhead.get(obj) ?? generationFingerprint(obj);
     const prev = this.generations.get(key);
     let generation: number;
     if (typeof m.generation === 'number') generation = m.generation;
@@ -186,12 +186,25 @@ export class MetadataAssigner {
   }
 }
 
+/** Generation fingerprints computed where the object was admitted, per object. */
+const fingerprintedAhead = new WeakMap<KubeObject, string>();
+
+/**
+ * Records `fingerprint` as generationFingerprint(obj), computed in the parse worker that admitted
+ * this very object, so assigning its metadata on the main thread does not serialize and hash it
+ * again (docs/architecture.md §10.4). Nothing but metadata changes an object after admission, and
+ * the fingerprint leaves metadata out, so the recorded value stays equal to a fresh one.
+ */
+export function rememberGenerationFingerprint(obj: KubeObject, fingerprint: string): void {
+  fingerprintedAhead.set(obj, fingerprint);
+}
+
 /**
  * A digest of everything but metadata and status: what makes Kubernetes bump
  * metadata.generation. A digest, not the text, because one is kept per object (the text of every
  * object held again measured ~25 MiB at 5,000 ListenerSets).
  */
-function generationFingerprint(o: KubeObject): string {
+export function generationFingerprint(o: KubeObject): string {
   const rest: Record<string, unknown> = {};
   for (const k of Object.keys(o).sort()) if (k !== 'metadata' && k !== 'status') rest[k] = o[k];
   return createHash('sha256').update(JSON.stringify(rest)).digest('base64');

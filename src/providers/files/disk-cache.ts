@@ -188,18 +188,27 @@ function isFileScan(v: unknown): v is FileScan {
 
 /**
  * The key a cache must carry to be used: the format, `convoyVersion`, V8's version, the scan
- * limits, and the content of every loaded module that takes part in a scan (this folder, the
- * validation, the store's object helpers, the utilities, generated types) and of the YAML
- * parser's package. A build that changes any of them cannot read an older cache.
+ * limits, OpenSSL's version, and the content of every loaded module that takes part in a scan
+ * (this folder, the validation, the store's object helpers, the utilities, generated types, the
+ * key-pair check) and of the YAML parser's package. A build that changes any of them cannot read an older cache.
  */
 export function scanCacheKey(convoyVersion: string, limits: ScanLimits): string {
   const h = createHash('sha256');
   h.update(MAGIC).update(`convoy ${convoyVersion}\nv8 ${process.versions.v8}\n`);
+  // Scans carry Secrets' key-pair checks, made with the crypto library (secret-key-pair.ts).
+  h.update(`openssl ${process.versions.openssl}\n`);
   h.update(`limits ${limits.maxFileBytes} ${limits.maxObjectBytes}\n`);
   const srcRoot = join(__dirname, '..', '..') + sep;
-  const scanning = ['providers/files/', 'validation/', 'store/', 'util/', 'generated/', 're2/'].map(
-    (d) => srcRoot + d.split('/').join(sep),
-  );
+  const scanning = [
+    'providers/files/',
+    'validation/',
+    'store/',
+    'util/',
+    'generated/',
+    're2/',
+    'pki/',
+    'gateway/secret-key-pair.',
+  ].map((d) => srcRoot + d.split('/').join(sep));
   const modules = Object.keys(require.cache)
     .filter(
       (m) =>

@@ -19,11 +19,11 @@ import { MAX_OBJECT_BYTES, MetadataAssigner } from './apiserver';
 import { StoreApplier } from './apply';
 import type { CacheLoad, CachedScan as DiskEntry } from './disk-cache';
 import { ScanDiskCache, scanCacheKey } from './disk-cache';
-import { ScanPool } from './parse-pool';
+import { ScanPool, adoptPrestartedPool } from './parse-pool';
 import type { FileProblem } from './problems';
 import { ProblemReport } from './problems';
 import type { FileScan, ScanLimits, ScanResult } from './scan';
-import { fingerprintOf } from './scan';
+import { fingerprintOf, rememberWorkAhead } from './scan';
 import { SettleGate } from './settle';
 import type { Listing, WalkLimits } from './walk';
 import { DEFAULT_WALK_LIMITS, isReadableName, listFiles, relativeName } from './walk';
@@ -155,7 +155,8 @@ export class FileProvider {
       maxEntries: opts.maxEntries ?? DEFAULT_WALK_LIMITS.maxEntries,
       maxDepth: opts.maxDepth ?? DEFAULT_WALK_LIMITS.maxDepth,
     };
-    this.pool = new ScanPool({ size: opts.parseWorkers });
+    const prestarted = opts.parseWorkers === undefined ? adoptPrestartedPool() : undefined;
+    this.pool = prestarted ?? new ScanPool({ size: opts.parseWorkers });
     this.settle = new SettleGate(opts.settleMs ?? DEFAULT_SETTLE_MS);
     if (opts.cache)
       this.diskCache = new ScanDiskCache(opts.cache.dir, scanCacheKey(opts.cache.convoyVersion, this.limits));
@@ -500,6 +501,7 @@ export class FileProvider {
     if (result.status === 'unchanged' && fromDisk) {
       this.diskCacheHits++;
       this.diskCache?.keep(file, fromDisk.entry);
+      rememberWorkAhead(fromDisk.scan);
       this.scanCache.set(file, { hash: fromDisk.entry.hash, fingerprint, scan: fromDisk.scan });
       return { file, waitMs: 0 };
     }
@@ -514,6 +516,7 @@ export class FileProvider {
         'ignoring kind Convoy does not read',
       );
     }
+    rememberWorkAhead(result.scan);
     this.scanCache.set(file, { hash: result.hash, fingerprint, scan: result.scan });
     return { file, waitMs: 0 };
   }

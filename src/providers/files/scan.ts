@@ -7,11 +7,14 @@
 import { createHash } from 'node:crypto';
 import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
 
+import type { KeyPairCheck } from '../../pki/keypair';
+import { checkSecretKeyPair, rememberKeyPairCheck } from '../../gateway/secret-key-pair';
 import type { Admission } from './apiserver';
-import { admitEntry } from './apiserver';
+import { admitEntry, generationFingerprint, rememberGenerationFingerprint } from './apiserver';
 import type { RawEntry } from './parse';
 import { parseFile } from './parse';
 import type { FileProblem } from './problems';
+import type { KubeObject } from '../../store/objects';
 
 export interface ScanLimits {
   /** A larger file is not read. */
@@ -43,7 +46,12 @@ export interface FileScan {
    * changes nothing; one never seen before contributes the documents that did parse.
    */
   broken: boolean;
-  entries: { document?: number; admission: Admission }[];
+  /**
+   * `keyPair` is the key-pair check of an admitted TLS Secret, made here so the first build need
+   * not (docs/architecture.md §10.4); absent for other objects, or when the check threw.
+   * `fingerprint` is an admitted object's generation fingerprint (apiserver.ts), made here too.
+   */
+  entries: { document?: number; admission: Admission; keyPair?: KeyPairCheck; fingerprint?: string }[];
 }
 
 /**
@@ -105,10 +113,15 @@ export async function scanFile(req: ScanRequest): Promise<ScanResult> {
   } catch (err) {
     return failed(`cannot parse file: ${(err as Error).message}`, fingerprint);
   }
-  const entries: FileScan['entries'] = parsed.entries.map((entry) => ({
-    document: entry.document,
-    admission: admitSafely(entry, req.limits.maxObjectBytes),
-  }));
+  const entries: FileScan['entries'] = parsed.entries.map((entry) => {
+    const admission = admitSafely(entry, req.limits.maxObjectBytes);
+    if (admission.kind !== 'ok') return { document: entry.document, admission };
+    const fingerprint = generationFingerprint(admission.object);
+    const keyPair = keyPairOf(admission.object);
+    return keyPair
+      ? { document: entry.document, admission, keyPair, fingerprint }
+      : { document: entry.document, admission, fingerprint };
+  });
   return {
     status: 'scanned',
     hash,
@@ -133,11 +146,46 @@ function admitSafely(entry: RawEntry, maxObjectBytes: number): Admission {
 }
 
 /**
+ * The key-pair check of an admitted Secret (secret-key-pair.ts), or undefined for another object
+ * or when the check throws (the build then checks the Secret itself and meets the same problem).
+ */
+function keyPairOf(object: KubeObject): KeyPairCheck | undefined {
+  if (object.kind !== 'Secret') return undefined;
+  try {
+    return checkSecretKeyPair(object);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Hands what a worker computed ahead for `scan`'s objects to their users: key-pair checks to the
+ * build (secret-key-pair.ts), generation fingerprints to the metadata assigner (apiserver.ts).
+ * Runs on the main thread, on the objects that go into the store.
+ */
+export function rememberWorkAhead(scan: FileScan): void {
+  for (const { admission, keyPair, fingerprint } of scan.entries) {
+    if (admission.kind !== 'ok') continue;
+    if (keyPair) rememberKeyPairCheck(admission.object, keyPair);
+    if (fingerprint !== undefined) rememberGenerationFingerprint(admission.object, fingerprint);
+  }
+}
+
+/** Read buffer reused from file to file; a scan is synchronous, so one is never shared. */
+let scratch = Buffer.allocUnsafe(64 * 1024);
+/** A read buffer grown past this is dropped after its file, so one huge file is not kept. */
+const SCRATCH_KEEP_BYTES = 1024 * 1024;
+
+/**
  * Reads at most `max` bytes of a regular file. A file that is (or grows) larger is reported
  * with its size instead of being read, so a huge file costs one stat. Opened non-blocking, so
  * a FIFO put in the file's place cannot hang the reader; it is refused as not a regular file.
  * Synchronous: it runs in a parse worker, which has nothing else to do meanwhile, and each
  * asynchronous step would cost a round trip through the thread pool (four per file).
+ *
+ * The bytes are read into one buffer reused from file to file (a fresh one per file, sized for
+ * growth, was a tenth of a worker's time in allocation and collection), so the answer is a view
+ * valid only until the next call: the caller hashes and decodes it at once.
  */
 function readBounded(path: string, max: number): { bytes: Buffer; fingerprint: string; tooLarge?: number } {
   const fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
@@ -146,19 +194,23 @@ function readBounded(path: string, max: number): { bytes: Buffer; fingerprint: s
     if (!st.isFile()) throw new Error('not a regular file');
     const fingerprint = fingerprintOf(st);
     if (st.size > max) return { bytes: Buffer.alloc(0), fingerprint, tooLarge: st.size };
-    const chunks: Buffer[] = [];
     let length = 0;
     for (;;) {
-      // Only the bytes read are kept, so the buffer need not be zeroed first.
-      const chunk = Buffer.allocUnsafe(Math.min(max + 1 - length, Math.max(st.size - length, 0) + 64 * 1024));
-      const bytesRead = readSync(fd, chunk, 0, chunk.length, length);
+      // Room for the whole file as stat saw it, plus some to notice growth (up to max + 1).
+      const want = Math.min(max + 1, Math.max(st.size, length) + 4096);
+      if (scratch.length < want) {
+        const grown = Buffer.allocUnsafe(Math.min(max + 1, Math.max(want, scratch.length * 2)));
+        scratch.copy(grown, 0, 0, length);
+        scratch = grown;
+      }
+      const bytesRead = readSync(fd, scratch, length, Math.min(scratch.length, max + 1) - length, length);
       if (bytesRead === 0) break;
-      chunks.push(chunk.subarray(0, bytesRead));
       length += bytesRead;
       if (length > max) return { bytes: Buffer.alloc(0), fingerprint, tooLarge: length };
     }
-    return { bytes: Buffer.concat(chunks, length), fingerprint };
+    return { bytes: scratch.subarray(0, length), fingerprint };
   } finally {
     closeSync(fd);
+    if (scratch.length > SCRATCH_KEEP_BYTES) scratch = Buffer.allocUnsafe(64 * 1024);
   }
 }
