@@ -1,7 +1,7 @@
 import type { ClusterModel, FleetModel, FilterChainModel, HttpPortModel } from '../model/fleet';
 import type { EnvoyResources } from './resources';
 import type { RouteConfiguration } from '../generated/envoy/config/route/v3/RouteConfiguration';
-import { translateListener } from './translate/listeners';
+import { forgetListenerTranslations, translateListener } from './translate/listeners';
 import { buildRouteConfiguration } from './translate/routes';
 import { translateCluster } from './translate/clusters';
 import { translateEndpoints } from './translate/endpoints';
@@ -78,6 +78,7 @@ const lastRoutes = new RouteListReuse();
 export function forgetFleetTranslation(fleet: string): void {
   lastLists.forget(fleet);
   lastRoutes.forget(fleet);
+  forgetListenerTranslations(fleet);
 }
 
 /** The RouteConfiguration of a TLS-port chain, for the chains that terminate HTTPS only. */
@@ -124,7 +125,7 @@ export function translateFleet(model: FleetModel, options: TranslateOptions = {}
         : undefined;
     const listener = dispatched
       ? undefined
-      : translateListener(port, { bindAddress, accessLog, tracing: traced?.hcm });
+      : translateListener(port, { bindAddress, accessLog, tracing: traced?.hcm, fleet: model.fleet });
     if (dispatched) {
       out.listeners.push(...dispatched.listeners);
       dispatchClusters.push(...dispatched.clusters);
