@@ -4,6 +4,7 @@ import { encodeMessage } from '../envoy/protos';
 import { forgetFleetTranslation } from '../envoy/translate';
 import { ConsistencyChecker } from './consistency';
 import { encodeListener } from './listener-bytes';
+import { LayeredMap } from './layered-map';
 import type { EnvoyResources } from '../envoy/resources';
 import { TypeUrl, messageNameOf } from '../envoy/resources';
 import { PUSH_ORDER } from './served-types';
@@ -293,9 +294,12 @@ export class XdsCache {
     }
     if (updated.length === 0 && goneNames.length === 0)
       return { snapshot: prevType, changed: [], removed: [] };
-    const entries = new Map(prevType.entries);
-    for (const name of goneNames) entries.delete(name);
-    for (const entry of updated) entries.set(entry.name, entry);
+    // The previous entries with a layer of the changes: no copy of thousands of entries.
+    const entries = LayeredMap.patched(
+      prevType.entries,
+      updated.map((e) => [e.name, e] as const),
+      goneNames,
+    );
     const changed = updated.map((e) => e.name);
     const grown = goneNames.length > 0 || updated.some((e) => !prevType.entries.has(e.name));
     const snapshot = grown
