@@ -1,7 +1,7 @@
 import type { ClusterModel, FleetModel, FilterChainModel, HttpPortModel } from '../model/fleet';
 import type { EnvoyResources } from './resources';
 import type { RouteConfiguration } from '../generated/envoy/config/route/v3/RouteConfiguration';
-import { translateListener } from './translate/listeners';
+import { forgetListenerTranslations, translateListener } from './translate/listeners';
 import { buildRouteConfiguration } from './translate/routes';
 import { translateCluster } from './translate/clusters';
 import { translateEndpoints } from './translate/endpoints';
@@ -10,6 +10,7 @@ import { translateCaBundle } from './translate/client-validation';
 import { withMisdirectedHosts } from './translate/misdirected';
 import { memoByNode } from './translate/common';
 import { ListReuse } from './translate/list-reuse';
+import { RouteListReuse, type RouteSegment } from './translate/route-list';
 import { DEFAULT_ACCESS_LOG, type AccessLogOptions } from './translate/access-log';
 import { tracing as tracingFor, type TracingOptions } from './translate/tracing';
 import { buildUdpWeightedCluster, needsUdpWeightedCluster } from './translate/udp-weights';
@@ -67,6 +68,8 @@ const chainRouteConfiguration = memoByNode((fc: FilterChainModel): RouteConfigur
 
 /** Each fleet's long lists as last translated (list-reuse.ts). */
 const lastLists = new ListReuse();
+/** Each fleet's RouteConfiguration list as last assembled (route-list.ts). */
+const lastRoutes = new RouteListReuse();
 
 /**
  * Forgets what translateFleet remembers of a fleet to translate its next model faster; called when
@@ -74,6 +77,8 @@ const lastLists = new ListReuse();
  */
 export function forgetFleetTranslation(fleet: string): void {
   lastLists.forget(fleet);
+  lastRoutes.forget(fleet);
+  forgetListenerTranslations(fleet);
 }
 
 /** The RouteConfiguration of a TLS-port chain, for the chains that terminate HTTPS only. */
@@ -92,7 +97,8 @@ function edsAssignment(cluster: ClusterModel): ClusterLoadAssignment | undefined
 
 /**
  * Translates one fleet's model into its listeners, route configurations, clusters, assignments and
- * secrets, in model order (see the file comment for purity and memoization).
+ * secrets, in model order (see the file comment for purity and memoization). The returned arrays
+ * may be shared with the fleet's next translation: callers must not modify them.
  */
 export function translateFleet(model: FleetModel, options: TranslateOptions = {}): EnvoyResources {
   const bindAddress = model.managed?.local?.bindAddress ?? options.bindAddress ?? DEFAULT_BIND_ADDRESS;
@@ -106,13 +112,9 @@ export function translateFleet(model: FleetModel, options: TranslateOptions = {}
   const traced = tracingOptions && tracingFor(tracingOptions, model.fleet);
   const out: EnvoyResources = { listeners: [], routes: [], clusters: [], endpoints: [], secrets: [] };
 
-  const routeNames = new Set<string>();
-  const addRoutes = (rc: RouteConfiguration): void => {
-    // Names are unique by construction; a duplicate would only be a second copy of the same name.
-    if (routeNames.has(rc.name!)) return;
-    routeNames.add(rc.name!);
-    out.routes.push(rc);
-  };
+  // Names are unique by construction; a duplicate would only be a second copy of the same name, so
+  // the first of each name is kept (route-list.ts, which patches the last list when it can).
+  const routeSegments: RouteSegment[] = [];
 
   const dispatchClusters: Cluster[] = [];
   const usedKeys = new Set(['clusters', 'endpoints', 'secrets']);
@@ -123,7 +125,7 @@ export function translateFleet(model: FleetModel, options: TranslateOptions = {}
         : undefined;
     const listener = dispatched
       ? undefined
-      : translateListener(port, { bindAddress, accessLog, tracing: traced?.hcm });
+      : translateListener(port, { bindAddress, accessLog, tracing: traced?.hcm, fleet: model.fleet });
     if (dispatched) {
       out.listeners.push(...dispatched.listeners);
       dispatchClusters.push(...dispatched.clusters);
@@ -132,12 +134,13 @@ export function translateFleet(model: FleetModel, options: TranslateOptions = {}
     } else {
       continue;
     }
-    if (port.http) addRoutes(httpRouteConfiguration(port.http));
+    if (port.http) routeSegments.push([httpRouteConfiguration(port.http)]);
     // The chains' lists are reused per port (list-reuse.ts): a few chains changed, a few looked up.
     const key = 'routes ' + port.name;
     usedKeys.add(key);
-    for (const rc of lastLists.map(model.fleet, key, port.filterChains, chainRoutes)) if (rc) addRoutes(rc);
+    routeSegments.push(lastLists.map(model.fleet, key, port.filterChains, chainRoutes));
   }
+  out.routes = lastRoutes.assemble(model.fleet, routeSegments) as RouteConfiguration[];
   for (const cluster of lastLists.map(model.fleet, 'clusters', model.clusters, translateCluster)) {
     out.clusters.push(cluster);
   }

@@ -4,6 +4,7 @@ import { encodeMessage } from '../envoy/protos';
 import { forgetFleetTranslation } from '../envoy/translate';
 import { ConsistencyChecker } from './consistency';
 import { encodeListener } from './listener-bytes';
+import { LayeredMap } from './layered-map';
 import type { EnvoyResources } from '../envoy/resources';
 import { TypeUrl, messageNameOf } from '../envoy/resources';
 import { PUSH_ORDER } from './served-types';
@@ -238,14 +239,17 @@ export class XdsCache {
   }
 
   /**
-   * The same update as rebuildType, from only the objects that replaced others at the same place
-   * in the list, when each kept its predecessor's name; undefined when that does not hold (a
-   * resource added, removed or renamed) or too many objects differ.
+   * The same update as rebuildType, from only the objects that differ from the previous list's:
+   * those that replaced others at the same index under the same names (a route edited), or else
+   * those between the lists' common head and tail (a resource added or removed); undefined when
+   * too many objects differ.
    *
-   * Correct because the objects handed in are immutable (this class's rule): an object at the same
-   * index as in the previous list has the entry it had, so only the replaced ones can change a
-   * version; with every name kept at its index the names are those of the previous snapshot
-   * (which had no duplicates: as many entries as objects), so nothing is removed or added.
+   * Correct because the objects handed in are immutable (this class's rule): an object also in
+   * the previous list has the entry it had, so only the differing ones can change a version. In
+   * place under the same names, the names are those of the previous snapshot (which had no
+   * duplicates: as many entries as objects), so nothing is removed or added. Between head and
+   * tail, the names that go are the previous middle's that the new middle lacks; the consistency
+   * check that passed before this runs rules out empty and duplicate names in `list`.
    */
   private patchType(
     type: TypeUrl,
@@ -255,29 +259,53 @@ export class XdsCache {
     prevType: TypeSnapshot,
     errors: string[],
   ): TypeUpdate | undefined {
-    if (list.length !== prevList.length || prevType.entries.size !== list.length) return undefined;
-    const limit = list.length * PATCH_MAX_SHARE;
-    const replaced: number[] = [];
-    for (let i = 0; i < list.length; i++) {
-      if (list[i] === prevList[i]) continue;
-      if (replaced.push(i) > limit) return undefined;
+    if (prevType.entries.size !== prevList.length) return undefined;
+    const limit = Math.max(list.length, prevList.length) * PATCH_MAX_SHARE;
+    const nameOf = (obj: object): string => (obj as Record<string, unknown>)[nameField] as string;
+    const inPlace =
+      list.length === prevList.length ? replacedInPlace(list, prevList, nameOf, limit) : undefined;
+    if (inPlace === null) return undefined;
+    let added: object[];
+    let goneNames: string[] = [];
+    if (inPlace) {
+      added = inPlace.map((i) => list[i]);
+    } else {
+      let head = 0;
+      const shorter = Math.min(list.length, prevList.length);
+      while (head < shorter && list[head] === prevList[head]) head++;
+      let tail = 0;
+      while (tail < shorter - head && list[list.length - 1 - tail] === prevList[prevList.length - 1 - tail])
+        tail++;
+      added = list.slice(head, list.length - tail);
+      const gone = prevList.slice(head, prevList.length - tail);
+      if (added.length + gone.length > limit) return undefined;
+      const addedNames = new Set(added.map(nameOf));
+      goneNames = gone.map(nameOf).filter((n) => !addedNames.has(n));
     }
     const updated: CacheEntry[] = [];
-    for (const i of replaced) {
-      const name = (list[i] as Record<string, unknown>)[nameField] as string;
-      if (name !== (prevList[i] as Record<string, unknown>)[nameField]) return undefined;
+    for (const obj of added) {
+      const name = nameOf(obj);
       try {
-        const entry = this.entryFor(type, name, list[i]);
-        if (prevType.entries.get(name)!.version !== entry.version) updated.push(entry);
+        const entry = this.entryFor(type, name, obj);
+        if (prevType.entries.get(name)?.version !== entry.version) updated.push(entry);
       } catch (e) {
         errors.push(`${messageNameOf(type)} "${name}" cannot be encoded: ${(e as Error).message}`);
       }
     }
-    if (updated.length === 0) return { snapshot: prevType, changed: [], removed: [] };
-    const entries = new Map(prevType.entries);
-    for (const entry of updated) entries.set(entry.name, entry);
-    const snapshot = TypeSnapshot.replace(prevType, entries, updated);
-    return { snapshot, changed: updated.map((e) => e.name), removed: [] };
+    if (updated.length === 0 && goneNames.length === 0)
+      return { snapshot: prevType, changed: [], removed: [] };
+    // The previous entries with a layer of the changes: no copy of thousands of entries.
+    const entries = LayeredMap.patched(
+      prevType.entries,
+      updated.map((e) => [e.name, e] as const),
+      goneNames,
+    );
+    const changed = updated.map((e) => e.name);
+    const grown = goneNames.length > 0 || updated.some((e) => !prevType.entries.has(e.name));
+    const snapshot = grown
+      ? TypeSnapshot.derive(prevType, entries, changed, goneNames)
+      : TypeSnapshot.replace(prevType, entries, updated);
+    return { snapshot, changed, removed: goneNames };
   }
 
   private entryFor(type: TypeUrl, name: string, obj: object): CacheEntry {
@@ -318,6 +346,26 @@ export class XdsCache {
       }
     }
   }
+}
+
+/**
+ * The indices at which `list` holds another object than `prevList` (of the same length), when
+ * each has its predecessor's name; undefined when a name differs (not a replacement in place),
+ * null when more than `limit` differ.
+ */
+function replacedInPlace(
+  list: readonly object[],
+  prevList: readonly object[],
+  nameOf: (obj: object) => string,
+  limit: number,
+): number[] | undefined | null {
+  const replaced: number[] = [];
+  for (let i = 0; i < list.length; i++) {
+    if (list[i] === prevList[i]) continue;
+    if (nameOf(list[i]) !== nameOf(prevList[i])) return undefined;
+    if (replaced.push(i) > limit) return null;
+  }
+  return replaced;
 }
 
 function encodedWithHash(bytes: Buffer): { bytes: Buffer; version: string } {

@@ -24,7 +24,8 @@ export class ListReuse {
 
   /**
    * Returns `input.map(translate)`, reusing the last output under (fleet, key) for every index
-   * that holds the very same node as then. The returned array is shared: callers must not modify it.
+   * that holds the very same node as then, or, when the length changed, for the common head and
+   * tail of the two lists. The returned array is shared: callers must not modify it.
    *
    * Correct when `translate` is a pure function of its node that returns the same object for the
    * same node (memoByNode): then a reused element is exactly what translating it would give, so
@@ -49,6 +50,18 @@ export class ListReuse {
     } else if (last && last.input.length === input.length) {
       output = (last.output as V[]).slice();
       for (let i = 0; i < input.length; i++) if (input[i] !== last.input[i]) output[i] = translate(input[i]);
+    } else if (last) {
+      // A node added or removed: the common head and tail are reused, the nodes between translated.
+      const was = last.input;
+      const shorter = Math.min(was.length, input.length);
+      let head = 0;
+      while (head < shorter && was[head] === input[head]) head++;
+      let tail = 0;
+      while (tail < shorter - head && was[was.length - 1 - tail] === input[input.length - 1 - tail]) tail++;
+      const old = last.output as V[];
+      output = old.slice(0, head);
+      for (let i = head; i < input.length - tail; i++) output.push(translate(input[i]));
+      for (let i = old.length - tail; i < old.length; i++) output.push(old[i]);
     } else {
       output = input.map((node) => translate(node));
     }

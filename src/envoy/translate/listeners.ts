@@ -19,6 +19,7 @@ import { DEFAULT_ACCESS_LOG, accessLogs, type AccessLogOptions } from './access-
 import { rangeBindPorts } from '../../model/port-range';
 import { buildL4Listener } from './l4-listeners';
 import { withClientValidation } from './client-validation';
+import { ListenerReuse } from './listener-reuse';
 
 /**
  * Translates PortModels to Envoy Listeners (LDS).
@@ -51,6 +52,11 @@ export interface ListenerOptions {
   accessLog?: AccessLogOptions;
   /** The HCMs' tracing block (tracing.ts); none by default. */
   tracing?: HcmTracing;
+  /**
+   * The fleet the port belongs to: its Listener is then translated from the fleet's last
+   * translation of the same port (listener-reuse.ts); forgetListenerTranslations drops that.
+   */
+  fleet?: string;
 }
 
 type HcmTracing = NonNullable<HttpConnectionManager['tracing']>;
@@ -278,47 +284,71 @@ export function assignServerNames(chains: FilterChainModel[]): (string[] | undef
  */
 export function translateListener(port: PortModel, options: ListenerOptions): Listener | undefined {
   const accessLog = options.accessLog ?? DEFAULT_ACCESS_LOG;
-  return (
-    memoListener(port, JSON.stringify([options.bindAddress, accessLog, options.tracing ?? null])) ?? undefined
-  );
+  const variant = JSON.stringify([
+    options.bindAddress,
+    accessLog,
+    options.tracing ?? null,
+    options.fleet ?? null,
+  ]);
+  return memoListener(port, variant) ?? undefined;
+}
+
+/** Each fleet's last Listener per port (listener-reuse.ts). */
+const lastListeners = new ListenerReuse();
+
+/** Forgets the fleet's last Listener translations (the fleet is gone). */
+export function forgetListenerTranslations(fleet: string): void {
+  lastListeners.forget(fleet);
 }
 
 const memoListener = memoByNode((port: PortModel, variant: string): Listener | null => {
-  const [bindAddress, accessLog, tracing] = JSON.parse(variant) as [
+  const [bindAddress, accessLog, tracing, fleet] = JSON.parse(variant) as [
     string,
     AccessLogOptions,
     HcmTracing | null,
+    string | null,
   ];
-  return buildListener(port, bindAddress, accessLog, tracing ?? undefined) ?? null;
+  return buildListener(port, bindAddress, accessLog, tracing ?? undefined, fleet, variant) ?? null;
 });
 
-/** Builds the Listener of a port: its HTTP chain first, then its TLS chains; undefined when it has none. */
+/**
+ * Builds the Listener of a port: its HTTP chain first, then its TLS chains; undefined when it has
+ * none. With a fleet, from the fleet's last translation of the port (listener-reuse.ts), which
+ * gives the same bytes as the full translation here.
+ */
 function buildListener(
   port: PortModel,
   bindAddress: string,
   accessLog: AccessLogOptions,
   tracing: HcmTracing | undefined,
+  fleet: string | null = null,
+  variant = '',
 ): Listener | undefined {
   if (port.l4) {
     const tcpLogs = accessLogs(accessLog).tcp;
     return buildL4Listener(port, port.l4, bindAddress, tcpLogs, PER_CONNECTION_BUFFER_LIMIT_BYTES);
   }
+  const chainVariant = JSON.stringify([port.name, accessLog, tracing ?? null]);
+  const chainOf = (fc: FilterChainModel, names: string[]): FilterChain =>
+    names === fc.serverNames
+      ? memoTlsFilterChain(fc, chainVariant)
+      : buildTlsFilterChain(fc, port.name, names, accessLog, tracing);
+  const listenerOf = (tls: FilterChain[]): Listener | undefined => {
+    const hasTls = tls.length > 0;
+    const chains = port.http ? [httpFilterChain(port, hasTls, accessLog, tracing), ...tls] : tls.slice();
+    return chains.length === 0 ? undefined : portListener(port, bindAddress, hasTls, chains);
+  };
+  if (fleet !== null) {
+    const key = port.name + ' ' + variant;
+    return lastListeners.translate(fleet, key, port.filterChains, assignServerNames, chainOf, listenerOf);
+  }
   const chains: FilterChain[] = [];
   const serverNames = assignServerNames(port.filterChains);
-  const chainVariant = JSON.stringify([port.name, accessLog, tracing ?? null]);
   port.filterChains.forEach((fc, i) => {
     const names = serverNames[i];
-    if (!names) return;
-    chains.push(
-      names === fc.serverNames
-        ? memoTlsFilterChain(fc, chainVariant)
-        : buildTlsFilterChain(fc, port.name, names, accessLog, tracing),
-    );
+    if (names) chains.push(chainOf(fc, names));
   });
-  const hasTls = chains.length > 0;
-  if (port.http) chains.unshift(httpFilterChain(port, hasTls, accessLog, tracing));
-  if (chains.length === 0) return undefined;
-  return portListener(port, bindAddress, hasTls, chains);
+  return listenerOf(chains);
 }
 
 /**
