@@ -9,13 +9,14 @@ import { BuildMemo } from '../gateway/build-memo';
 import type { LastGoodCertificates } from '../gateway/last-good-certificates';
 import { ValidityOverlay } from './validity-overlay';
 import { FleetHold, heldAddresses } from './fleet-hold';
-import { emptyWork, fallbackCause, firstKey, hasWork, requireFullBuild } from './pending-work';
+import { addStructural, emptyWork, fallbackCause, firstKey, hasWork, requireFullBuild } from './pending-work';
 import type { FullBuildCause, FullBuildReason, PendingWork } from './pending-work';
 import { RejectionOverlay } from './rejection-overlay';
 import { StatusPublisher } from './status-publisher';
 import { addListenerSet } from '../gateway/incremental/listenerset';
 import { updateRoutes, type RouteEdit } from '../gateway/incremental/routes';
 import { addRoutes } from '../gateway/incremental/route-added';
+import { applyStructuralChanges, structuralResult } from './fast-paths';
 import type { BuildState } from '../gateway/incremental/state';
 import { translateFleet, type TranslateOptions } from '../envoy/translate';
 import type { XdsCache } from '../xds/cache';
@@ -99,6 +100,9 @@ interface FastPathOutcome {
   fleets: FleetModel[];
   state: BuildState;
   changed: ObjectStatus[];
+  /** Keys of objects that have no status any more, and listeners that no longer exist. */
+  removed?: string[];
+  listeners?: string[];
   learn: (index: ReferenceIndex) => void;
 }
 
@@ -174,6 +178,13 @@ export class Controller {
           requireFullBuild(this.pending, { reason: 'refused_endpoint', object: change.key });
         else if (impact === 'none') return;
         if (impact === 'full') requireFullBuild(this.pending, { reason: reason!, object: change.key });
+        else if (impact === 'structural')
+          addStructural(
+            this.pending,
+            change.key,
+            change.previous ?? (change as { object: KubeObject }).object,
+            reason!,
+          );
         else if (impact === 'added') {
           if (change.type === 'put') this.pending.added.set(change.key, change.object);
         } else if (impact === 'secret' || impact === 'route') {
@@ -239,6 +250,13 @@ export class Controller {
         this.pending = emptyWork(false);
         if (work.full || !this.firstBuildDone) {
           await this.fullBuild(this.firstBuildDone ? work.cause : { reason: 'startup' });
+        } else if (work.structural.size > 0) {
+          // Deletions, ListenerSet updates, Secrets created or deleted: alone, a removal fast path.
+          const alone =
+            work.added.size + work.secrets.size + work.routes.size + work.endpointServices.size === 0;
+          if (!alone) await this.fullBuild({ reason: 'mixed_changes', object: firstKey(work.structural) });
+          else if (!(await this.refreshStructural(work.structural)))
+            await this.fullBuild(this.fallback(work.structuralReason!, work.structural));
         } else if (work.added.size > 0) {
           // Only creations (and nothing else but unreferenced objects) may take the fast path.
           const only = work.secrets.size === 0 && work.routes.size === 0 && work.endpointServices.size === 0;
@@ -491,6 +509,25 @@ export class Controller {
   }
 
   /**
+   * Removal and replacement fast paths (fast-paths.ts): HTTPRoutes/GRPCRoutes and ListenerSets
+   * deleted, ListenerSets updated, Secrets listeners name created or deleted.
+   */
+  private refreshStructural(changed: Map<string, KubeObject>): Promise<boolean> {
+    const { store } = this.opts;
+    return this.runFastPath(structuralResult(store, changed), 'removal', (state) => {
+      const r = applyStructuralChanges(
+        store,
+        this.buildOptions(),
+        this.memo,
+        state,
+        changed,
+        this.lastFleets,
+      );
+      return r && { ...r, learn: (index) => r.sets.forEach((set) => index.addListenerOwner(set)) };
+    });
+  }
+
+  /**
    * Runs one route or ListenerSet fast path: `attempt` works from the last build's state and
    * returns undefined when a full build is needed; its fleets are published, the reference index
    * learns what the objects refer to (so their later changes are not missed), and the statuses it
@@ -506,6 +543,7 @@ export class Controller {
     if (this.lastBuildFailed || !this.state) return false;
     const started = process.hrtime.bigint();
     let changed: ObjectStatus[];
+    let removed: string[];
     try {
       const outcome = attempt(this.state);
       if (!outcome || outcome.touched.some((f) => !this.lastFleets.has(f) || this.hold.isHeld(f)))
@@ -516,7 +554,9 @@ export class Controller {
         this.publishFleet(fleet);
       }
       if (this.references) outcome.learn(this.references);
+      this.memo.lastGoodCertificates.forget(outcome.listeners ?? []);
       changed = outcome.changed;
+      removed = outcome.removed ?? [];
       this.opts.metrics.builds.inc({ result });
       this.observeBuild(started);
     } catch (err) {
@@ -524,7 +564,7 @@ export class Controller {
       this.fastPathFailed = true;
       return false;
     }
-    await this.publishStatusesNextTurn(() => this.statuses.publishChanges(changed, []));
+    await this.publishStatusesNextTurn(() => this.statuses.publishChanges(changed, removed));
     return true;
   }
 
