@@ -1,33 +1,134 @@
 /**
- * The removal and replacement fast paths as the controller runs them (docs/architecture.md §8):
- * routes and ListenerSets deleted, ListenerSets updated, and certificate Secrets created or deleted,
- * applied one after the other to the last build's state.
+ * The fast paths the controller runs on the last build's state (docs/architecture.md §8), as pure
+ * steps over the store, the build options, the memo and the last fleet models: routes edited or
+ * created, a ListenerSet created, and the removal and replacement paths (routes and ListenerSets
+ * deleted, ListenerSets updated, certificate Secrets created or deleted), applied one after the
+ * other.
  */
 import type { BuildMemo } from '../gateway/build-memo';
+import { addListenerSet } from '../gateway/incremental/listenerset';
 import { removeListenerSet } from '../gateway/incremental/listenerset-removed';
 import { replaceListenerSet } from '../gateway/incremental/listenerset-replaced';
+import { addRoutes } from '../gateway/incremental/route-added';
 import { removeRoutes } from '../gateway/incremental/route-removed';
+import { updateRoutes, type RouteEdit } from '../gateway/incremental/routes';
 import type { BuildState } from '../gateway/incremental/state';
 import type { BuildOptions, StoreView } from '../gateway/resolved';
 import type { FleetModel } from '../model/fleet';
+import { reuseUnchanged } from '../model/reuse';
 import type { ObjectStatus } from '../status/types';
 import { statusKey } from '../status/types';
 import type { KubeObject } from '../store/objects';
 import { namespacedName, objectKey, objectNamespace } from '../store/objects';
+import type { ObjectStore } from '../store/store';
+import { currentVersions } from './fleet-refresh';
+import type { ReferenceIndex } from './relevance';
 
-/** What a removal or replacement pass computed, for the controller to publish. */
-export interface StructuralOutcome {
+/** What every fast path reads besides the state: the store, build options, memo, last fleets. */
+export interface FastPathInputs {
+  store: ObjectStore;
+  options: BuildOptions;
+  /** The memo the state's build used. */
+  memo: BuildMemo;
+  /** Each fleet's last published FleetModel. */
+  fleets: ReadonlyMap<string, FleetModel>;
+}
+
+/** What a fast path computed (Controller.runFastPath applies it). */
+export interface FastPathOutcome {
   /** Every fleet it concerns, served differently or not. */
   touched: string[];
   fleets: FleetModel[];
   state: BuildState;
-  /** Statuses built anew, and the keys of objects that have none any more. */
   changed: ObjectStatus[];
-  removed: string[];
-  /** Listeners that no longer exist (their served-certificate memory goes). */
-  listeners: string[];
-  /** ListenerSets now in the state, whose Secrets the reference index must know. */
-  sets: KubeObject[];
+  /** Keys of objects that have no status any more, and listeners that no longer exist. */
+  removed?: string[];
+  listeners?: string[];
+  /** Teaches the reference index what the changed objects refer to (their later changes count). */
+  learn: (index: ReferenceIndex) => void;
+}
+
+/**
+ * Route fast path: only existing HTTPRoutes/GRPCRoutes were edited since the last full build
+ * (`changed`: the versions it saw; certificate contents and endpoints are kept current in the
+ * fleets). `updateRoutes` (gateway/incremental/routes.ts) shows the edits change only those
+ * routes' statuses and route configurations; the fleets keep their SecretModels, which a route
+ * edit cannot change.
+ */
+export function routesEdited(
+  inputs: FastPathInputs,
+  state: BuildState,
+  changed: Map<string, KubeObject>,
+): FastPathOutcome | undefined {
+  const { store, options, memo, fleets: last } = inputs;
+  const edits: RouteEdit[] = [];
+  for (const previous of changed.values()) {
+    const [current] = currentVersions(store, [previous]) ?? [];
+    if (!current) return undefined;
+    edits.push({ previous, current });
+  }
+  const result = updateRoutes(store, options, memo, state, edits, (f) => last.get(f));
+  if (!result) return undefined;
+  const fleets = result.fleets.map(({ model, patched }) => {
+    // A patched model already shares every untouched node (and its secrets) with the last one.
+    const previous = last.get(model.fleet);
+    if (patched || !previous) return model;
+    return reuseUnchanged(previous, { ...model, secrets: previous.secrets });
+  });
+  return {
+    touched: fleets.map((f) => f.fleet),
+    fleets,
+    state: result.state,
+    changed: result.changed,
+    // backendRefs may have changed: Services they name become relevant (see addRoute).
+    learn: (index) => edits.forEach(({ current }) => index.addRoute(current)),
+  };
+}
+
+/**
+ * ListenerSet fast path: exactly one ListenerSet was created, maybe with routes that name only it
+ * and Secrets no build referred to; `addListenerSet` (gateway/incremental/listenerset.ts) shows
+ * that only adds the set's chains, secrets and clusters to its Gateway's fleet.
+ */
+export function listenerSetAdded(
+  inputs: FastPathInputs,
+  state: BuildState,
+  added: Map<string, KubeObject>,
+): FastPathOutcome | undefined {
+  const { store, options, memo, fleets: last } = inputs;
+  const current = currentVersions(store, added.values());
+  const sets = current?.filter((o) => o.kind === 'ListenerSet') ?? [];
+  if (!current || sets.length !== 1) return undefined;
+  const routes = current.filter((o) => o.kind !== 'ListenerSet');
+  const result = addListenerSet(store, options, memo, state, sets[0], routes, (f) => last.get(f));
+  if (!result) return undefined;
+  const fleets = result.fleet ? [result.fleet] : [];
+  return {
+    touched: fleets.map((f) => f.fleet),
+    fleets,
+    state: result.state,
+    changed: result.changed,
+    learn: (index) => {
+      index.addListenerOwner(sets[0]);
+      for (const r of routes) index.addRoute(r);
+    },
+  };
+}
+
+/**
+ * Route-creation fast path: only HTTPRoutes/GRPCRoutes were created (and Secrets no build referred
+ * to); `addRoutes` (gateway/incremental/route-added.ts) attaches them as a full build.
+ */
+export function routesCreated(
+  inputs: FastPathInputs,
+  state: BuildState,
+  added: Map<string, KubeObject>,
+): FastPathOutcome | undefined {
+  const { store, options, memo, fleets: last } = inputs;
+  const routes = currentVersions(store, added.values());
+  const result = routes && addRoutes(store, options, memo, state, routes, (f) => last.get(f));
+  if (!routes || !result) return undefined;
+  return { ...result, learn: (index) => routes.forEach((r) => index.addRoute(r)) };
 }
 
 /**
@@ -39,13 +140,11 @@ export interface StructuralOutcome {
  * proven fast paths of src/gateway/incremental, over the state and fleets the previous step left.
  */
 export function applyStructuralChanges(
-  store: StoreView,
-  opts: BuildOptions,
-  memo: BuildMemo,
+  inputs: FastPathInputs,
   state: BuildState,
   changed: Map<string, KubeObject>,
-  lastFleets: ReadonlyMap<string, FleetModel>,
-): StructuralOutcome | undefined {
+): FastPathOutcome | undefined {
+  const { store, options: opts, memo, fleets: lastFleets } = inputs;
   const fleets = new Map<string, FleetModel>();
   const touched = new Set<string>();
   const statuses = new Map<string, ObjectStatus>();
@@ -116,7 +215,8 @@ export function applyStructuralChanges(
     changed: [...statuses.values()],
     removed: [...removed],
     listeners,
-    sets: [...replace.values()],
+    // The sets replaced may name other Secrets now.
+    learn: (index) => replace.forEach((set) => index.addListenerOwner(set)),
   };
 }
 
