@@ -333,6 +333,10 @@ function addition(how: Addition | Fallback): { objects: KubeObject[]; set: strin
             parentRefs: refs,
             namespace: ns,
           });
+  // Every other route carries a status of ours, as in Kubernetes once written: with no parent left
+  // it gets the empty one (and back its real one when its set is replaced).
+  if (route && n % 2 === 0)
+    route.status = { parents: [{ parentRef: lsRef, controllerName: CONTROLLER, conditions: [] }] };
   return { objects: [cert, set, ...(route ? [route] : [])], set: name, route };
 }
 
