@@ -290,6 +290,11 @@ const EMPTY: readonly string[] = Object.freeze([]);
 export interface Expectation {
   typeUrl: string;
   name: string;
+  /**
+   * Met when the resource goes instead: a delta response removes it, or a state-of-the-world
+   * response of its type no longer lists it (only Listener and Cluster responses list them all).
+   */
+  removed?: boolean;
 }
 
 export interface ArmStats {
@@ -527,8 +532,9 @@ export class SimEnvoy {
     if (a.stats.doneAt !== undefined) return;
     for (let i = 0; i < a.expect.length; i++) {
       if (a.met[i] || a.expect[i].typeUrl !== sc.typeUrl) continue;
-      const name = a.expect[i].name;
-      if (sc.resources.some((r) => r.name === name)) {
+      const { name, removed } = a.expect[i];
+      const listed = sc.resources.some((r) => r.name === name);
+      if (removed ? sc.removed.includes(name) || (this.variant === 'sotw' && !listed) : listed) {
         a.met[i] = true;
         a.stats.firstAt ??= t;
       }

@@ -1,5 +1,6 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import * as https from 'node:https';
 import * as path from 'node:path';
 import {
   createCa,
@@ -21,7 +22,10 @@ import { GW_API, K8sWorld, cond, convoyGateway, loopbackService, type KObject } 
  * (docs/architecture.md §8), so `convoy_full_builds_total` does not grow, and a real Envoy serves
  * the route: a Secret nothing refers to yet, then the ListenerSet (ListenerSet fast path), then
  * the HTTPRoute alone (route-creation fast path); and in the other order, the route first (it
- * names a ListenerSet that does not exist yet), whose set then attaches it when it arrives.
+ * names a ListenerSet that does not exist yet), whose set then attaches it when it arrives. A
+ * ListenerSet created before its Secret is served once the Secret arrives, and a ListenerSet
+ * deleted with its route and Secret is removed (the removal fast paths): its hostname is no
+ * longer served while a kept-alive connection to another hostname stays up.
  */
 
 const LS_REF = { group: 'gateway.networking.k8s.io', kind: 'ListenerSet' };
@@ -116,6 +120,13 @@ describe('new routes and ListenerSets one object at a time, in Kubernetes mode',
     );
   };
 
+  /** Resolves whether a TLS handshake for SNI `host` on the Gateway port completes. */
+  const handshakes = (host: string): Promise<boolean> =>
+    request({ port: gwPort, host, path: '/', tls: { servername: host }, timeoutMs: 2_000 }).then(
+      () => true,
+      () => false,
+    );
+
   /** Waits until the ListenerSet's listener counts `routes` attached routes (Convoy built it). */
   const attached = (set: string, routes: number) =>
     w.waitStatus(
@@ -209,5 +220,73 @@ describe('new routes and ListenerSets one object at a time, in Kubernetes mode',
       (await counter('convoy_builds_total', 'result', 'listenerset')) > sets,
       'ListenerSet fast path',
     );
+  });
+
+  test('ListenerSet first, its Secret last: the set is replaced when the Secret arrives, served', async () => {
+    await w.apply(listenerSet('three', 'three.example.com'));
+    await w.waitStatus(
+      'ListenerSet',
+      'infra',
+      'three',
+      (s) => cond(s.conditions, 'Accepted')?.status === 'False',
+      'ListenerSet three not accepted (its certificate is missing)',
+      60_000,
+    );
+    await w.apply(route('three', 'three', '/three'));
+    await w.apply(secret('three-cert', 'three.example.com'));
+    await attached('three', 1);
+    await served('three.example.com', '/three');
+    // Not asserted here: whether the replacement fast path took it. Under CPU load this sequence
+    // was seen to fall back (listenerset_fast_path_precondition, secret_created_or_deleted);
+    // test/controller/full-build-reasons.test.ts asserts the fast path on the same sequence.
+  });
+
+  test('a ListenerSet deleted with its route and Secret: refused, while another connection stays up', async () => {
+    const builds = await fullBuilds();
+    const removed = await counter('convoy_builds_total', 'result', 'listenerset_removed');
+    // A kept-alive connection to one.example.com, opened before the deletion.
+    const agent = new https.Agent({ keepAlive: true, maxSockets: 1 });
+    const get = () =>
+      new Promise<{ status: number; reused: boolean }>((resolve, reject) => {
+        const req = https.get(
+          {
+            host: '127.0.0.1',
+            port: gwPort,
+            path: '/one/x',
+            servername: 'one.example.com',
+            headers: { host: 'one.example.com' },
+            rejectUnauthorized: false,
+            agent,
+          },
+          (res) => {
+            res.resume();
+            res.on('end', () => resolve({ status: res.statusCode ?? 0, reused: req.reusedSocket }));
+          },
+        );
+        req.on('error', reject);
+      });
+    try {
+      assert.equal((await get()).status, 200);
+      await w.delete('HTTPRoute', 'infra', 'three');
+      await w.delete('ListenerSet', 'infra', 'three');
+      await w.delete('Secret', 'infra', 'three-cert');
+      // Refused for its SNI while Envoy answers another hostname (no mere timeout under load).
+      await waitFor(
+        async () => !(await handshakes('three.example.com')) && (await handshakes('two.example.com')),
+        {
+          what: 'three.example.com no longer served',
+          timeoutMs: 60_000,
+          intervalMs: 200,
+          context: () => convoy.logContext(20),
+        },
+      );
+      const after = await get();
+      assert.deepEqual(after, { status: 200, reused: true }, "the other hostname's connection stayed up");
+      await served('two.example.com', '/two');
+      assert.deepEqual(await fullBuilds(), builds, 'no fallback to a full build');
+      assert.ok((await counter('convoy_builds_total', 'result', 'listenerset_removed')) > removed);
+    } finally {
+      agent.destroy();
+    }
   });
 });

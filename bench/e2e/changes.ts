@@ -1,8 +1,10 @@
 /**
- * The four single-object changes of issue 15, made to the bench world as a user would, each
- * with what the simulated Envoys must receive and what the real Envoy must show for it. Every
- * effect is visible without a backend: a new redirect rule (Envoy answers 302 itself), a new
- * certificate serial, a new SNI, a new endpoint address in Envoy's admin config dump.
+ * The single-object changes of issue 15, made to the bench world as a user would, each with what
+ * the simulated Envoys must receive and what the real Envoy must show for it. Every effect is
+ * visible without a backend: a new redirect rule (Envoy answers 302 itself), a new certificate
+ * serial, a new SNI, a new endpoint address in Envoy's admin config dump; and for deletions, an
+ * SNI no longer served (while another still is) and a route's match gone from Envoy's admin
+ * config dump.
  */
 import { TypeUrl } from '../../src/envoy/resources';
 import type { KubeObject } from '../../src/store/objects';
@@ -10,16 +12,27 @@ import type { Expectation } from '../sim-envoy';
 import { serialOf } from '../pki';
 import { hostnameOf } from '../world';
 import type { World } from '../world';
-import { answersRedirect, hasEndpoint, servesSerial } from './probes';
+import { internalListenerName } from '../../src/envoy/translate/sni-dispatch';
+import { answersRedirect, hasEndpoint, hasRouteMatch, servesSerial, stoppedServing } from './probes';
 
-export type ChangeKind = 'route' | 'cert' | 'listenerset' | 'endpoints';
-export const CHANGE_KINDS: readonly ChangeKind[] = ['route', 'cert', 'listenerset', 'endpoints'];
+export type ChangeKind =
+  'route' | 'cert' | 'listenerset' | 'endpoints' | 'listenerset-removed' | 'route-removed';
+export const CHANGE_KINDS: readonly ChangeKind[] = [
+  'route',
+  'cert',
+  'listenerset',
+  'endpoints',
+  'listenerset-removed',
+  'route-removed',
+];
 
 export const CHANGE_LABELS: Record<ChangeKind, string> = {
   route: 'HTTPRoute edited (redirect rule added)',
   cert: 'certificate Secret rotated',
   listenerset: 'ListenerSet added with Secret and route',
   endpoints: 'EndpointSlice changed',
+  'listenerset-removed': 'ListenerSet deleted with its Secret and routes',
+  'route-removed': 'HTTPRoute deleted',
 };
 
 /** Where the real Envoy is reached: its HTTPS listener port and its admin port (loopback). */
@@ -32,6 +45,8 @@ export interface Change {
   kind: ChangeKind;
   /** The objects to write, in order. */
   objects: KubeObject[];
+  /** The objects to delete instead (files removed, or `kubectl delete`). */
+  deleted?: KubeObject[];
   /** xDS resources every simulated Envoy must receive. */
   expect: Expectation[];
   /** Whether the real Envoy serves the change yet. */
@@ -74,6 +89,8 @@ export function withRedirectRule(route: KubeObject, path: string, hostname: stri
 export class ChangeMaker {
   private counter = 0;
   private readonly services: number[];
+  /** Routes deleted so far (a ListenerSet deleted later takes only the routes it still has). */
+  private readonly deletedRoutes = new Set<number>();
 
   /**
    * `portDispatchedBySni`: the world's HTTPS port is translated with SNI dispatch, so a ListenerSet
@@ -127,6 +144,53 @@ export class ChangeMaker {
             { typeUrl: TypeUrl.Secret, name: w.secretResourceName(add.index) },
           ],
           served: (e) => servesSerial(e.https, hostnameOf(add.index), serial),
+        };
+      }
+      case 'listenerset-removed': {
+        // The original sets from the last one down: none of them is an earlier change's object.
+        const i = n.listenerSets - 1 - (k % n.listenerSets);
+        const other = (i + n.listenerSets / 2) % n.listenerSets;
+        const serial = serialOf(w.certs[i]!.cert);
+        const otherSerial = serialOf(w.certs[other]!.cert);
+        const routes: KubeObject[] = [];
+        for (let r = i; r < n.routes; r += n.listenerSets) {
+          if (this.deletedRoutes.has(r)) continue;
+          this.deletedRoutes.add(r);
+          routes.push(w.route(r));
+        }
+        const chain = `ListenerSet/${w.namespaceOf(i)}/${w.listenerSetName(i)}/https`;
+        return {
+          kind,
+          objects: [],
+          deleted: [...routes, w.listenerSet(i), w.secret(i)],
+          expect: [
+            this.portDispatchedBySni
+              ? {
+                  typeUrl: TypeUrl.Listener,
+                  name: internalListenerName(w.listenerName(), chain),
+                  removed: true,
+                }
+              : { typeUrl: TypeUrl.Listener, name: w.listenerName() },
+          ],
+          // Gone for its SNI while another hostname's certificate is still served.
+          served: async (e) =>
+            (await stoppedServing(e.https, hostnameOf(i), serial)) &&
+            (await servesSerial(e.https, hostnameOf(other), otherSerial)),
+        };
+      }
+      case 'route-removed': {
+        let r = (k * 4099 + 29) % n.routes;
+        while (this.deletedRoutes.has(r)) r = (r + 1) % n.routes;
+        this.deletedRoutes.add(r);
+        const l = w.listenerOfRoute(r);
+        const route = w.route(r);
+        return {
+          kind,
+          objects: [],
+          deleted: [route],
+          expect: [{ typeUrl: TypeUrl.Route, name: w.routeConfigName(l) }],
+          served: async (e) =>
+            (await hasRouteMatch(e.admin, w.routeConfigName(l), `/r${r}/healthz`)) === false,
         };
       }
       case 'endpoints': {

@@ -54,12 +54,13 @@ export async function createWorld(client: KubeClient, objects: readonly KubeObje
   }
 }
 
-/** `kubectl apply -f` of `objects` (one multi-document file); resolves with its start and end times. */
+/** `kubectl apply -f` (or `delete -f`) of `objects` (one multi-document file); resolves with its start and end times. */
 export async function kubectlApply(
   kubectl: string,
   kubeconfig: string,
   dir: string,
   objects: readonly KubeObject[],
+  verb: 'apply' | 'delete' = 'apply',
 ): Promise<{ startedAt: number; endedAt: number }> {
   const file = path.join(dir, 'change.yaml');
   fs.writeFileSync(file, objects.map((o) => stringify(creatable(o), { lineWidth: 0 })).join('---\n'));
@@ -67,10 +68,10 @@ export async function kubectlApply(
   await new Promise<void>((resolve, reject) => {
     childProcess.execFile(
       kubectl,
-      ['--kubeconfig', kubeconfig, 'apply', '-f', file],
+      ['--kubeconfig', kubeconfig, verb, '-f', file],
       { encoding: 'utf8' },
       (err, _stdout, stderr) =>
-        err ? reject(new Error(`kubectl apply failed: ${stderr || err.message}`)) : resolve(),
+        err ? reject(new Error(`kubectl ${verb} failed: ${stderr || err.message}`)) : resolve(),
     );
   });
   return { startedAt, endedAt: nowMs() };

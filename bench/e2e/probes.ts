@@ -29,6 +29,30 @@ export async function whenTrue(
   }
 }
 
+/**
+ * Whether Envoy no longer presents the certificate with `serial` for SNI `host` (the handshake
+ * fails, or another certificate answers).
+ */
+export async function stoppedServing(port: number, host: string, serial: string): Promise<boolean> {
+  return normalizeSerial(await servedSerial(port, host, 2000)) !== normalizeSerial(serial);
+}
+
+/**
+ * Whether Envoy's loaded RouteConfiguration `name` matches the exact path `path` (admin config
+ * dump of the dynamic route configs, filtered to that name; loopback admin only), or undefined
+ * when the dump does not show that configuration.
+ */
+export async function hasRouteMatch(
+  adminPort: number,
+  name: string,
+  path: string,
+): Promise<boolean | undefined> {
+  const q = `/config_dump?resource=dynamic_route_configs&name_regex=${encodeURIComponent(`^${regexQuote(name)}$`)}`;
+  const r = await loopbackRequest(adminPort, q);
+  if (r.status !== 200 || !r.body.includes(`"${name}"`)) return undefined;
+  return r.body.includes(`"${path}"`);
+}
+
 /** Whether Envoy presents the certificate with `serial` for SNI `host` on 127.0.0.1:`port`. */
 export async function servesSerial(port: number, host: string, serial: string): Promise<boolean> {
   return normalizeSerial(await servedSerial(port, host, 2000)) === normalizeSerial(serial);

@@ -29,7 +29,7 @@ import { serialOf } from '../pki';
 import type { Variant } from '../sim-envoy';
 import { FLEET, World, hostnameOf } from '../world';
 import type { WorldSize } from '../world';
-import { writeObjectFile, writeWorldFiles } from '../world-files';
+import { removeObjectFile, writeObjectFile, writeWorldFiles } from '../world-files';
 import { benchXdsIdentity } from '../xds-identity';
 import { ChangeMaker } from './changes';
 import type { ChangeKind, EnvoyPorts } from './changes';
@@ -419,12 +419,15 @@ export async function runOnce(s: RunSettings): Promise<RunFigures> {
         let appliedAt: number;
         let kubectlMs: number | null = null;
         if (cluster) {
-          const r = await kubectlApply(kubectl, cluster.adminKubeconfig, work, change.objects);
+          const r = change.deleted
+            ? await kubectlApply(kubectl, cluster.adminKubeconfig, work, change.deleted, 'delete')
+            : await kubectlApply(kubectl, cluster.adminKubeconfig, work, change.objects);
           t0c = r.startedAt;
           appliedAt = r.endedAt;
           kubectlMs = r.endedAt - r.startedAt;
         } else {
           for (const o of change.objects as KubeObject[]) writeObjectFile(worldDir, o);
+          for (const o of change.deleted ?? []) removeObjectFile(worldDir, o);
           appliedAt = nowMs();
         }
         const [allResults, servedAt] = await Promise.all([done, served]);

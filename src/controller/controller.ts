@@ -9,13 +9,18 @@ import { BuildMemo } from '../gateway/build-memo';
 import type { LastGoodCertificates } from '../gateway/last-good-certificates';
 import { ValidityOverlay } from './validity-overlay';
 import { FleetHold, heldAddresses } from './fleet-hold';
-import { emptyWork, fallbackCause, firstKey, hasWork, requireFullBuild } from './pending-work';
+import { addStructural, emptyWork, fallbackCause, firstKey, hasWork, requireFullBuild } from './pending-work';
 import type { FullBuildCause, FullBuildReason, PendingWork } from './pending-work';
 import { RejectionOverlay } from './rejection-overlay';
 import { StatusPublisher } from './status-publisher';
-import { addListenerSet } from '../gateway/incremental/listenerset';
-import { updateRoutes, type RouteEdit } from '../gateway/incremental/routes';
-import { addRoutes } from '../gateway/incremental/route-added';
+import {
+  applyStructuralChanges,
+  listenerSetAdded,
+  routesCreated,
+  routesEdited,
+  structuralResult,
+} from './fast-paths';
+import type { FastPathInputs, FastPathOutcome } from './fast-paths';
 import type { BuildState } from '../gateway/incremental/state';
 import { translateFleet, type TranslateOptions } from '../envoy/translate';
 import type { XdsCache } from '../xds/cache';
@@ -23,7 +28,7 @@ import type { FleetModel } from '../model/fleet';
 import type { BuildOptions } from '../gateway/resolved';
 import { reuseUnchanged } from '../model/reuse';
 import { refreshClusterEndpoints } from '../gateway/backends';
-import { currentVersions, fleetsWithEndpoints, fleetsWithSecrets, replacedSecrets } from './fleet-refresh';
+import { fleetsWithEndpoints, fleetsWithSecrets, replacedSecrets } from './fleet-refresh';
 import type { EndpointPolicy } from '../gateway/endpoint-guard';
 import { ReferenceIndex, classifyChange, envoyServiceKeys } from './relevance';
 import { changesRefusals, endpointSliceService } from './relevance';
@@ -92,15 +97,6 @@ export interface ControllerOptions {
  * and hands statuses to the sinks (status-publisher.ts). Builds are coalesced; nothing is built before every
  * provider has synced, so Envoys never get a partial world after a restart.
  */
-/** What a route or ListenerSet fast path computed (Controller.runFastPath applies it). */
-interface FastPathOutcome {
-  /** Every fleet it concerns, served differently or not. */
-  touched: string[];
-  fleets: FleetModel[];
-  state: BuildState;
-  changed: ObjectStatus[];
-  learn: (index: ReferenceIndex) => void;
-}
 
 export class Controller {
   private readonly debouncer: Debouncer;
@@ -174,6 +170,13 @@ export class Controller {
           requireFullBuild(this.pending, { reason: 'refused_endpoint', object: change.key });
         else if (impact === 'none') return;
         if (impact === 'full') requireFullBuild(this.pending, { reason: reason!, object: change.key });
+        else if (impact === 'structural')
+          addStructural(
+            this.pending,
+            change.key,
+            change.previous ?? (change as { object: KubeObject }).object,
+            reason!,
+          );
         else if (impact === 'added') {
           if (change.type === 'put') this.pending.added.set(change.key, change.object);
         } else if (impact === 'secret' || impact === 'route') {
@@ -239,6 +242,13 @@ export class Controller {
         this.pending = emptyWork(false);
         if (work.full || !this.firstBuildDone) {
           await this.fullBuild(this.firstBuildDone ? work.cause : { reason: 'startup' });
+        } else if (work.structural.size > 0) {
+          // Deletions, ListenerSet updates, Secrets created or deleted: alone, a removal fast path.
+          const alone =
+            work.added.size + work.secrets.size + work.routes.size + work.endpointServices.size === 0;
+          if (!alone) await this.fullBuild({ reason: 'mixed_changes', object: firstKey(work.structural) });
+          else if (!(await this.refreshStructural(work.structural)))
+            await this.fullBuild(this.fallback(work.structuralReason!, work.structural));
         } else if (work.added.size > 0) {
           // Only creations (and nothing else but unreferenced objects) may take the fast path.
           const only = work.secrets.size === 0 && work.routes.size === 0 && work.endpointServices.size === 0;
@@ -403,91 +413,38 @@ export class Controller {
     }
   }
 
-  /**
-   * Route fast path: only existing HTTPRoutes/GRPCRoutes were edited since the last full build
-   * (certificate contents and endpoints are kept current in lastFleets). `updateRoutes`
-   * (gateway/incremental/routes.ts) shows the edits change only those routes' statuses and route
-   * configurations; the fleets keep lastFleets' SecretModels, which a route edit cannot change.
-   */
+  /** Route fast path: existing HTTPRoutes/GRPCRoutes edited (fast-paths.ts routesEdited). */
   private refreshRoutes(changed: Map<string, KubeObject>): Promise<boolean> {
-    return this.runFastPath('route', 'route', (state) => {
-      const edits: RouteEdit[] = [];
-      for (const previous of changed.values()) {
-        const [current] = currentVersions(this.opts.store, [previous]) ?? [];
-        if (!current) return undefined;
-        edits.push({ previous, current });
-      }
-      const result = updateRoutes(this.opts.store, this.buildOptions(), this.memo, state, edits, (f) =>
-        this.lastFleets.get(f),
-      );
-      if (!result) return undefined;
-      const fleets = result.fleets.map(({ model, patched }) => {
-        // A patched model already shares every untouched node (and its secrets) with lastFleets.
-        const previous = this.lastFleets.get(model.fleet);
-        if (patched || !previous) return model;
-        return reuseUnchanged(previous, { ...model, secrets: previous.secrets });
-      });
-      return {
-        touched: fleets.map((f) => f.fleet),
-        fleets,
-        state: result.state,
-        changed: result.changed,
-        // backendRefs may have changed: Services they name become relevant (see addRoute).
-        learn: (index) => edits.forEach(({ current }) => index.addRoute(current)),
-      };
-    });
+    return this.runFastPath('route', 'route', (state) => routesEdited(this.fastPathInputs(), state, changed));
   }
 
-  /**
-   * ListenerSet fast path: exactly one ListenerSet was created, maybe with routes that name only
-   * it and Secrets no build referred to; `addListenerSet` (gateway/incremental/listenerset.ts)
-   * shows that only adds the set's chains, secrets and clusters to its Gateway's fleet.
-   */
+  /** ListenerSet fast path: one ListenerSet created (fast-paths.ts listenerSetAdded). */
   private refreshAdded(added: Map<string, KubeObject>): Promise<boolean> {
-    return this.runFastPath('listenerset', 'ListenerSet', (state) => {
-      const current = currentVersions(this.opts.store, added.values());
-      const sets = current?.filter((o) => o.kind === 'ListenerSet') ?? [];
-      if (!current || sets.length !== 1) return undefined;
-      const routes = current.filter((o) => o.kind !== 'ListenerSet');
-      const result = addListenerSet(
-        this.opts.store,
-        this.buildOptions(),
-        this.memo,
-        state,
-        sets[0],
-        routes,
-        (f) => this.lastFleets.get(f),
-      );
-      if (!result) return undefined;
-      const fleets = result.fleet ? [result.fleet] : [];
-      return {
-        touched: fleets.map((f) => f.fleet),
-        fleets,
-        state: result.state,
-        changed: result.changed,
-        learn: (index) => {
-          index.addListenerOwner(sets[0]);
-          for (const r of routes) index.addRoute(r);
-        },
-      };
-    });
+    return this.runFastPath('listenerset', 'ListenerSet', (state) =>
+      listenerSetAdded(this.fastPathInputs(), state, added),
+    );
+  }
+
+  /** Route-creation fast path: only HTTPRoutes/GRPCRoutes created (fast-paths.ts routesCreated). */
+  private refreshCreatedRoutes(added: Map<string, KubeObject>): Promise<boolean> {
+    return this.runFastPath('route_created', 'route-creation', (state) =>
+      routesCreated(this.fastPathInputs(), state, added),
+    );
   }
 
   /**
-   * Route-creation fast path: only HTTPRoutes/GRPCRoutes were created (and Secrets no build
-   * referred to); `addRoutes` (gateway/incremental/route-added.ts) attaches them as a full build.
+   * Removal and replacement fast paths (fast-paths.ts applyStructuralChanges): HTTPRoutes/GRPCRoutes
+   * and ListenerSets deleted, ListenerSets updated, Secrets listeners name created or deleted.
    */
-  private refreshCreatedRoutes(added: Map<string, KubeObject>): Promise<boolean> {
-    return this.runFastPath('route_created', 'route-creation', (state) => {
-      const routes = currentVersions(this.opts.store, added.values());
-      const result =
-        routes &&
-        addRoutes(this.opts.store, this.buildOptions(), this.memo, state, routes, (f) =>
-          this.lastFleets.get(f),
-        );
-      if (!routes || !result) return undefined;
-      return { ...result, learn: (index) => routes.forEach((r) => index.addRoute(r)) };
-    });
+  private refreshStructural(changed: Map<string, KubeObject>): Promise<boolean> {
+    return this.runFastPath(structuralResult(this.opts.store, changed), 'removal', (state) =>
+      applyStructuralChanges(this.fastPathInputs(), state, changed),
+    );
+  }
+
+  /** What every fast path reads: the store, the build options, the memo and the last fleets. */
+  private fastPathInputs(): FastPathInputs {
+    return { store: this.opts.store, options: this.buildOptions(), memo: this.memo, fleets: this.lastFleets };
   }
 
   /**
@@ -506,6 +463,7 @@ export class Controller {
     if (this.lastBuildFailed || !this.state) return false;
     const started = process.hrtime.bigint();
     let changed: ObjectStatus[];
+    let removed: string[];
     try {
       const outcome = attempt(this.state);
       if (!outcome || outcome.touched.some((f) => !this.lastFleets.has(f) || this.hold.isHeld(f)))
@@ -516,7 +474,9 @@ export class Controller {
         this.publishFleet(fleet);
       }
       if (this.references) outcome.learn(this.references);
+      this.memo.lastGoodCertificates.forget(outcome.listeners ?? []);
       changed = outcome.changed;
+      removed = outcome.removed ?? [];
       this.opts.metrics.builds.inc({ result });
       this.observeBuild(started);
     } catch (err) {
@@ -524,7 +484,7 @@ export class Controller {
       this.fastPathFailed = true;
       return false;
     }
-    await this.publishStatusesNextTurn(() => this.statuses.publishChanges(changed, []));
+    await this.publishStatusesNextTurn(() => this.statuses.publishChanges(changed, removed));
     return true;
   }
 

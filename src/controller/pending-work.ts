@@ -24,7 +24,10 @@ export type FullBuildReason =
   | 'configmap_changed'
   /** A Secret a Gateway names as its backend client certificate changed. */
   | 'client_certificate_changed'
-  /** A Secret listeners refer to was created or deleted. */
+  /**
+   * A Secret listeners refer to was created or deleted, and replacing the ListenerSets that name it
+   * was not shown to be all that changes (a Gateway's own listener names it, or a set's check failed).
+   */
   | 'secret_created_or_deleted'
   /** A referenced certificate Secret became (or was) invalid, or changed its model's name. */
   | 'certificate_validity_changed'
@@ -34,13 +37,13 @@ export type FullBuildReason =
   | 'refused_endpoint'
   /** A route or ListenerSet changed while BackendTLSPolicies exist (their ancestors follow them). */
   | 'backend_tls_policy_present'
-  /** An HTTPRoute or GRPCRoute was deleted. */
+  /** An HTTPRoute or GRPCRoute was deleted and the route-removal fast path declined. */
   | 'route_deleted'
   /** An HTTPRoute/GRPCRoute edit may change more than its own virtual hosts and status. */
   | 'route_fast_path_precondition'
-  /** An existing ListenerSet was updated. */
+  /** An existing ListenerSet was updated and replacing it (removal, then addition) declined. */
   | 'listenerset_updated'
-  /** A ListenerSet was deleted. */
+  /** A ListenerSet was deleted and the ListenerSet-removal fast path declined. */
   | 'listenerset_deleted'
   /** Only HTTPRoutes/GRPCRoutes were created, and attaching them may change more than they can. */
   | 'route_created_fast_path_precondition'
@@ -69,11 +72,21 @@ export interface PendingWork {
   routes: Map<string, KubeObject>;
   /** ListenerSets and HTTPRoutes/GRPCRoutes created: store key → the object created. */
   added: Map<string, KubeObject>;
+  /**
+   * HTTPRoutes/GRPCRoutes and ListenerSets deleted, ListenerSets updated, referenced Secrets created
+   * or deleted: store key → the object as the last build saw it (or as created), with the reason
+   * its fallback counts under.
+   */
+  structural: Map<string, KubeObject>;
+  /** The fallback reason of the first entry of `structural`. */
+  structuralReason?: FullBuildReason;
 }
 
 /** True when anything is pending. */
 export function hasWork(w: PendingWork): boolean {
-  return w.full || w.endpointServices.size + w.secrets.size + w.routes.size + w.added.size > 0;
+  return (
+    w.full || w.endpointServices.size + w.secrets.size + w.routes.size + w.added.size + w.structural.size > 0
+  );
 }
 
 /** Nothing pending but, with `full`, a full build (whose cause is the start). */
@@ -85,6 +98,7 @@ export function emptyWork(full: boolean): PendingWork {
     secrets: new Map(),
     routes: new Map(),
     added: new Map(),
+    structural: new Map(),
   };
 }
 
@@ -108,6 +122,20 @@ export function fallbackCause(
   if (lastBuildFailed) return { reason: 'previous_build_failed', object };
   if (fastPathFailed) return { reason: 'fast_path_error', object };
   return { reason, object };
+}
+
+/**
+ * Records a structural change (PendingWork.structural): `object` is the version the last build saw,
+ * kept when the key is already pending, so a later step compares with what the state holds.
+ */
+export function addStructural(
+  w: PendingWork,
+  key: string,
+  object: KubeObject,
+  reason: FullBuildReason,
+): void {
+  if (!w.structural.has(key)) w.structural.set(key, object);
+  w.structuralReason ??= reason;
 }
 
 /** Returns the first key of a map (the change a log line names), if any. */

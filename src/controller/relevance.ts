@@ -131,7 +131,7 @@ export class ReferenceIndex {
   }
 }
 
-export type ChangeImpact = 'none' | 'endpoints' | 'secret' | 'route' | 'added' | 'full';
+export type ChangeImpact = 'none' | 'endpoints' | 'secret' | 'route' | 'added' | 'structural' | 'full';
 
 /** A change's impact and, when that is a full build, why (convoy_full_builds_total's reason). */
 export interface ChangeClass {
@@ -144,13 +144,18 @@ export function changeImpact(change: StoreChange, index: ReferenceIndex | undefi
   return classifyChange(change, index).impact;
 }
 
-const FAST: Record<Exclude<ChangeImpact, 'full'>, ChangeClass> = {
+const FAST: Record<Exclude<ChangeImpact, 'full' | 'structural'>, ChangeClass> = {
   none: { impact: 'none' },
   endpoints: { impact: 'endpoints' },
   secret: { impact: 'secret' },
   route: { impact: 'route' },
   added: { impact: 'added' },
 };
+
+/** A candidate for the removal/replacement fast paths (fast-paths.ts), with its fallback reason. */
+function structural(reason: FullBuildReason): ChangeClass {
+  return { impact: 'structural', reason };
+}
 
 /** A full build for `reason`. */
 function full(reason: FullBuildReason): ChangeClass {
@@ -165,8 +170,10 @@ function full(reason: FullBuildReason): ChangeClass {
  * an update of an existing HTTPRoute/GRPCRoute (candidate for the route fast path, which checks its
  * own preconditions and otherwise falls back), a creation of a ListenerSet or HTTPRoute/GRPCRoute
  * (candidate for the ListenerSet fast path when a window holds exactly one new ListenerSet, or for
- * the route-creation fast path when it holds only new routes; each falls back when it must), or a
- * full build, with the reason it needs one.
+ * the route-creation fast path when it holds only new routes; each falls back when it must), a
+ * deletion of an HTTPRoute/GRPCRoute or ListenerSet, an update of a ListenerSet or a creation or
+ * deletion of a Secret listeners name (candidates for the removal and replacement fast paths,
+ * with the reason their fallback counts under), or a full build, with the reason it needs one.
  */
 export function classifyChange(change: StoreChange, index: ReferenceIndex | undefined): ChangeClass {
   if (!index) return full('no_reference_index');
@@ -181,7 +188,7 @@ export function classifyChange(change: StoreChange, index: ReferenceIndex | unde
       if (named((k) => index.referencesClientSecret(k))) return full('client_certificate_changed');
       if (!named((k) => index.referencesSecret(k))) return FAST.none;
       // An update in place (same key, so same namespace/name): only its content can differ.
-      return change.type === 'put' && change.previous ? FAST.secret : full('secret_created_or_deleted');
+      return change.type === 'put' && change.previous ? FAST.secret : structural('secret_created_or_deleted');
     case 'Service':
       return named((k) => index.referencesService(k)) ? full('service_changed') : FAST.none;
     case 'EndpointSlice':
@@ -191,13 +198,13 @@ export function classifyChange(change: StoreChange, index: ReferenceIndex | unde
     case 'HTTPRoute':
     case 'GRPCRoute':
       if (index.hasBackendTlsPolicies) return full('backend_tls_policy_present');
-      if (change.type === 'delete') return full('route_deleted');
+      if (change.type === 'delete') return structural('route_deleted');
       return change.previous ? FAST.route : FAST.added;
     case 'ListenerSet':
       if (index.hasBackendTlsPolicies) return full('backend_tls_policy_present');
-      if (change.type === 'delete') return full('listenerset_deleted');
+      if (change.type === 'delete') return structural('listenerset_deleted');
       // A creation: candidate for the ListenerSet fast path (which falls back when it must).
-      return change.previous ? full('listenerset_updated') : FAST.added;
+      return change.previous ? structural('listenerset_updated') : FAST.added;
     default:
       return full(`${change.kind.toLowerCase() as Lowercase<string>}_changed`);
   }

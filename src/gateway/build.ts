@@ -16,6 +16,7 @@ import type {
 } from './resolved';
 import type { ObjectStatus } from '../status/types';
 import { objectNamespace } from '../store/objects';
+import type { KubeObject } from '../store/objects';
 import { GATEWAY_API_VERSION } from './api';
 import { gatewayClassStatuses, resolveGatewayClasses } from './gatewayclass';
 import { resolveGateways } from './gateways';
@@ -116,15 +117,24 @@ function staleRouteStatuses(view: StoreView, opts: BuildOptions, current: Object
       const parents = (obj.status as { parents?: { controllerName?: string }[] } | undefined)?.parents;
       if (!Array.isArray(parents) || !parents.some((p) => p?.controllerName === opts.controllerName))
         continue;
-      out.push({
-        apiVersion: GATEWAY_API_VERSION,
-        kind,
-        metadata: { namespace: ns, name: obj.metadata.name, generation: obj.metadata.generation },
-        status: { parents: [] },
-      });
+      out.push(staleRouteStatus(obj));
     }
   }
   return out;
+}
+
+/** Returns the empty-parents status of a route that names no parent Convoy owns any more (see above). */
+export function staleRouteStatus(route: KubeObject): ObjectStatus {
+  return {
+    apiVersion: GATEWAY_API_VERSION,
+    kind: route.kind,
+    metadata: {
+      namespace: objectNamespace(route),
+      name: route.metadata.name,
+      generation: route.metadata.generation,
+    },
+    status: { parents: [] },
+  };
 }
 
 /** Returns every listener of a Gateway: its merged list plus those of its ListenerSets, each once. */

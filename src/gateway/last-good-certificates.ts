@@ -59,6 +59,14 @@ export class LastGoodCertificates {
     if (this.secrets.has(secret.name)) this.secrets.set(secret.name, secret);
   }
 
+  /**
+   * Forgets listeners that no longer exist (a fast path removed them), as the next full build
+   * would; their Secrets' versions go with the next full build (no listener can recall them).
+   */
+  forget(listeners: Iterable<string>): void {
+    for (const listener of listeners) this.served.delete(listener);
+  }
+
   /** Starts a full build: listeners it does not validate are forgotten by endFullBuild. */
   beginFullBuild(): void {
     this.validated = new Set();

@@ -136,7 +136,14 @@ describe('e2e bench: arguments', () => {
     assert.equal(a.clients, 100);
     assert.equal(a.procs, 2);
     assert.equal(a.variant, 'delta');
-    assert.deepEqual(a.kinds, ['route', 'cert', 'listenerset', 'endpoints']);
+    assert.deepEqual(a.kinds, [
+      'route',
+      'cert',
+      'listenerset',
+      'endpoints',
+      'listenerset-removed',
+      'route-removed',
+    ]);
     assert.equal(a.out, '/r/files-small.json');
     assert.equal(a.settleMs, undefined);
   });

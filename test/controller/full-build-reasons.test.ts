@@ -24,6 +24,7 @@ import {
   endpointSlice,
   gateway,
   gatewayClass,
+  grpcRoute,
   httpListener,
   httpRoute,
   httpsListener,
@@ -200,7 +201,17 @@ describe('convoy_full_builds_total: each cause gives its reason', { concurrency:
       { reason: 'route_fast_path_precondition', object: 'HTTPRoute/default/web' },
     ]);
     const deleted = await fullBuildsOf(w, (s) => s.delete('HTTPRoute', 'default', 'web'));
+    assert.deepEqual(deleted.reasons, {}, 'a route deleted takes the route-removal fast path');
+  });
+
+  test('route_deleted: the route-removal fast path declines (a kept http2 cluster)', async () => {
+    // Two GRPCRoutes share an h2c cluster: without one, only buildFleet may tell its protocol.
+    const grpc = (name: string) =>
+      grpcRoute(name, [{ backendRefs: [backendRef('web', 80)] }], { parentRefs: [parentRef('edge')] });
+    const w = await setup([grpc('g1'), grpc('g2')]);
+    const deleted = await fullBuildsOf(w, (s) => s.delete('GRPCRoute', 'default', 'g1'));
     assert.deepEqual(deleted.reasons, { route_deleted: 1 });
+    assert.deepEqual(deleted.logged, [{ reason: 'route_deleted', object: 'GRPCRoute/default/g1' }]);
   });
 
   test('listenerset_updated, listenerset_deleted; a new ListenerSet is no full build', async () => {
@@ -212,9 +223,35 @@ describe('convoy_full_builds_total: each cause gives its reason', { concurrency:
       });
     assert.deepEqual((await fullBuildsOf(w, (s) => s.put(set('n1.example.com')))).reasons, {});
     const updated = await fullBuildsOf(w, (s) => s.put(set('n2.example.com', 2)));
-    assert.deepEqual(updated.reasons, { listenerset_updated: 1 });
+    assert.deepEqual(updated.reasons, {}, 'an update of the newest set replaces it');
+    const wildcard = await fullBuildsOf(w, (s) => s.put(set('*.example.com', 3)));
+    assert.deepEqual(wildcard.reasons, { listenerset_updated: 1 });
     const deleted = await fullBuildsOf(w, (s) => s.delete('ListenerSet', 'default', 'team-a'));
-    assert.deepEqual(deleted.reasons, { listenerset_deleted: 1 });
+    assert.deepEqual(deleted.reasons, { listenerset_deleted: 1 }, 'a wildcard chain: siblings may change');
+    assert.deepEqual((await fullBuildsOf(w, (s) => s.put(set('n1.example.com', 4)))).reasons, {});
+    const again = await fullBuildsOf(w, (s) => s.delete('ListenerSet', 'default', 'team-a'));
+    assert.deepEqual(again.reasons, {}, 'an exact-hostname set deleted takes the removal fast path');
+  });
+
+  test('secret_created_or_deleted is no full build for a Secret only ListenerSets name', async () => {
+    const w = await setup();
+    const set = listenerSet(
+      'team-a',
+      { name: 'edge' },
+      [httpsListener('l', 8443, 'n1.example.com', 'n1-cert')],
+      {
+        created: '2026-01-02T00:00:00Z',
+      },
+    );
+    assert.deepEqual((await fullBuildsOf(w, (s) => s.put(set))).reasons, {});
+    const created = await fullBuildsOf(w, (s) =>
+      s.put(tlsSecret('n1-cert', { hostnames: ['n1.example.com'] })),
+    );
+    assert.deepEqual(created.reasons, {});
+    assert.ok(w.cache.snapshot(FLEET)!.types[TypeUrl.Secret].entries.has('default/n1-cert'), 'served');
+    const deleted = await fullBuildsOf(w, (s) => s.delete('Secret', 'default', 'n1-cert'));
+    assert.deepEqual(deleted.reasons, {});
+    assert.ok(!w.cache.snapshot(FLEET)!.types[TypeUrl.Secret].entries.has('default/n1-cert'), 'gone');
   });
 
   test('listenerset_fast_path_precondition: two ListenerSets created at once', async () => {

@@ -242,6 +242,38 @@ async function stepMany(
   }
 }
 
+/** Deletes objects (and puts others) in one build, then compares with a fresh full build. */
+async function stepChange(
+  inc: Running,
+  state: Map<string, KubeObject>,
+  deleted: KubeObject[],
+  put: KubeObject[],
+  what: string,
+): Promise<void> {
+  const lastGood = inc.controller.lastGoodCertificates();
+  for (const o of deleted) {
+    state.delete(keyOf(o));
+    inc.store.delete(o.kind, o.metadata.namespace ?? 'default', o.metadata.name);
+  }
+  for (const o of put) {
+    state.set(keyOf(o), o);
+    inc.store.put(o);
+  }
+  await inc.controller.settle();
+  const oracle = await run([...state.values()], lastGood);
+  try {
+    assert.deepEqual(resources(inc.cache), resources(oracle.cache), `${what}: resources`);
+    assert.deepEqual(statuses(inc), statuses(oracle), `${what}: statuses`);
+  } finally {
+    oracle.controller.stop();
+  }
+}
+
+const TENANT = 'ListenerSet/default/tenant';
+
+/** The removal and replacement fast paths' results (convoy_builds_total). */
+const STRUCTURAL = ['route_removed', 'listenerset_removed', 'listenerset_replaced'];
+
 type Addition = 'ok' | 'no-route' | 'not-allowed' | 'conflict' | 'bad-cert' | 'grpc';
 type Fallback = 'wildcard' | 'older' | 'same-time' | 'new-port' | 'also-gateway' | 'no-hostname';
 
@@ -301,6 +333,10 @@ function addition(how: Addition | Fallback): { objects: KubeObject[]; set: strin
             parentRefs: refs,
             namespace: ns,
           });
+  // Every other route carries a status of ours, as in Kubernetes once written: with no parent left
+  // it gets the empty one (and back its real one when its set is replaced).
+  if (route && n % 2 === 0)
+    route.status = { parents: [{ parentRef: lsRef, controllerName: CONTROLLER, conditions: [] }] };
   return { objects: [cert, set, ...(route ? [route] : [])], set: name, route };
 }
 
@@ -309,7 +345,7 @@ function delta(after: Record<string, number>, before: Record<string, number>, k:
 }
 
 describe('Controller fast paths against a full-build oracle', { concurrency: false }, () => {
-  for (const seed of [1, 2, 3, 4, 5]) {
+  for (const seed of [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]) {
     test(`seeded sequence ${seed}: rotations, invalid certificates, route edits, ListenerSets added`, async () => {
       const objects = world();
       const state = new Map(objects.map((o) => [keyOf(o), o]));
@@ -321,9 +357,20 @@ describe('Controller fast paths against a full-build oracle', { concurrency: fal
       const parents = new Map(ROUTES.map((r) => [r.name, r.parent]));
       const addedRoutes: KubeObject[] = [];
       const overlapping = new Set<string>();
+      const addedSets: ReturnType<typeof addition>[] = [];
+      let removals = 0;
+      let structural = 0;
       try {
-        for (let i = 0; i < 20; i++) {
+        for (let i = 0; i < 26; i++) {
           const before = await counts(inc.metrics);
+          if (random() < 0.25) {
+            // Deletions, ListenerSet updates, Secrets of ListenerSets deleted or created again.
+            await removal(inc, state, random, addedSets, addedRoutes, i);
+            removals++;
+            const after = await counts(inc.metrics);
+            structural += STRUCTURAL.reduce((n, k) => n + delta(after, before, k), 0);
+            continue;
+          }
           if (random() < 0.15) {
             // A route created alone, on a parent and hostnames of the world's routes.
             const like = pick(ROUTES);
@@ -368,8 +415,11 @@ describe('Controller fast paths against a full-build oracle', { concurrency: fal
               overlapping.add(how);
             }
             const add = addition(how);
+            addedSets.push(add);
             await stepMany(inc, state, add.objects, `step ${i}: add ListenerSet ${add.set} (${how})`);
             const after = await counts(inc.metrics);
+            // With the world's older set deleted, an 'older' one may be its Gateway's newest.
+            if ((how === 'older' || how === 'same-time') && !state.has(TENANT)) continue;
             assert.equal(
               delta(after, before, 'listenerset'),
               fallback ? 0 : 1,
@@ -387,6 +437,8 @@ describe('Controller fast paths against a full-build oracle', { concurrency: fal
             const wasBad = bad.delete(name);
             await step(inc, state, secret(name, v), `step ${i}: rotate ${name} → ${v}`);
             const after = await counts(inc.metrics);
+            // Once its set is deleted, ls-cert is no Secret the build refers to (checked above only).
+            if (name === 'ls-cert' && !state.has(TENANT)) continue;
             // Valid → valid takes the fast path; invalid → valid needs a full build.
             assert.equal(delta(after, before, 'secrets'), wasBad ? 0 : 1, `step ${i}: secrets fast path`);
             assert.equal(delta(after, before, 'ok'), wasBad ? 1 : 0, `step ${i}: full builds`);
@@ -396,6 +448,7 @@ describe('Controller fast paths against a full-build oracle', { concurrency: fal
             bad.add(name);
             await step(inc, state, badSecret(name), `step ${i}: invalidate ${name}`);
             const after = await counts(inc.metrics);
+            if (name === 'ls-cert' && !state.has(TENANT)) continue;
             if (!wasBad)
               assert.equal(delta(after, before, 'ok'), 1, `step ${i}: invalid certificate rebuilds`);
             assert.equal(delta(after, before, 'secrets'), 0, `step ${i}: no fast path`);
@@ -413,6 +466,8 @@ describe('Controller fast paths against a full-build oracle', { concurrency: fal
               `step ${i}: edit ${name} ${path}`,
             );
             const after = await counts(inc.metrics);
+            // r-ls names the deleted tenant: no parent of ours (checked above only).
+            if (name === 'r-ls' && !state.has(TENANT)) continue;
             // Same parentRefs and hostnames, valid rules: the route fast path; else a full build.
             assert.equal(delta(after, before, 'route'), parentChanged ? 0 : 1, `step ${i}: route fast path`);
             assert.equal(delta(after, before, 'ok'), parentChanged ? 1 : 0, `step ${i}: full builds`);
@@ -422,6 +477,11 @@ describe('Controller fast paths against a full-build oracle', { concurrency: fal
             const address = `10.1.0.${Math.floor(random() * 250)}`;
             const [, slice] = backendService(svc, 80, [address]);
             await step(inc, state, slice, `step ${i}: ${svc} endpoints`);
+          } else if (r < 0.95) {
+            // A route created earlier alone (c-*), deleted.
+            const created = [...state.values()].filter((o) => o.metadata.name.startsWith('c-'));
+            if (created.length === 0) continue;
+            await stepChange(inc, state, [pick(created)], [], `step ${i}: delete a created route`);
           } else {
             const name = pick(ROUTES).name;
             const parent = pick([
@@ -441,6 +501,8 @@ describe('Controller fast paths against a full-build oracle', { concurrency: fal
             }
           }
         }
+        // The removal fast paths ran (each step's result is checked against the oracle above).
+        if (removals >= 3) assert.ok(structural > 0, `${removals} removals, none fast`);
       } finally {
         inc.controller.stop();
       }
@@ -664,4 +726,69 @@ function condition(
 ): [string, string] | undefined {
   const c = l.conditions.find((x) => x.type === type);
   return c && [c.status, c.reason];
+}
+
+/**
+ * One random removal or replacement step of the seeded sequence: a ListenerSet deleted (alone, or
+ * with its route and Secret in the same build), a ListenerSet updated (another exact hostname, or
+ * a wildcard, which falls back), its Secret deleted or created again, or an added route deleted.
+ */
+async function removal(
+  inc: Running,
+  state: Map<string, KubeObject>,
+  random: () => number,
+  addedSets: ReturnType<typeof addition>[],
+  addedRoutes: KubeObject[],
+  i: number,
+): Promise<void> {
+  const pick = <T>(xs: T[]): T => xs[Math.floor(random() * xs.length)];
+  const live = addedSets.filter((a) => state.has(keyOf(a.objects[1])));
+  const r = random();
+  if (live.length === 0 || r < 0.1) {
+    // The world's own ListenerSet (its route r-ls stays, naming no parent left), or a route.
+    const tenant = [...state.values()].find((o) => o.kind === 'ListenerSet' && o.metadata.name === 'tenant');
+    if (tenant) return stepChange(inc, state, [tenant], [], `step ${i}: delete tenant`);
+    const routes = addedRoutes.filter((o) => state.has(keyOf(o)));
+    if (routes.length === 0) return;
+    const route = pick(routes);
+    addedRoutes.splice(addedRoutes.indexOf(route), 1);
+    return stepChange(inc, state, [route], [], `step ${i}: delete added route ${route.metadata.name}`);
+  }
+  const add = pick(live);
+  const [cert, set] = add.objects;
+  const route = add.route && state.has(keyOf(add.route)) ? add.route : undefined;
+  const drop = (o: KubeObject | undefined) => {
+    if (o && addedRoutes.includes(o)) addedRoutes.splice(addedRoutes.indexOf(o), 1);
+  };
+  if (r < 0.4) {
+    // Its route (if kept) names no parent of ours any more: no route fast path for its edits.
+    drop(add.route);
+    const all = random() < 0.5;
+    const objects = all ? [set, ...(route ? [route] : []), ...(state.has(keyOf(cert)) ? [cert] : [])] : [set];
+    return stepChange(
+      inc,
+      state,
+      objects,
+      [],
+      `step ${i}: delete ${add.set}${all ? ' with route and Secret' : ''}`,
+    );
+  }
+  if (r < 0.6 && route) {
+    drop(route);
+    return stepChange(inc, state, [route], [], `step ${i}: delete route of ${add.set}`);
+  }
+  if (r < 0.8) {
+    const current = state.get(keyOf(set))!;
+    const spec = current.spec as { listeners: { hostname?: string }[] };
+    const host = random() < 0.2 ? '*.wild.example.com' : `u${i}.example.com`;
+    const updated = {
+      ...current,
+      metadata: { ...current.metadata, generation: (current.metadata.generation ?? 1) + 1 },
+      spec: { ...spec, listeners: spec.listeners.map((l) => ({ ...l, hostname: host })) },
+    };
+    return stepChange(inc, state, [], [updated], `step ${i}: update ${add.set} to ${host}`);
+  }
+  if (state.has(keyOf(cert)))
+    return stepChange(inc, state, [cert], [], `step ${i}: delete Secret of ${add.set}`);
+  return stepChange(inc, state, [], [cert], `step ${i}: create Secret of ${add.set} again`);
 }

@@ -31,6 +31,17 @@ describe('LayeredMap', () => {
           changes.push([key, value]);
           expected.set(key, value);
         }
+        if (random() < 0.3) {
+          // Removals too: of existing keys, of keys just set, of keys absent.
+          const gone: string[] = [];
+          for (let i = 0; i < 1 + Math.floor(random() * 6); i++)
+            gone.push(
+              random() < 0.2 ? `absent${i}` : [...expected.keys()][Math.floor(random() * expected.size)],
+            );
+          for (const key of gone) expected.delete(key);
+          versions.push({ map: from.map.with(changes).without(gone), expected });
+          continue;
+        }
         versions.push({ map: from.map.with(changes), expected });
       }
       for (const [i, { map, expected }] of versions.entries()) {

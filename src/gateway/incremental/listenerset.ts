@@ -27,6 +27,7 @@ import {
   type CertificateState,
 } from '../listener-validation';
 import {
+  compareListenerSets,
   listenerSetAllowed,
   listenerSetParent,
   listenerSetStatus,
@@ -66,8 +67,8 @@ import { statusKey } from '../../status/types';
  * The set may come with new HTTPRoutes/GRPCRoutes whose parentRefs all name it (and routes created
  * earlier that name only it: withWaitingRoutes); new Secrets are read from the view. It is added only when that cannot change anything but its own status, its
  * Gateway's status (attachedListenerSets), the new routes' statuses and its own filter chains: its
- * Gateway is accepted and owned, it sorts strictly last in precedence (newer creationTimestamp than
- * every other set of that Gateway), no route the state attached names it, its listeners give no existing
+ * Gateway is accepted and owned, it sorts strictly last in precedence (compareListenerSets: newer
+ * creationTimestamp than every other set of that Gateway, or as new and after it by namespace/name), no route the state attached names it, its listeners give no existing
  * listener a new condition (resolveAddedListenerSet), and each of its ready listeners is HTTPS with
  * an exact hostname on a port the fleet already serves by SNI, where no ready listener has no
  * hostname or one that covers it (so no other chain's hostname isolation changes). Returns the
@@ -97,11 +98,11 @@ export function addListenerSet(
   const lsNs = objectNamespace(ls);
   const setKey = objectKey('ListenerSet', lsNs, ls.metadata.name);
   if (state.parents.has(setKey)) return undefined;
-  const created = Date.parse(ls.metadata.creationTimestamp ?? '');
-  if (Number.isNaN(created)) return undefined;
+  if (Number.isNaN(Date.parse(ls.metadata.creationTimestamp ?? ''))) return undefined;
+  // Last in precedence: a set created in the same second sorts by namespace/name (listenersets.ts).
   for (const s of g.listenerSets) {
-    const t = Date.parse(s.object.metadata.creationTimestamp ?? '');
-    if (Number.isNaN(t) || t >= created) return undefined;
+    if (Number.isNaN(Date.parse(s.object.metadata.creationTimestamp ?? ''))) return undefined;
+    if (compareListenerSets(s.object, ls) >= 0) return undefined;
   }
   const set = resolveAddedListenerSet(view, opts, g, ls, memo);
   if (!set) return undefined;
@@ -162,10 +163,18 @@ export function addListenerSet(
   const gwAt = state.statusIndex.get(statusKey(gwStatus));
   if (gwAt === undefined) return undefined;
   const setStatus = listenerSetStatus(set, listenerSetVerdict(set, gw.accepted), opts);
-  const appended = [setStatus, ...newStatuses];
-  const appendedKeys = new Set(appended.map(statusKey));
-  if (appendedKeys.size !== appended.length) return undefined;
-  for (const k of appendedKeys) if (state.statusIndex.has(k)) return undefined;
+  const built = [setStatus, ...newStatuses];
+  if (new Set(built.map(statusKey)).size !== built.length) return undefined;
+  // A waiting route may carry the empty status of a route naming no parent of ours (build.ts
+  // staleRouteStatus, e.g. its set was just removed to be replaced): its real one replaces it.
+  const appended: ObjectStatus[] = [];
+  const replaced: [number, ObjectStatus][] = [];
+  for (const st of built) {
+    const at = state.statusIndex.get(statusKey(st));
+    if (at === undefined) appended.push(st);
+    else if (st !== setStatus && !state.routes.has(statusKey(st))) replaced.push([at, st]);
+    else return undefined;
+  }
 
   // The fleet: a chain per ready listener of the set.
   let fleet: FleetModel | undefined;
@@ -257,6 +266,7 @@ export function addListenerSet(
   gateways[at] = gw;
   const statuses = [...state.statuses, ...appended];
   statuses[gwAt] = gwStatus;
+  for (const [at, st] of replaced) statuses[at] = st;
   const next: BuildState = {
     ...state,
     gateways,
@@ -268,8 +278,8 @@ export function addListenerSet(
     listenerFleet: state.listenerFleet.with(set.listeners.map((l) => [l.qualifiedName, gw.fleet])),
     namedParents: state.namedParents.with(routes.flatMap(parentNamesOf)),
   };
-  // The Gateway's status first: it is known, the appended ones are new (StatusSink.publishChanges).
-  return { fleet, statuses, changed: [gwStatus, ...appended], state: next };
+  // The known statuses first, the appended ones are new (StatusSink.publishChanges).
+  return { fleet, statuses, changed: [gwStatus, ...replaced.map(([, st]) => st), ...appended], state: next };
 }
 
 /**

@@ -163,7 +163,7 @@ export function addRoutes(
 }
 
 /** Returns whether a route's status holds an entry written by `controllerName` (a stale one to clear). */
-function carriesStatusOf(route: KubeObject, controllerName: string): boolean {
+export function carriesStatusOf(route: KubeObject, controllerName: string): boolean {
   const parents = (route.status as { parents?: { controllerName?: string }[] } | undefined)?.parents;
   return Array.isArray(parents) && parents.some((p) => p?.controllerName === controllerName);
 }
@@ -190,7 +190,7 @@ function mergeByPrecedence(list: readonly AttachedRoute[], routes: AttachedRoute
  * of those listeners; and the old → copy mapping. Undefined when a listener's count is not
  * `before` (the length of its old list, as every build leaves it), so the new one could be wrong.
  */
-function recount(
+export function recount(
   g: ResolvedGateway,
   lists: ReadonlyMap<string, AttachedRoute[]>,
   before: (qualifiedName: string) => number,
@@ -219,7 +219,11 @@ function recount(
 }
 
 /** Returns the statuses of the Gateway and ListenerSets among `owners` (objectKeys), as now resolved. */
-function ownerStatuses(gw: ResolvedGateway, owners: readonly string[], opts: BuildOptions): ObjectStatus[] {
+export function ownerStatuses(
+  gw: ResolvedGateway,
+  owners: readonly string[],
+  opts: BuildOptions,
+): ObjectStatus[] {
   const wanted = new Set(owners);
   const out: ObjectStatus[] = [];
   const gwKey = objectKey('Gateway', objectNamespace(gw.object), gw.object.metadata.name);

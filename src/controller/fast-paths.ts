@@ -1,0 +1,272 @@
+/**
+ * The fast paths the controller runs on the last build's state (docs/architecture.md §8), as pure
+ * steps over the store, the build options, the memo and the last fleet models: routes edited or
+ * created, a ListenerSet created, and the removal and replacement paths (routes and ListenerSets
+ * deleted, ListenerSets updated, certificate Secrets created or deleted), applied one after the
+ * other.
+ */
+import type { BuildMemo } from '../gateway/build-memo';
+import { addListenerSet } from '../gateway/incremental/listenerset';
+import { removeListenerSet } from '../gateway/incremental/listenerset-removed';
+import { replaceListenerSet } from '../gateway/incremental/listenerset-replaced';
+import { addRoutes } from '../gateway/incremental/route-added';
+import { removeRoutes } from '../gateway/incremental/route-removed';
+import { updateRoutes, type RouteEdit } from '../gateway/incremental/routes';
+import type { BuildState } from '../gateway/incremental/state';
+import type { BuildOptions, StoreView } from '../gateway/resolved';
+import type { FleetModel } from '../model/fleet';
+import { reuseUnchanged } from '../model/reuse';
+import type { ObjectStatus } from '../status/types';
+import { statusKey } from '../status/types';
+import type { KubeObject } from '../store/objects';
+import { namespacedName, objectKey, objectNamespace } from '../store/objects';
+import type { ObjectStore } from '../store/store';
+import { currentVersions } from './fleet-refresh';
+import type { ReferenceIndex } from './relevance';
+
+/** What every fast path reads besides the state: the store, build options, memo, last fleets. */
+export interface FastPathInputs {
+  store: ObjectStore;
+  options: BuildOptions;
+  /** The memo the state's build used. */
+  memo: BuildMemo;
+  /** Each fleet's last published FleetModel. */
+  fleets: ReadonlyMap<string, FleetModel>;
+}
+
+/** What a fast path computed (Controller.runFastPath applies it). */
+export interface FastPathOutcome {
+  /** Every fleet it concerns, served differently or not. */
+  touched: string[];
+  fleets: FleetModel[];
+  state: BuildState;
+  changed: ObjectStatus[];
+  /** Keys of objects that have no status any more, and listeners that no longer exist. */
+  removed?: string[];
+  listeners?: string[];
+  /** Teaches the reference index what the changed objects refer to (their later changes count). */
+  learn: (index: ReferenceIndex) => void;
+}
+
+/**
+ * Route fast path: only existing HTTPRoutes/GRPCRoutes were edited since the last full build
+ * (`changed`: the versions it saw; certificate contents and endpoints are kept current in the
+ * fleets). `updateRoutes` (gateway/incremental/routes.ts) shows the edits change only those
+ * routes' statuses and route configurations; the fleets keep their SecretModels, which a route
+ * edit cannot change.
+ */
+export function routesEdited(
+  inputs: FastPathInputs,
+  state: BuildState,
+  changed: Map<string, KubeObject>,
+): FastPathOutcome | undefined {
+  const { store, options, memo, fleets: last } = inputs;
+  const edits: RouteEdit[] = [];
+  for (const previous of changed.values()) {
+    const [current] = currentVersions(store, [previous]) ?? [];
+    if (!current) return undefined;
+    edits.push({ previous, current });
+  }
+  const result = updateRoutes(store, options, memo, state, edits, (f) => last.get(f));
+  if (!result) return undefined;
+  const fleets = result.fleets.map(({ model, patched }) => {
+    // A patched model already shares every untouched node (and its secrets) with the last one.
+    const previous = last.get(model.fleet);
+    if (patched || !previous) return model;
+    return reuseUnchanged(previous, { ...model, secrets: previous.secrets });
+  });
+  return {
+    touched: fleets.map((f) => f.fleet),
+    fleets,
+    state: result.state,
+    changed: result.changed,
+    // backendRefs may have changed: Services they name become relevant (see addRoute).
+    learn: (index) => edits.forEach(({ current }) => index.addRoute(current)),
+  };
+}
+
+/**
+ * ListenerSet fast path: exactly one ListenerSet was created, maybe with routes that name only it
+ * and Secrets no build referred to; `addListenerSet` (gateway/incremental/listenerset.ts) shows
+ * that only adds the set's chains, secrets and clusters to its Gateway's fleet.
+ */
+export function listenerSetAdded(
+  inputs: FastPathInputs,
+  state: BuildState,
+  added: Map<string, KubeObject>,
+): FastPathOutcome | undefined {
+  const { store, options, memo, fleets: last } = inputs;
+  const current = currentVersions(store, added.values());
+  const sets = current?.filter((o) => o.kind === 'ListenerSet') ?? [];
+  if (!current || sets.length !== 1) return undefined;
+  const routes = current.filter((o) => o.kind !== 'ListenerSet');
+  const result = addListenerSet(store, options, memo, state, sets[0], routes, (f) => last.get(f));
+  if (!result) return undefined;
+  const fleets = result.fleet ? [result.fleet] : [];
+  return {
+    touched: fleets.map((f) => f.fleet),
+    fleets,
+    state: result.state,
+    changed: result.changed,
+    learn: (index) => {
+      index.addListenerOwner(sets[0]);
+      for (const r of routes) index.addRoute(r);
+    },
+  };
+}
+
+/**
+ * Route-creation fast path: only HTTPRoutes/GRPCRoutes were created (and Secrets no build referred
+ * to); `addRoutes` (gateway/incremental/route-added.ts) attaches them as a full build.
+ */
+export function routesCreated(
+  inputs: FastPathInputs,
+  state: BuildState,
+  added: Map<string, KubeObject>,
+): FastPathOutcome | undefined {
+  const { store, options, memo, fleets: last } = inputs;
+  const routes = currentVersions(store, added.values());
+  const result = routes && addRoutes(store, options, memo, state, routes, (f) => last.get(f));
+  if (!routes || !result) return undefined;
+  return { ...result, learn: (index) => routes.forEach((r) => index.addRoute(r)) };
+}
+
+/**
+ * Applies `changed` (store key → the object as the last build saw it: HTTPRoutes/GRPCRoutes and
+ * ListenerSets deleted, ListenerSets updated, Secrets listeners name created or deleted) to
+ * `state`, or returns undefined when a full build is needed: route deletions first (a deleted
+ * set's routes may go with it), then each ListenerSet removed, then each ListenerSet replaced by
+ * its current version (updated, or naming a Secret that came or went). Each step is one of the
+ * proven fast paths of src/gateway/incremental, over the state and fleets the previous step left.
+ */
+export function applyStructuralChanges(
+  inputs: FastPathInputs,
+  state: BuildState,
+  changed: Map<string, KubeObject>,
+): FastPathOutcome | undefined {
+  const { store, options: opts, memo, fleets: lastFleets } = inputs;
+  const fleets = new Map<string, FleetModel>();
+  const touched = new Set<string>();
+  const statuses = new Map<string, ObjectStatus>();
+  const removed = new Set<string>();
+  const listeners: string[] = [];
+  const fleetOf = (f: string) => fleets.get(f) ?? lastFleets.get(f);
+  const record = (r: { changed: ObjectStatus[]; removed: string[]; state: BuildState }) => {
+    for (const key of r.removed) {
+      statuses.delete(key);
+      removed.add(key);
+    }
+    for (const s of r.changed) {
+      statuses.set(statusKey(s), s);
+      removed.delete(statusKey(s));
+    }
+    state = r.state;
+  };
+  const current = (o: KubeObject) => store.get(o.kind, objectNamespace(o), o.metadata.name);
+  const objects = [...changed.values()];
+  const routes = objects.filter((o) => (o.kind === 'HTTPRoute' || o.kind === 'GRPCRoute') && !current(o));
+  if (routes.length > 0) {
+    const r = removeRoutes(store, opts, memo, state, routes, fleetOf);
+    if (!r) return undefined;
+    record(r);
+    for (const f of r.touched) touched.add(f);
+    for (const f of r.fleets) fleets.set(f.fleet, f);
+  }
+  const replace = new Map<string, KubeObject>();
+  // ListenerSets first: a Secret deleted with its set names no set left.
+  const ordered = [
+    ...objects.filter((o) => o.kind === 'ListenerSet'),
+    ...objects.filter((o) => o.kind !== 'ListenerSet' && !routes.includes(o)),
+  ];
+  for (const o of ordered) {
+    if (o.kind === 'ListenerSet') {
+      const now = current(o);
+      if (now) replace.set(objectKey(o.kind, objectNamespace(o), o.metadata.name), now);
+      else {
+        const r = removeListenerSet(store, opts, memo, state, objectNamespace(o), o.metadata.name, fleetOf);
+        if (!r) return undefined;
+        record(r);
+        touched.add(r.touched);
+        if (r.fleet) fleets.set(r.touched, r.fleet);
+        listeners.push(...r.listeners);
+      }
+    } else if (o.kind === 'Secret') {
+      const naming = setsNaming(state, namespacedName(objectNamespace(o), o.metadata.name));
+      if (!naming) return undefined;
+      for (const set of naming) {
+        const now = current(set);
+        if (!now) return undefined;
+        replace.set(objectKey(set.kind, objectNamespace(set), set.metadata.name), now);
+      }
+    } else return undefined;
+  }
+  for (const set of replace.values()) {
+    const r = replaceListenerSet(store, opts, memo, state, set, fleetOf);
+    if (!r) return undefined;
+    record(r);
+    touched.add(r.touched);
+    if (r.fleet) fleets.set(r.touched, r.fleet);
+    listeners.push(...r.listeners);
+  }
+  return {
+    touched: [...touched],
+    fleets: [...fleets.values()],
+    state,
+    changed: [...statuses.values()],
+    removed: [...removed],
+    listeners,
+    // The sets replaced may name other Secrets now.
+    learn: (index) => replace.forEach((set) => index.addListenerOwner(set)),
+  };
+}
+
+interface CertificateRef {
+  name?: unknown;
+  namespace?: unknown;
+}
+
+/**
+ * Returns the ListenerSets (as the state resolved them) whose listeners name Secret `secret`
+ * (`namespace/name`), or undefined when a Gateway's own listener does (a full build decides those).
+ */
+function setsNaming(state: BuildState, secret: string): KubeObject[] | undefined {
+  const names = (owner: KubeObject) => {
+    const listeners = (owner.spec as { listeners?: unknown } | undefined)?.listeners;
+    if (!Array.isArray(listeners)) return false;
+    const ns = objectNamespace(owner);
+    return listeners.some((l: { tls?: { certificateRefs?: unknown } } | undefined) => {
+      const refs = l?.tls?.certificateRefs;
+      return (
+        Array.isArray(refs) &&
+        refs.some(
+          (r: CertificateRef | undefined) =>
+            typeof r?.name === 'string' &&
+            namespacedName(typeof r.namespace === 'string' ? r.namespace : ns, r.name) === secret,
+        )
+      );
+    });
+  };
+  const out: KubeObject[] = [];
+  for (const g of state.gateways) {
+    if (names(g.object)) return undefined;
+    for (const set of g.listenerSets) {
+      if (!names(set.object)) continue;
+      if (set.object.kind !== 'ListenerSet') return undefined;
+      out.push(set.object);
+    }
+  }
+  return out;
+}
+
+/**
+ * Returns the convoy_builds_total result of a structural pass over `changed`: `route_removed` when
+ * only routes went, `listenerset_removed` when a ListenerSet went, else `listenerset_replaced`.
+ */
+export function structuralResult(store: StoreView, changed: Map<string, KubeObject>): string {
+  const gone = (o: KubeObject) => !store.get(o.kind, objectNamespace(o), o.metadata.name);
+  const objects = [...changed.values()];
+  if (objects.some((o) => o.kind === 'ListenerSet' && gone(o))) return 'listenerset_removed';
+  return objects.every((o) => o.kind !== 'ListenerSet' && o.kind !== 'Secret' && gone(o))
+    ? 'route_removed'
+    : 'listenerset_replaced';
+}

@@ -1,0 +1,64 @@
+/**
+ * Replaces a ListenerSet in the state of the last build by what the store holds now: removal
+ * (listenerset-removed.ts) then addition (listenerset.ts), the fast path of a ListenerSet updated
+ * and of a Secret its listeners name created or deleted (docs/architecture.md §8).
+ */
+import type { FleetModel } from '../../model/fleet';
+import type { ObjectStatus } from '../../status/types';
+import type { KubeObject } from '../../store/objects';
+import { objectNamespace } from '../../store/objects';
+import type { BuildMemo } from '../build-memo';
+import type { BuildOptions, StoreView } from '../resolved';
+import { addListenerSet } from './listenerset';
+import { removeListenerSet } from './listenerset-removed';
+import type { BuildState } from './state';
+
+/** The result of replaceListenerSet. */
+export interface ListenerSetReplaced {
+  touched: string;
+  fleet: FleetModel | undefined;
+  /** Statuses built anew, in order (a later one of a key replaces an earlier), and keys gone. */
+  changed: ObjectStatus[];
+  removed: string[];
+  /** Qualified names of the old set's listeners the new one does not have. */
+  listeners: string[];
+  state: BuildState;
+}
+
+/**
+ * Returns the state with ListenerSet `current` (as the store holds it) in place of the version the
+ * state's build resolved, its Gateway's patched fleet and the statuses changed; or undefined when a
+ * full build is needed.
+ *
+ * Removing the old version and adding the current one gives what a full build gives when each
+ * step does: removeListenerSet shows no other listener, route or chain depends on the set, and
+ * addListenerSet that the set added last in precedence (it must be its Gateway's newest) changes
+ * nothing but its own chains and the statuses of it, its Gateway and the routes that name it
+ * (re-attached as waiting routes: the removal dropped those that name no other parent). The
+ * listeners' memory of served certificates is kept between the two, as a full build keeps it.
+ */
+export function replaceListenerSet(
+  view: StoreView,
+  opts: BuildOptions,
+  memo: BuildMemo,
+  state: BuildState,
+  current: KubeObject,
+  previousFleet: (fleet: string) => FleetModel | undefined,
+): ListenerSetReplaced | undefined {
+  const ns = objectNamespace(current);
+  const removed = removeListenerSet(view, opts, memo, state, ns, current.metadata.name, previousFleet);
+  if (!removed) return undefined;
+  const fleetAfter = (f: string) =>
+    f === removed.touched && removed.fleet ? removed.fleet : previousFleet(f);
+  const added = addListenerSet(view, opts, memo, removed.state, current, [], fleetAfter);
+  if (!added) return undefined;
+  const kept = added.state.listenerFleet;
+  return {
+    touched: removed.touched,
+    fleet: added.fleet ?? removed.fleet,
+    changed: [...removed.changed, ...added.changed],
+    removed: removed.removed,
+    listeners: removed.listeners.filter((qn) => !kept.has(qn)),
+    state: added.state,
+  };
+}
