@@ -4,7 +4,7 @@ import { encodeMessage } from '../envoy/protos';
 import { forgetFleetTranslation } from '../envoy/translate';
 import { ConsistencyChecker } from './consistency';
 import { encodeListener } from './listener-bytes';
-import { LayeredMap } from './layered-map';
+import { LayeredMap } from '../util/layered-map';
 import type { EnvoyResources } from '../envoy/resources';
 import { TypeUrl, messageNameOf } from '../envoy/resources';
 import { PUSH_ORDER } from './served-types';
@@ -295,11 +295,12 @@ export class XdsCache {
     if (updated.length === 0 && goneNames.length === 0)
       return { snapshot: prevType, changed: [], removed: [] };
     // The previous entries with a layer of the changes: no copy of thousands of entries.
-    const entries = LayeredMap.patched(
-      prevType.entries,
-      updated.map((e) => [e.name, e] as const),
-      goneNames,
-    );
+    // A type's entries are never changed once built (TypeSnapshot), so a plain Map is adopted as is.
+    const prevEntries =
+      prevType.entries instanceof LayeredMap
+        ? (prevType.entries as LayeredMap<string, CacheEntry>)
+        : LayeredMap.adopt(prevType.entries as Map<string, CacheEntry>);
+    const entries = prevEntries.without(goneNames).with(updated.map((e) => [e.name, e] as const));
     const changed = updated.map((e) => e.name);
     const grown = goneNames.length > 0 || updated.some((e) => !prevType.entries.has(e.name));
     const snapshot = grown
