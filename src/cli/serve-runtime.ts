@@ -155,8 +155,9 @@ async function open(
   routeGrpcLogs(logger);
   const gcTuned = tuneGarbageCollection();
   logger.debug({ gcTuned, v8: process.versions.v8 }, 'V8 external-memory GC limit tuning');
-  // docs/operations.md §11: one full collection once quiet, not the last burst's garbage kept.
-  if (process.env.CONVOY_QUIET_GC !== 'off') {
+  // docs/operations.md §11: one full collection once quiet, not the last burst's garbage kept;
+  // opt-in, because that collection pauses the loop when the next change may arrive.
+  if (process.env.CONVOY_QUIET_GC === 'on') {
     const stopQuietGc = startQuietCollector({
       onCollect: (ms, freed) =>
         logger.info(
