@@ -4,26 +4,21 @@
  * and of a Secret its listeners name created or deleted (docs/architecture.md §8).
  */
 import type { FleetModel } from '../../model/fleet';
-import type { ObjectStatus } from '../../status/types';
 import type { KubeObject } from '../../store/objects';
 import { objectNamespace } from '../../store/objects';
 import type { BuildMemo } from '../build-memo';
 import type { BuildOptions, StoreView } from '../resolved';
 import { addListenerSet } from './listenerset';
 import { removeListenerSet } from './listenerset-removed';
+import type { ListenerSetRemoved } from './listenerset-removed';
 import type { BuildState } from './state';
 
-/** The result of replaceListenerSet. */
-export interface ListenerSetReplaced {
-  touched: string;
-  fleet: FleetModel | undefined;
-  /** Statuses built anew, in order (a later one of a key replaces an earlier), and keys gone. */
-  changed: ObjectStatus[];
-  removed: string[];
-  /** Qualified names of the old set's listeners the new one does not have. */
-  listeners: string[];
-  state: BuildState;
-}
+/**
+ * The result of replaceListenerSet, shaped as removeListenerSet's: `changed` holds the statuses
+ * built anew in order (a later one of a key replaces an earlier), `listeners` the qualified names
+ * of the old set's listeners the new one does not have.
+ */
+export type ListenerSetReplaced = ListenerSetRemoved;
 
 /**
  * Returns the state with ListenerSet `current` (as the store holds it) in place of the version the

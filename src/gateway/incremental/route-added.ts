@@ -117,18 +117,10 @@ export function addRoutes(
   /** The owners' recomputed statuses (the new routes' come after them). */
   const ownerChanged: ObjectStatus[] = [];
   for (const [fleet, qns] of byFleet) {
-    const at = gateways.findIndex((g) => g.fleet === fleet);
-    if (at < 0) return undefined;
-    const counted = recount(gateways[at], lists, (qn) => state.attached.get(qn)?.length ?? 0);
-    if (!counted) return undefined;
-    const gw = counted.gateway;
-    gateways[at] = gw;
-    for (const owner of counted.owners) {
-      const target = state.parents.get(owner);
-      if (!target) return undefined;
-      parents.push([owner, { ...target, listeners: target.listeners.map(counted.copy) }]);
-    }
-    for (const s of ownerStatuses(gw, counted.owners, opts)) {
+    const owned = recountOwners(state, gateways, parents, fleet, lists, opts);
+    if (!owned) return undefined;
+    const gw = owned.gateway;
+    for (const s of owned.statuses) {
       const i = state.statusIndex.get(statusKey(s));
       if (i === undefined) return undefined;
       statuses[i] = s;
@@ -182,6 +174,35 @@ function mergeByPrecedence(list: readonly AttachedRoute[], routes: AttachedRoute
     out.splice(lo, 0, a);
   }
   return out;
+}
+
+/**
+ * Recounts the routes attached to `fleet`'s Gateway after the attachment `lists` changed, puts the
+ * recounted Gateway in its place in `gateways` and each owner's parent target (with the recounted
+ * listeners) in `parents`; returns the Gateway and its owners' new statuses. Shared by the route
+ * fast paths that add and remove routes, so both recount alike (docs/architecture.md §8).
+ * Undefined when the fleet's Gateway or an owner's target is unknown: the caller gives way to a
+ * full build.
+ */
+export function recountOwners(
+  state: BuildState,
+  gateways: ResolvedGateway[],
+  parents: [string, ParentTarget][],
+  fleet: string,
+  lists: ReadonlyMap<string, AttachedRoute[]>,
+  opts: BuildOptions,
+): { gateway: ResolvedGateway; statuses: ObjectStatus[] } | undefined {
+  const at = gateways.findIndex((g) => g.fleet === fleet);
+  if (at < 0) return undefined;
+  const counted = recount(gateways[at], lists, (qn) => state.attached.get(qn)?.length ?? 0);
+  if (!counted) return undefined;
+  gateways[at] = counted.gateway;
+  for (const owner of counted.owners) {
+    const target = state.parents.get(owner);
+    if (!target) return undefined;
+    parents.push([owner, { ...target, listeners: target.listeners.map(counted.copy) }]);
+  }
+  return { gateway: counted.gateway, statuses: ownerStatuses(counted.gateway, counted.owners, opts) };
 }
 
 /**

@@ -17,7 +17,7 @@ import { attachRoute } from '../routes/attach';
 import { routeIdentity } from '../routes/identity';
 import type { AttachedRoute, CompiledRoute } from '../routes/types';
 import { recomputeRouteConfigs } from './route-configs';
-import { ownerStatuses, recount } from './route-added';
+import { recountOwners } from './route-added';
 import { StatusEdits, prunedFleet } from './removal';
 import type { BuildState } from './state';
 
@@ -89,18 +89,10 @@ export function removeRoutes(
   const parents: [string, ParentTarget][] = [];
   const fleets: FleetModel[] = [];
   for (const [fleet, qns] of byFleet) {
-    const at = gateways.findIndex((g) => g.fleet === fleet);
-    if (at < 0) return undefined;
-    const counted = recount(gateways[at], lists, (qn) => state.attached.get(qn)?.length ?? 0);
-    if (!counted) return undefined;
-    const gw = counted.gateway;
-    gateways[at] = gw;
-    for (const owner of counted.owners) {
-      const target = state.parents.get(owner);
-      if (!target) return undefined;
-      parents.push([owner, { ...target, listeners: target.listeners.map(counted.copy) }]);
-    }
-    for (const s of ownerStatuses(gw, counted.owners, opts)) if (!edits.replace(s)) return undefined;
+    const owned = recountOwners(state, gateways, parents, fleet, lists, opts);
+    if (!owned) return undefined;
+    const gw = owned.gateway;
+    for (const s of owned.statuses) if (!edits.replace(s)) return undefined;
     const served = new Set(
       [...qns].filter((qn) => gw.listeners.some((l) => l.ready && l.qualifiedName === qn)),
     );
