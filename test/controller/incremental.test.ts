@@ -227,19 +227,7 @@ async function stepMany(
   objects: KubeObject[],
   what: string,
 ): Promise<void> {
-  const lastGood = inc.controller.lastGoodCertificates();
-  for (const o of objects) {
-    state.set(keyOf(o), o);
-    inc.store.put(o);
-  }
-  await inc.controller.settle();
-  const oracle = await run([...state.values()], lastGood);
-  try {
-    assert.deepEqual(resources(inc.cache), resources(oracle.cache), `${what}: resources`);
-    assert.deepEqual(statuses(inc), statuses(oracle), `${what}: statuses`);
-  } finally {
-    oracle.controller.stop();
-  }
+  await stepChange(inc, state, [], objects, what);
 }
 
 /** Deletes objects (and puts others) in one build, then compares with a fresh full build. */
