@@ -8,17 +8,22 @@ import { Harness, until } from './harness';
 
 const CDS = TypeUrl.Cluster;
 
+/** Returns a function that publishes fleet default/gw with `clusters`, each with the given timeout. */
+function publisher(h: Harness, clusters: string[]): (timeout: number) => void {
+  return (timeout) =>
+    assert.ok(
+      h.cache.setFleet(
+        'default/gw',
+        fleetResources({ clusters, clusterTimeout: Object.fromEntries(clusters.map((c) => [c, timeout])) }),
+      ).ok,
+    );
+}
+
 test('a stream that does not read delays only itself, and gets the latest state when it resumes', async () => {
   const h = await Harness.start();
   try {
     const clusters = Array.from({ length: 1500 }, (_, i) => `ns/a-service-with-a-long-name-${i}/8080`);
-    const publish = (timeout: number) =>
-      assert.ok(
-        h.cache.setFleet(
-          'default/gw',
-          fleetResources({ clusters, clusterTimeout: Object.fromEntries(clusters.map((c) => [c, timeout])) }),
-        ).ok,
-      );
+    const publish = publisher(h, clusters);
     publish(1);
     const slow = h.client({ id: 'slow', keepResponses: false });
     const fast = h.client({ id: 'fast', keepResponses: false });
@@ -62,13 +67,7 @@ test('streams that stop reading cannot hold the server-wide send budget from the
   const h = await Harness.start({ sendBudgetBytes: budget, stallTimeoutMs: 200 });
   try {
     const clusters = Array.from({ length: 1500 }, (_, i) => `ns/a-service-with-a-long-name-${i}/8080`);
-    const publish = (timeout: number) =>
-      assert.ok(
-        h.cache.setFleet(
-          'default/gw',
-          fleetResources({ clusters, clusterTimeout: Object.fromEntries(clusters.map((c) => [c, timeout])) }),
-        ).ok,
-      );
+    const publish = publisher(h, clusters);
     const version = () => h.cache.snapshot('default/gw')!.types[CDS].version;
     const streamOf = (id: string) => h.server.debugState().streams.find((s) => s.nodeId === id)!;
     publish(1);
@@ -143,13 +142,7 @@ test('with one response per event-loop turn, every stream still gets every type 
   const h = await Harness.start({ sendTurnBytes: 1 });
   try {
     const clusters = Array.from({ length: 200 }, (_, i) => `ns/svc-${i}/8080`);
-    const publish = (timeout: number) =>
-      assert.ok(
-        h.cache.setFleet(
-          'default/gw',
-          fleetResources({ clusters, clusterTimeout: Object.fromEntries(clusters.map((c) => [c, timeout])) }),
-        ).ok,
-      );
+    const publish = publisher(h, clusters);
     publish(1);
     const clients = Array.from({ length: 12 }, (_, i) => h.client({ id: `c-${i}`, keepResponses: false }));
     for (const c of clients) {
