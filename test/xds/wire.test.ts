@@ -144,18 +144,29 @@ describe('wire encoding', () => {
   });
 });
 
+/**
+ * Returns a maker of budget waiters: each asks `budget` for its bytes when pumped and, once
+ * granted, records its name in `resumed`, so a test reads the order streams were let through.
+ */
+function waiterOf(
+  budget: SendBudget,
+  resumed: string[],
+): (name: string, bytes: number) => { pump: () => void } {
+  return (name, bytes) => {
+    const w = {
+      pump: () => {
+        if (budget.tryAcquire(bytes, w)) resumed.push(name);
+      },
+    };
+    return w;
+  };
+}
+
 describe('SendBudget', () => {
   test('queues waiters beyond the limit and resumes them in order as bytes are released', () => {
     const budget = new SendBudget(100);
     const resumed: string[] = [];
-    const waiter = (name: string, bytes: number) => {
-      const w = {
-        pump: () => {
-          if (budget.tryAcquire(bytes, w)) resumed.push(name);
-        },
-      };
-      return w;
-    };
+    const waiter = waiterOf(budget, resumed);
     const a = waiter('a', 60);
     const b = waiter('b', 60);
     const c = waiter('c', 30);
@@ -179,14 +190,7 @@ describe('SendBudget', () => {
   test('hands over at most one turn of bytes per event-loop turn, and resumes the rest in order the next turn', async () => {
     const budget = new SendBudget(1000, 100);
     const resumed: string[] = [];
-    const waiter = (name: string, bytes: number) => {
-      const w = {
-        pump: () => {
-          if (budget.tryAcquire(bytes, w)) resumed.push(name);
-        },
-      };
-      return w;
-    };
+    const waiter = waiterOf(budget, resumed);
     const waiters = [waiter('a', 60), waiter('b', 60), waiter('c', 60), waiter('d', 300)];
     for (const w of waiters) w.pump();
     assert.deepEqual(resumed, ['a'], 'b would take this turn past 100 bytes');
