@@ -15,16 +15,16 @@ import type { World } from '../world';
 import { internalListenerName } from '../../src/envoy/translate/sni-dispatch';
 import { answersRedirect, hasEndpoint, hasRouteMatch, servesSerial, stoppedServing } from './probes';
 
-export type ChangeKind =
-  'route' | 'cert' | 'listenerset' | 'endpoints' | 'listenerset-removed' | 'route-removed';
-export const CHANGE_KINDS: readonly ChangeKind[] = [
+/** The kinds of change the bench makes, in the order it makes them by default. */
+export const CHANGE_KINDS = [
   'route',
   'cert',
   'listenerset',
   'endpoints',
   'listenerset-removed',
   'route-removed',
-];
+] as const;
+export type ChangeKind = (typeof CHANGE_KINDS)[number];
 
 export const CHANGE_LABELS: Record<ChangeKind, string> = {
   route: 'HTTPRoute edited (redirect rule added)',
