@@ -47,6 +47,12 @@ export class KubernetesFleetProvisioner {
   /** `namespace/objectName` of fleets whose objects are neither applied nor pruned. */
   private untouched = new Set<string>();
   private leader = false;
+  /**
+   * Whether a build has handed over its fleets (update). Until then nothing is converged: with no
+   * fleets known, a pass would prune every owned object, and a restarted leader whose first build
+   * is slower than the debounce deleted a serving fleet that way (found by CI under load).
+   */
+  private modelsReceived = false;
   private readonly applied = new Map<string, Applied>();
   private timer?: NodeJS.Timeout;
   private resync?: NodeJS.Timeout;
@@ -74,6 +80,7 @@ export class KubernetesFleetProvisioner {
    * restart (docs/architecture.md §13), their objects may still serve the last good configuration.
    */
   update(fleets: readonly FleetModel[], untouched: readonly string[] = []): void {
+    this.modelsReceived = true;
     this.fleets = fleets.filter((f): f is ManagedModel => f.managed !== undefined);
     this.untouched = new Set(
       untouched.flatMap((fleet) => {
@@ -100,7 +107,7 @@ export class KubernetesFleetProvisioner {
 
   private schedule(forget = false): void {
     if (forget) this.applied.clear();
-    if (!this.leader || this.stopped) return;
+    if (!this.leader || this.stopped || !this.modelsReceived) return;
     if (this.timer) return;
     this.timer = setTimeout(() => {
       this.timer = undefined;
