@@ -7,8 +7,8 @@
  * After a cold sync or a push the garbage below that limit (frame Buffers of the responses,
  * parsed and encoded intermediates) stays resident for as long as nothing more is allocated,
  * which at steady state is forever. Measured at 5,000 ListenerSets with 200 delta Envoys: a heap
- * of ~470 MiB committed for ~310 live and ~190 MiB external for ~45 live (bench/README.md
- * "Steady RSS, session 14"). One full collection when the event loop has been idle for a few
+ * of ~470 MiB committed for ~310 live and ~190 MiB external for ~45 live (docs/operations.md
+ * §11). One full collection when the event loop has been idle for a few
  * seconds returns it. It runs only when idle, and only when enough was allocated since the last
  * collection, so a steady process collects once per burst of work, never periodically.
  */

@@ -47,7 +47,7 @@ describe('KubernetesFleetProvisioner', () => {
       // The first build says no fleet wants the Deployment: now it is pruned.
       provisioner.update([]);
       const deadline = Date.now() + 30_000;
-      while (provisioner.passes === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+      while (requests.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
       assert.deepEqual(requests, ['DELETE /apis/apps/v1/namespaces/team/deployments/convoy-gw']);
     } finally {
       await provisioner.stop();
