@@ -10,6 +10,18 @@ OUT="${CONVOY_CACHE:-$HOME/.cache/convoy}/gateway-conformance-$GATEWAY_API_VERSI
 export GOTOOLCHAIN=local GOFLAGS=-modcacherw CGO_ENABLED=0
 DNS_SRC="$(cd "$(dirname "$0")" && pwd)/dns-server/main.go"
 
+# Runs a go command that reaches the module proxy, up to three times: a lookup of the proxy can
+# fail for a moment (seen in a CI run), and what one attempt downloaded stays in the module cache.
+with_retries() {
+  local attempt
+  for attempt in 1 2; do
+    "$@" && return 0
+    echo "build.sh: '$*' failed (attempt $attempt of 3), retrying in $((attempt * 10)) s" >&2
+    sleep $((attempt * 10))
+  done
+  "$@"
+}
+
 # The stand-in for the suite's coredns image (dns-server/main.go), rebuilt when its source changes.
 build_dns_server() {
   if [[ -x "$OUT/dns-server" ]] && cmp -s "$DNS_SRC" "$OUT/dns-src/main.go"; then return 0; fi
@@ -18,7 +30,7 @@ build_dns_server() {
   (
     cd "$OUT/dns-src"
     printf 'module convoy.local/dnsserver\n\ngo 1.26.0\n\nrequire github.com/miekg/dns v1.1.73\n' >go.mod
-    go mod tidy
+    with_retries go mod tidy
     go build -trimpath -o "$OUT/dns-server" .
   ) >&2
 }
@@ -50,8 +62,8 @@ import (
 	_ "sigs.k8s.io/gateway-api/conformance/echo-basic"
 )
 GO
-go mod tidy >&2
-go get -t "sigs.k8s.io/gateway-api/conformance@$GATEWAY_API_VERSION" >&2
+with_retries go mod tidy >&2
+with_retries go get -t "sigs.k8s.io/gateway-api/conformance@$GATEWAY_API_VERSION" >&2
 go test -c -trimpath -o "$OUT/gateway-conformance.test" sigs.k8s.io/gateway-api/conformance >&2
 go build -trimpath -o "$OUT/echo-basic" sigs.k8s.io/gateway-api/conformance/echo-basic >&2
 build_dns_server
