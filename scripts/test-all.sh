@@ -119,6 +119,17 @@ if [[ "${CONVOY_E2E:-1}" != "0" ]]; then
     tail -n 20 "$k8s_log" >&2
     fail_step "e2e/cluster/build-binaries.sh"
   fi
+  # The conformance binaries (gateway-conformance.test, echo-basic, dns-server) are built here,
+  # with the network: the pod tests and the conformance run ask for them from inside the private
+  # network namespace (netns-run.sh), where the Go module proxy cannot be reached.
+  conf_build_log="$REPORTS/conformance-build.log"
+  if bash e2e/conformance/build.sh >"$conf_build_log"; then
+    export CONVOY_CONFORMANCE_BIN="$(tail -n 1 "$conf_build_log")"
+    echo "CONVOY_CONFORMANCE_BIN=$CONVOY_CONFORMANCE_BIN"
+  else
+    tail -n 20 "$conf_build_log" >&2
+    fail_step "e2e/conformance/build.sh"
+  fi
   # --------------------------------------------------------------------------- end of hook
 
   step "e2e tests (real processes, one file at a time)"
