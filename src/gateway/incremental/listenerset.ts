@@ -27,7 +27,6 @@ import {
   type CertificateState,
 } from '../listener-validation';
 import {
-  compareListenerSets,
   listenerSetAllowed,
   listenerSetParent,
   listenerSetStatus,
@@ -59,6 +58,7 @@ import { compareStrings } from '../../util/compare';
 import { fleetName } from '../../model/names';
 import { namespacedName, objectKey } from '../../store/objects';
 import { statusKey } from '../../status/types';
+import { rememberAppended, sortsLast } from './precedence';
 
 /**
  * Adds a ListenerSet created since the state's build to that state and returns the patched fleet,
@@ -100,10 +100,7 @@ export function addListenerSet(
   if (state.parents.has(setKey)) return undefined;
   if (Number.isNaN(Date.parse(ls.metadata.creationTimestamp ?? ''))) return undefined;
   // Last in precedence: a set created in the same second sorts by namespace/name (listenersets.ts).
-  for (const s of g.listenerSets) {
-    if (Number.isNaN(Date.parse(s.object.metadata.creationTimestamp ?? ''))) return undefined;
-    if (compareListenerSets(s.object, ls) >= 0) return undefined;
-  }
+  if (!sortsLast(g.listenerSets, ls)) return undefined;
   const set = resolveAddedListenerSet(view, opts, g, ls, memo);
   if (!set) return undefined;
   // g as a full build would resolve it now (g itself is left as it is).
@@ -112,6 +109,7 @@ export function addListenerSet(
     listeners: set.allowed ? [...g.listeners, ...set.listeners] : g.listeners,
     listenerSets: [...g.listenerSets, set],
   };
+  rememberAppended(g.listenerSets, gw.listenerSets);
   const target: ParentTarget = {
     kind: 'ListenerSet',
     namespace: lsNs,
