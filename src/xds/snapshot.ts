@@ -189,7 +189,11 @@ function splicedOrder(
     if (prev.entries.has(name)) sorted[indexOfName(sorted, name)] = entries.get(name)!;
     else added.push(name);
   }
-  for (const name of removed) sorted.splice(indexOfName(sorted, name), 1);
+  for (const name of removed) {
+    // A name not there is skipped, as the merge pass skips it.
+    const at = insertionIndex(sorted, name);
+    if (at < sorted.length && sorted[at].name === name) sorted.splice(at, 1);
+  }
   for (const name of added) sorted.splice(insertionIndex(sorted, name), 0, entries.get(name)!);
   return sorted;
 }
