@@ -81,6 +81,43 @@ export class PortClaims {
   private readonly hosts = new Map<string, Set<string>>();
   /** tls.mode of claims with protocol TLS. */
   private readonly tlsModes = new Set<string | undefined>();
+  /** The claims layered under these (over), nearest first; never changed through this object. */
+  private readonly lower: readonly PortClaims[];
+
+  private constructor(below?: PortClaims) {
+    this.lower = below ? [below, ...below.lower] : [];
+  }
+
+  /** This layer and those under it. */
+  private layers(): PortClaims[] {
+    return [this, ...this.lower];
+  }
+
+  /** No claims yet. */
+  static empty(): PortClaims {
+    return new PortClaims();
+  }
+
+  /**
+   * Claims that start as `base`'s, which stays as it is: what the ListenerSet fast path adds a new
+   * set's listeners to without rebuilding the port's claims from its thousands of listeners
+   * (docs/architecture.md §8). Once layers pile up (more than MAX_DEPTH), they are merged into one,
+   * so a question asks at most MAX_DEPTH + 1 maps.
+   */
+  static over(base: PortClaims): PortClaims {
+    if (base.lower.length < MAX_DEPTH) return new PortClaims(base);
+    const flat = new PortClaims();
+    for (const layer of base.layers()) {
+      for (const [f, n] of layer.families) flat.families.set(f, (flat.families.get(f) ?? 0) + n);
+      for (const [key, protocols] of layer.hosts) {
+        const all = flat.hosts.get(key) ?? new Set<string>();
+        for (const p of protocols) all.add(p);
+        flat.hosts.set(key, all);
+      }
+      for (const m of layer.tlsModes) flat.tlsModes.add(m);
+    }
+    return new PortClaims(flat);
+  }
 
   /** Records that listener `c` holds the port (listeners of unknown protocols hold nothing). */
   add(c: ConflictInput): void {
@@ -102,26 +139,43 @@ export class PortClaims {
     const f = family(c.protocol);
     if (!f) return undefined;
     if (f !== 'udp') {
-      for (const [g, n] of this.families) {
-        if (n > 0 && g !== f && g !== 'udp') return Reason.ProtocolConflict;
+      for (const layer of this.layers()) {
+        for (const [g, n] of layer.families) {
+          if (n > 0 && g !== f && g !== 'udp') return Reason.ProtocolConflict;
+        }
       }
     }
-    if (!this.families.get(f)) return undefined;
+    if (!this.claimsFamily(f)) return undefined;
     if (f === 'tcp' || f === 'udp') return Reason.HostnameConflict;
-    const sameHost = this.hosts.get(`${f}|${normHost(c.hostname)}`);
+    const sameHost = this.protocolsAt(`${f}|${normHost(c.hostname)}`);
     if (f === 'tls') {
-      if (sameHost && [...sameHost].some((p) => p !== c.protocol)) return Reason.ProtocolConflict;
-      if (
-        c.protocol === 'TLS' &&
-        !SUPPORTS_TLS_MODE_MIXED &&
-        [...this.tlsModes].some((m) => m !== c.tlsMode)
-      ) {
+      if (sameHost.some((p) => p !== c.protocol)) return Reason.ProtocolConflict;
+      if (c.protocol === 'TLS' && !SUPPORTS_TLS_MODE_MIXED && this.hasOtherTlsMode(c.tlsMode)) {
         return Reason.ProtocolConflict;
       }
     }
-    return sameHost?.has(c.protocol) ? Reason.HostnameConflict : undefined;
+    return sameHost.includes(c.protocol) ? Reason.HostnameConflict : undefined;
+  }
+
+  private claimsFamily(f: string): boolean {
+    for (const layer of this.layers()) if (layer.families.get(f)) return true;
+    return false;
+  }
+
+  private protocolsAt(key: string): string[] {
+    const out: string[] = [];
+    for (const layer of this.layers()) for (const p of layer.hosts.get(key) ?? []) out.push(p);
+    return out;
+  }
+
+  private hasOtherTlsMode(mode: string | undefined): boolean {
+    for (const layer of this.layers()) for (const m of layer.tlsModes) if (m !== mode) return true;
+    return false;
   }
 }
+
+/** Layers of PortClaims.over before they are merged into one. */
+const MAX_DEPTH = 16;
 
 export interface MergedCandidate extends ConflictInput {
   /** Gateway listeners precede all ListenerSet listeners. */
@@ -156,7 +210,7 @@ export function detectConflicts(candidates: MergedCandidate[]): (ConflictReason 
     }
     let pc = claims.get(c.port);
     if (!pc) {
-      pc = new PortClaims();
+      pc = PortClaims.empty();
       claims.set(c.port, pc);
     }
     pc.add(c);

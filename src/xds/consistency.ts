@@ -2,6 +2,7 @@ import { decodeMessage } from '../envoy/protos';
 import type { EnvoyResources } from '../envoy/resources';
 import { messageNameOf } from '../envoy/resources';
 import { INVALID_BACKEND_CLUSTER } from '../envoy/translate/routes';
+import { LayeredMap } from '../util/layered-map';
 
 /**
  * Cross-resource checks run before a fleet snapshot is accepted (docs/xds.md §8):
@@ -227,16 +228,17 @@ const CHECKED_LISTS: readonly { key: ListKey; kind: string; nameField: string }[
   { key: 'secrets', kind: 'secret', nameField: 'name' },
 ];
 
-type NameSets = Record<ListKey, ReadonlySet<string>>;
+/** The names present per list (only `has` is asked of them). */
+type NameSets = Record<ListKey, { has(name: string): boolean }>;
 
 /** The names of one list, reporting empty and duplicate ones. */
-function namesOf(kind: string, items: readonly object[], key: string, errors: string[]): Set<string> {
-  const set = new Set<string>();
+function namesOf(kind: string, items: readonly object[], key: string, errors: string[]): Map<string, true> {
+  const set = new Map<string, true>();
   items.forEach((item, i) => {
     const name = str((item as Obj)[key]);
     if (!name) errors.push(`${kind} #${i} has no ${key}`);
     else if (set.has(name)) errors.push(`duplicate ${kind} "${name}"`);
-    else set.add(name);
+    else set.set(name, true);
   });
   return set;
 }
@@ -317,7 +319,7 @@ function clusterEdsOf(clusters: readonly object[]): Map<string, string> {
 export function checkConsistency(res: EnvoyResources, opts: { memoize?: boolean } = {}): ConsistencyResult {
   const memoNeeds = opts.memoize ? memoizedNeeds : computeNeeds;
   const errors: string[] = [];
-  const names = {} as Record<ListKey, Set<string>>;
+  const names = {} as Record<ListKey, Map<string, true>>;
   for (const { key, kind, nameField } of CHECKED_LISTS)
     names[key] = namesOf(kind, res[key] as readonly object[], nameField, errors);
   for (const key of ['listeners', 'routes', 'clusters'] as const)
@@ -330,8 +332,10 @@ export function checkConsistency(res: EnvoyResources, opts: { memoize?: boolean 
 /** What an accepted check knew: the lists, their names, and the units whose needs were met. */
 interface CheckedState {
   lists: Record<ListKey, readonly object[]>;
-  names: NameSets;
-  units: Record<ListKey, ReadonlySet<object>>;
+  /** Each list's names, as a map so that the next check can layer its changes over it. */
+  names: Record<ListKey, ReadonlyMap<string, true>>;
+  /** The checked units per list (filter chains, route configurations, clusters). */
+  units: Record<ListKey, ReadonlyMap<object, true>>;
   clusterEds: Map<string, string>;
 }
 
@@ -360,7 +364,7 @@ export class ConsistencyChecker {
     const last = this.last;
     const errors: string[] = [];
     const lists = {} as Record<ListKey, readonly object[]>;
-    const names = {} as Record<ListKey, ReadonlySet<string>>;
+    const names = {} as Record<ListKey, ReadonlyMap<string, true>>;
     const unchanged = new Set<ListKey>();
     let removed = !last;
     for (const { key, kind, nameField } of CHECKED_LISTS) {
@@ -376,20 +380,40 @@ export class ConsistencyChecker {
         names[key] = last.names[key];
         continue;
       }
+      // A few objects added or removed between a common head and tail (a ListenerSet's route
+      // configuration and secret): the last names with those changes layered over them.
+      const patched = last && patchedNames(last.names[key], last.lists[key], list, nameField);
+      if (patched) {
+        names[key] = patched.names;
+        if (patched.lost) removed = true;
+        continue;
+      }
       const set = namesOf(kind, list, nameField, errors);
       names[key] = set;
-      if (last && !removed) for (const n of last.names[key]) if (!set.has(n)) removed = true;
+      if (last && !removed) for (const n of last.names[key].keys()) if (!set.has(n)) removed = true;
     }
-    const units = {} as Record<ListKey, ReadonlySet<object>>;
+    const units = {} as Record<ListKey, ReadonlyMap<object, true>>;
     for (const key of ['listeners', 'routes', 'clusters'] as const) {
       if (!removed && unchanged.has(key)) {
         units[key] = last!.units[key];
         continue;
       }
-      const seen = new Set<object>();
       const known = removed ? undefined : last?.units[key];
+      // No name went, so only units new since the last check are checked: those between the
+      // common head and tail of each changed list (of each changed Listener's chains).
+      const diff = known && unitDiff(key, last!.lists[key], lists[key]);
+      if (known && diff) {
+        for (const { unit, needs } of diff.added) if (!known.has(unit)) checkNeeds(needs(), names, errors);
+        // A unit both gone and added (moved) stays: taking it out and putting it back would copy.
+        const stay = new Set(diff.added.map(({ unit }) => unit));
+        units[key] = layered(known)
+          .without(diff.gone.filter((unit) => !stay.has(unit)))
+          .with(diff.added.filter(({ unit }) => !known.has(unit)).map(({ unit }) => [unit, true] as const));
+        continue;
+      }
+      const seen = new Map<object, true>();
       forEachUnit(key, lists[key], memoizedNeeds, (unit, needs) => {
-        seen.add(unit);
+        seen.set(unit, true);
         if (!known?.has(unit)) checkNeeds(needs(), names, errors);
       });
       units[key] = seen;
@@ -409,6 +433,123 @@ export class ConsistencyChecker {
   reset(): void {
     this.last = undefined;
   }
+}
+
+/**
+ * Above this many objects (or units) between the common head and tail, and above this share of
+ * the list, the check walks the whole list instead of its middle (a few changes among thousands).
+ */
+const MIDDLE_MAX = 64;
+const MIDDLE_MAX_SHARE = 1 / 8;
+
+/** The objects of `was` and of `now` between their common head and tail (by identity). */
+function middles(was: readonly object[], now: readonly object[]): { gone: object[]; added: object[] } {
+  const shorter = Math.min(was.length, now.length);
+  let head = 0;
+  while (head < shorter && was[head] === now[head]) head++;
+  let tail = 0;
+  while (tail < shorter - head && was[was.length - 1 - tail] === now[now.length - 1 - tail]) tail++;
+  return { gone: was.slice(head, was.length - tail), added: now.slice(head, now.length - tail) };
+}
+
+/** Whether `count` changed items of a list of `size` are few enough to patch. */
+function few(count: number, size: number): boolean {
+  return count <= Math.max(MIDDLE_MAX, size * MIDDLE_MAX_SHARE);
+}
+
+/** `map` as a LayeredMap (adopted without a copy: a checked state's maps are never changed). */
+function layered<K>(map: ReadonlyMap<K, true>): LayeredMap<K, true> {
+  return map instanceof LayeredMap ? map : LayeredMap.adopt(map as Map<K, true>);
+}
+
+/**
+ * The names of `now` as the last accepted list's names with the objects between the common head
+ * and tail taken out and put in, and whether a name went (`lost`); undefined when many objects
+ * differ or when an added name is empty or a duplicate, which namesOf reports (by index) instead.
+ * The last names had no empty or duplicate name (they were accepted), so these are namesOf(now).
+ */
+function patchedNames(
+  lastNames: ReadonlyMap<string, true>,
+  was: readonly object[],
+  now: readonly object[],
+  nameField: string,
+): { names: ReadonlyMap<string, true>; lost: boolean } | undefined {
+  const { gone, added } = middles(was, now);
+  if (!few(gone.length + added.length, Math.max(was.length, now.length))) return undefined;
+  const goneNames = new Set(gone.map((o) => str((o as Obj)[nameField])));
+  const addedNames = new Set<string>();
+  for (const o of added) {
+    const name = str((o as Obj)[nameField]);
+    if (!name || addedNames.has(name) || (lastNames.has(name) && !goneNames.has(name))) return undefined;
+    addedNames.add(name);
+  }
+  // Only names that go for good are taken out, only new ones put in: a name taken out and put back
+  // in one LayeredMap would cost a copy of the whole map.
+  const lostNames = [...goneNames].filter((n) => !addedNames.has(n));
+  const newNames = [...addedNames].filter((n) => !lastNames.has(n));
+  const names = layered(lastNames)
+    .without(lostNames)
+    .with(newNames.map((n) => [n, true] as const));
+  return { names, lost: lostNames.length > 0 };
+}
+
+/** A unit to check and its needs (forEachUnit's visit arguments). */
+interface UnitNeeds {
+  unit: object;
+  needs: () => Need[];
+}
+
+/**
+ * The units of `now` that were not at their place in `was` (in check order) and those of `was` no
+ * longer there: the middles of the lists, and of each Listener replaced in place under its name
+ * the middle of its chains. Undefined when many differ (the caller walks every unit then).
+ */
+function unitDiff(
+  key: ListKey,
+  was: readonly object[],
+  now: readonly object[],
+): { gone: object[]; added: UnitNeeds[] } | undefined {
+  const collect = (list: readonly object[]): { gone: object[]; added: UnitNeeds[] } => {
+    const out = { gone: [] as object[], added: [] as UnitNeeds[] };
+    forEachUnit(key, list, memoizedNeeds, (unit, needs) => out.added.push({ unit, needs }));
+    return out;
+  };
+  if (key !== 'listeners' || was.length !== now.length) {
+    const { gone, added } = middles(was, now);
+    if (!few(gone.length + added.length, Math.max(was.length, now.length))) return undefined;
+    if (key === 'listeners' && gone.length + added.length > 0) {
+      // Whole Listeners added or removed: all their chains, counted against the limit as well.
+      const out = collect(added);
+      collect(gone).added.forEach(({ unit }) => out.gone.push(unit));
+      return few(out.gone.length + out.added.length, 0) ? out : undefined;
+    }
+    return { gone, added: collect(added).added };
+  }
+  const gone: object[] = [];
+  const added: UnitNeeds[] = [];
+  for (let i = 0; i < now.length; i++) {
+    if (was[i] === now[i]) continue;
+    const before = was[i] as Obj;
+    const after = now[i] as Obj;
+    if (str(before.name) !== str(after.name)) return undefined;
+    const wasChains = chainsOf(before);
+    const nowChains = chainsOf(after);
+    const middle = middles(wasChains, nowChains);
+    if (!few(middle.gone.length + middle.added.length, Math.max(wasChains.length, nowChains.length)))
+      return undefined;
+    const lWhere = `listener "${str(after.name)}"`;
+    gone.push(...middle.gone);
+    for (const chain of middle.added)
+      added.push({ unit: chain, needs: () => memoizedNeeds(chain as Obj, lWhere, chainNeeds) });
+  }
+  return { gone, added };
+}
+
+/** A Listener's units as forEachUnit visits them: its filter chains, then its default chain. */
+function chainsOf(listener: Obj): Obj[] {
+  const chains = arr(listener.filter_chains);
+  if (isObj(listener.default_filter_chain)) chains.push(listener.default_filter_chain);
+  return chains;
 }
 
 function sameObjects(a: readonly object[], b: readonly object[]): boolean {

@@ -74,7 +74,9 @@ export class TypeSnapshot {
 
   /**
    * The snapshot of `entries`, which differ from `prev`'s in the `changed` (changed or added) and
-   * `removed` names only. The sorted order is patched instead of sorting thousands of names again.
+   * `removed` names only. The sorted order is patched instead of sorting thousands of names again:
+   * for a few changes each one is put in place by binary search (a copy of the pointer array and a
+   * few moves of it, no look-up per name), otherwise the old order is merged with the added names.
    */
   static derive(
     prev: TypeSnapshot,
@@ -83,16 +85,10 @@ export class TypeSnapshot {
     removed: readonly string[],
     version?: string,
   ): TypeSnapshot {
-    const added = changed.filter((n) => !prev.entries.has(n)).sort();
-    const gone = new Set(removed);
-    const sorted: CacheEntry[] = [];
-    let i = 0;
-    for (const old of prev.sorted) {
-      if (gone.has(old.name)) continue;
-      while (i < added.length && added[i] < old.name) sorted.push(entries.get(added[i++])!);
-      sorted.push(entries.get(old.name)!);
-    }
-    while (i < added.length) sorted.push(entries.get(added[i++])!);
+    const sorted =
+      changed.length + removed.length <= SPLICE_MAX_CHANGES
+        ? splicedOrder(prev, entries, changed, removed)
+        : mergedOrder(prev, entries, changed, removed);
     return new TypeSnapshot(prev.typeUrl, entries, sorted, version);
   }
 
@@ -167,6 +163,71 @@ export class TypeSnapshot {
   get memoSize(): number {
     return this.memo.size;
   }
+}
+
+/**
+ * Up to this many changed and removed names, derive puts each in place by binary search and an
+ * array move (O(k·log n) comparisons and k moves of n pointers); above, one merge pass of O(n)
+ * look-ups is cheaper.
+ */
+const SPLICE_MAX_CHANGES = 64;
+
+/**
+ * derive's order for a few changes: prev's sorted entries with the changed ones replaced, the
+ * removed ones taken out and the added ones inserted, each found by binary search. Entries of names
+ * outside `changed` are prev's own (derive's contract), so they need no look-up.
+ */
+function splicedOrder(
+  prev: TypeSnapshot,
+  entries: ReadonlyMap<string, CacheEntry>,
+  changed: readonly string[],
+  removed: readonly string[],
+): CacheEntry[] {
+  const sorted = prev.sorted.slice();
+  const added: string[] = [];
+  for (const name of changed) {
+    if (prev.entries.has(name)) sorted[indexOfName(sorted, name)] = entries.get(name)!;
+    else added.push(name);
+  }
+  for (const name of removed) {
+    // A name not there is skipped, as the merge pass skips it.
+    const at = insertionIndex(sorted, name);
+    if (at < sorted.length && sorted[at].name === name) sorted.splice(at, 1);
+  }
+  for (const name of added) sorted.splice(insertionIndex(sorted, name), 0, entries.get(name)!);
+  return sorted;
+}
+
+/** derive's order for many changes: one pass over prev's order, merging in the added names. */
+function mergedOrder(
+  prev: TypeSnapshot,
+  entries: ReadonlyMap<string, CacheEntry>,
+  changed: readonly string[],
+  removed: readonly string[],
+): CacheEntry[] {
+  const added = changed.filter((n) => !prev.entries.has(n)).sort(compareStrings);
+  const gone = new Set(removed);
+  const sorted: CacheEntry[] = [];
+  let i = 0;
+  for (const old of prev.sorted) {
+    if (gone.has(old.name)) continue;
+    while (i < added.length && added[i] < old.name) sorted.push(entries.get(added[i++])!);
+    sorted.push(entries.get(old.name)!);
+  }
+  while (i < added.length) sorted.push(entries.get(added[i++])!);
+  return sorted;
+}
+
+/** The index at which `name` (not among them) goes in entries sorted by name. */
+function insertionIndex(sorted: readonly CacheEntry[], name: string): number {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (compareStrings(sorted[mid].name, name) < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
 
 /** The index of `name` in entries sorted by name (it must be there). */

@@ -262,11 +262,13 @@ const TENANT = 'ListenerSet/default/tenant';
 /** The removal and replacement fast paths' results (convoy_builds_total). */
 const STRUCTURAL = ['route_removed', 'listenerset_removed', 'listenerset_replaced'];
 
-type Addition = 'ok' | 'no-route' | 'not-allowed' | 'conflict' | 'bad-cert' | 'grpc';
+type Addition = 'ok' | 'no-route' | 'not-allowed' | 'conflict' | 'conflict-added' | 'bad-cert' | 'grpc';
 type Fallback = 'wildcard' | 'older' | 'same-time' | 'new-port' | 'also-gateway' | 'no-hostname';
 
 /** Seconds after DEFAULT_CREATED: every added ListenerSet is newer than the last one. */
 let addedCount = 0;
+/** The hostname of the last 'ok' addition: 'conflict-added' claims it again (a conflict with a set the fast path added). */
+let lastAddedHost: string | undefined;
 
 /**
  * A new ListenerSet `add-<n>` on `edge` with its Secret and (unless 'no-route') a route naming
@@ -279,11 +281,13 @@ function addition(how: Addition | Fallback): { objects: KubeObject[]; set: strin
   const host =
     how === 'conflict'
       ? 'a.example.com'
-      : how === 'wildcard'
-        ? '*.example.com'
-        : how === 'no-hostname'
-          ? undefined
-          : `n${n}.example.com`;
+      : how === 'conflict-added'
+        ? (lastAddedHost ?? 'a.example.com')
+        : how === 'wildcard'
+          ? '*.example.com'
+          : how === 'no-hostname'
+            ? undefined
+            : `n${n}.example.com`;
   const created =
     how === 'older'
       ? '2025-12-31T00:00:00Z'
@@ -293,6 +297,7 @@ function addition(how: Addition | Fallback): { objects: KubeObject[]; set: strin
   // Overlapping hostnames go to 9443 (c.example.com), so later additions on 8443 stay fast;
   // a new port is new every time (once served, the next addition there could be fast).
   const port = how === 'new-port' ? 10000 + n : how === 'wildcard' || how === 'no-hostname' ? 9443 : 8443;
+  if (how === 'ok') lastAddedHost = host;
   const certName = `${name}-cert`;
   const cert =
     how === 'bad-cert'
@@ -396,7 +401,16 @@ describe('Controller fast paths against a full-build oracle', { concurrency: fal
             }
             let how = fallback
               ? pick<Fallback>(['wildcard', 'older', 'same-time', 'new-port', 'also-gateway', 'no-hostname'])
-              : pick<Addition>(['ok', 'ok', 'no-route', 'not-allowed', 'conflict', 'bad-cert', 'grpc']);
+              : pick<Addition>([
+                  'ok',
+                  'ok',
+                  'no-route',
+                  'not-allowed',
+                  'conflict',
+                  'conflict-added',
+                  'bad-cert',
+                  'grpc',
+                ]);
             // A second identical overlapping listener would be Conflicted (not ready): a fast path.
             if (how === 'wildcard' || how === 'no-hostname') {
               if (overlapping.has(how)) how = 'older';
@@ -591,6 +605,8 @@ describe('Controller fast paths against a full-build oracle', { concurrency: fal
         ['also-gateway', false],
         ['no-hostname', false],
         ['ok', true],
+        // Conflicts with the set just added by the fast path (its claims carried from that addition).
+        ['conflict-added', true],
       ];
       for (const [how, fast] of cases) {
         const before = await counts(inc.metrics);

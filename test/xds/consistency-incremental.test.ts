@@ -12,7 +12,7 @@ function mutate(res: EnvoyResources, r: () => number): EnvoyResources {
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)];
   const name = pick(NAMES);
   const without = <T>(xs: readonly T[], i: number): T[] => xs.filter((_, j) => j !== i);
-  switch (Math.floor(r() * 10)) {
+  switch (Math.floor(r() * 12)) {
     case 0: // a cluster and its endpoints appear (or a duplicate name)
       return {
         ...res,
@@ -71,6 +71,28 @@ function mutate(res: EnvoyResources, r: () => number): EnvoyResources {
         { prefix: '/', cluster: `ns/${pick(NAMES)}/80` },
       ]);
       return { ...res, routes: res.routes.map((x, j) => (j === i ? rc : x)) };
+    }
+    case 10: {
+      // a listener replaced in place under its name with one more chain (another listener's,
+      // referencing its own route configuration and secret), its other chains the same objects
+      if (!res.listeners.length) return res;
+      const i = Math.floor(r() * res.listeners.length);
+      const donor = httpListener(`l-${pick(NAMES)}`, 9000, `rc-${pick(NAMES)}`, {
+        tlsSecret: r() < 0.5 ? `s-${pick(NAMES)}` : undefined,
+      });
+      const chains = [...res.listeners[i].filter_chains!];
+      chains.splice(Math.floor(r() * (chains.length + 1)), 0, donor.filter_chains![0]);
+      const listener = { ...res.listeners[i], filter_chains: chains };
+      return { ...res, listeners: res.listeners.map((x, j) => (j === i ? listener : x)) };
+    }
+    case 11: {
+      // a listener replaced in place under its name without one of its chains
+      if (!res.listeners.length) return res;
+      const i = Math.floor(r() * res.listeners.length);
+      const chains = res.listeners[i].filter_chains!;
+      const k = Math.floor(r() * chains.length);
+      const listener = { ...res.listeners[i], filter_chains: chains.filter((_, j) => j !== k) };
+      return { ...res, listeners: res.listeners.map((x, j) => (j === i ? listener : x)) };
     }
     default: // a resource is replaced by an equal copy (new identity), or nothing changes
       return r() < 0.5 && res.routes.length ? { ...res, routes: res.routes.map((x) => ({ ...x })) } : res;

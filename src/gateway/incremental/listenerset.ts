@@ -27,7 +27,6 @@ import {
   type CertificateState,
 } from '../listener-validation';
 import {
-  compareListenerSets,
   listenerSetAllowed,
   listenerSetParent,
   listenerSetStatus,
@@ -59,6 +58,8 @@ import { compareStrings } from '../../util/compare';
 import { fleetName } from '../../model/names';
 import { namespacedName, objectKey } from '../../store/objects';
 import { statusKey } from '../../status/types';
+import { rememberAppended, sortsLast } from './precedence';
+import { mayOverlap, portSummary, rememberAppendedListeners } from './port-summary';
 
 /**
  * Adds a ListenerSet created since the state's build to that state and returns the patched fleet,
@@ -100,10 +101,7 @@ export function addListenerSet(
   if (state.parents.has(setKey)) return undefined;
   if (Number.isNaN(Date.parse(ls.metadata.creationTimestamp ?? ''))) return undefined;
   // Last in precedence: a set created in the same second sorts by namespace/name (listenersets.ts).
-  for (const s of g.listenerSets) {
-    if (Number.isNaN(Date.parse(s.object.metadata.creationTimestamp ?? ''))) return undefined;
-    if (compareListenerSets(s.object, ls) >= 0) return undefined;
-  }
+  if (!sortsLast(g.listenerSets, ls)) return undefined;
   const set = resolveAddedListenerSet(view, opts, g, ls, memo);
   if (!set) return undefined;
   // g as a full build would resolve it now (g itself is left as it is).
@@ -112,6 +110,8 @@ export function addListenerSet(
     listeners: set.allowed ? [...g.listeners, ...set.listeners] : g.listeners,
     listenerSets: [...g.listenerSets, set],
   };
+  rememberAppended(g.listenerSets, gw.listenerSets);
+  if (set.allowed) rememberAppendedListeners(g.listeners, gw.listeners, set.listeners);
   const target: ParentTarget = {
     kind: 'ListenerSet',
     namespace: lsNs,
@@ -351,23 +351,11 @@ export function resolveAddedListenerSet(
     return { object: ls, allowed, accepted: false, listeners };
   }
   const ports = new Set(specs.map((s) => s.port));
+  // The claims of each port's listeners (remembered per listener list, port-summary.ts), with a
+  // layer for this set's own: the remembered claims stay as they are.
   const claims = new Map<number, PortClaims>();
-  const claim = (c: ConflictInput) => {
-    let pc = claims.get(c.port);
-    if (!pc) {
-      pc = new PortClaims();
-      claims.set(c.port, pc);
-    }
-    pc.add(c);
-  };
-  const existing: ResolvedListener[] = [];
-  for (const l of g.listeners) {
-    if (!ports.has(l.port)) continue;
-    existing.push(l);
-    const conflicted = l.conditions.some((c) => c.type === ConditionType.Conflicted && c.status === 'True');
-    if (l.owner.kind !== 'Gateway' && conflicted) continue;
-    claim({ port: l.port, protocol: l.protocol, hostname: l.hostname, tlsMode: l.tlsMode });
-  }
+  for (const port of ports) claims.set(port, PortClaims.over(portSummary(g.listeners, port).claims));
+  const claim = (c: ConflictInput) => claims.get(c.port)!.add(c);
   const listeners: ResolvedListener[] = [];
   const validation = resolveFrontendValidation(view, g.object);
   for (const spec of specs) {
@@ -387,13 +375,11 @@ export function resolveAddedListenerSet(
   // Overlap marking over copies: an existing listener newly marked would change its status.
   // markOverlappingTLS marks nothing on a port whose accepted HTTPS listeners all have a hostname
   // and none a wildcard one: skip it then (the common case, and 5,000 copies otherwise).
-  const accepted = (l: ResolvedListener) =>
-    l.protocol === 'HTTPS' &&
-    l.conditions.some((c) => c.type === ConditionType.Accepted && c.status === 'True');
-  const mayOverlap = (l: ResolvedListener) => accepted(l) && (!l.hostname || l.hostname.startsWith('*.'));
-  if (!existing.some(mayOverlap) && !listeners.some(mayOverlap)) {
+  const existingMayOverlap = [...ports].some((port) => portSummary(g.listeners, port).mayOverlap);
+  if (!existingMayOverlap && !listeners.some(mayOverlap)) {
     return { object: ls, allowed, accepted: listeners.some((l) => l.ready), listeners };
   }
+  const existing = g.listeners.filter((l) => ports.has(l.port));
   const copies = existing.map((l) => ({ ...l }));
   markOverlappingTLS([...copies, ...listeners], opts);
   for (let i = 0; i < copies.length; i++) {

@@ -1,0 +1,20 @@
+#!/bin/bash
+# A/B store-level: base (db5e2ea) and branch alternated; calibration and load before each run.
+set -u
+OUT=/work/wt/loop/bench/results/loop-s15
+N24=$(cd /work/wt/loop && bash scripts/node24.sh)
+size=$1; runs=$2
+for i in $(seq 1 $runs); do
+  for side in base loop; do
+    dir=/work/wt/loop-m; [ $side = base ] && dir=/work/wt/loop-base
+    cd $dir
+    cal=$($N24 dist/bench/tools/calibrate.js 2>/dev/null | tail -1)
+    echo "{\"size\":\"$size\",\"side\":\"$side\",\"run\":$i,\"load\":\"$(cut -d' ' -f1-3 /proc/loadavg)\",\"calibration\":$cal}" >> $OUT/calibration.jsonl
+    BENCH_RUN_SUFFIX=-$side-run$i $N24 dist/bench/run.js --size $size --only b > $OUT/$size-$side-run$i.log 2>&1
+    grep "incremental" $OUT/$size-$side-run$i.log | sed "s/^/$size $side $i /" >> $OUT/runs.log
+    cp bench/results/$size-*-$side-run$i.json $OUT/ 2>/dev/null
+  done
+done
+cal=$($N24 dist/bench/tools/calibrate.js 2>/dev/null | tail -1)
+echo "{\"size\":\"$size\",\"side\":\"end\",\"load\":\"$(cut -d' ' -f1-3 /proc/loadavg)\",\"calibration\":$cal}" >> $OUT/calibration.jsonl
+echo done >> $OUT/runs.log
