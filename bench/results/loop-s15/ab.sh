@@ -1,12 +1,12 @@
 #!/bin/bash
 # A/B store-level: base (db5e2ea) and branch alternated; calibration and load before each run.
 set -u
-OUT=/work/wt/loop/bench/results/loop-s15
-N24=$(cd /work/wt/loop && bash scripts/node24.sh)
+OUT=${REPO:?checkout of the branch}/bench/results/loop-s15
+N24=$(cd "$REPO" && bash scripts/node24.sh)
 size=$1; runs=$2
 for i in $(seq 1 $runs); do
   for side in base loop; do
-    dir=/work/wt/loop-m; [ $side = base ] && dir=/work/wt/loop-base
+    dir=${BRANCH_DIR:?built worktree of the branch}; [ $side = base ] && dir=${BASE_DIR:?built worktree of the base}
     cd $dir
     cal=$($N24 dist/bench/tools/calibrate.js 2>/dev/null | tail -1)
     echo "{\"size\":\"$size\",\"side\":\"$side\",\"run\":$i,\"load\":\"$(cut -d' ' -f1-3 /proc/loadavg)\",\"calibration\":$cal}" >> $OUT/calibration.jsonl

@@ -1,10 +1,10 @@
 #!/bin/bash
 set -u
-OUT=/work/wt/loop/bench/results/e2e/s15-loop
-N24=$(cd /work/wt/loop && bash scripts/node24.sh)
+OUT=${REPO:?checkout of the branch}/bench/results/e2e/s15-loop
+N24=$(cd "$REPO" && bash scripts/node24.sh)
 for spec in "$@"; do
   side=${spec%%:*}; i=${spec##*:}
-  dir=/work/wt/loop-m; [ $side = base ] && dir=/work/wt/loop-base
+  dir=${BRANCH_DIR:?built worktree of the branch}; [ $side = base ] && dir=${BASE_DIR:?built worktree of the base}
   cd $dir
   cal=$($N24 dist/bench/tools/calibrate.js 2>/dev/null | tail -1)
   echo "{\"side\":\"$side\",\"run\":$i,\"when\":\"before\",\"load\":\"$(cut -d' ' -f1-3 /proc/loadavg)\",\"calibration\":$cal}" >> $OUT/calibration.jsonl
