@@ -15,13 +15,15 @@ import { removeRoutes } from '../gateway/incremental/route-removed';
 import { updateRoutes, type RouteEdit } from '../gateway/incremental/routes';
 import { routeIdentity } from '../gateway/routes/identity';
 import type { BuildState } from '../gateway/incremental/state';
+import { parentNamesOf } from '../gateway/incremental/state';
+import { compareListenerSets } from '../gateway/listenersets';
 import type { BuildOptions, StoreView } from '../gateway/resolved';
 import type { FleetModel } from '../model/fleet';
 import { reuseUnchanged } from '../model/reuse';
 import type { ObjectStatus } from '../status/types';
 import { statusKey } from '../status/types';
 import type { KubeObject } from '../store/objects';
-import { namespacedName, objectKey, objectNamespace } from '../store/objects';
+import { keyOf, namespacedName, objectKey, objectNamespace } from '../store/objects';
 import type { ObjectStore } from '../store/store';
 import { currentVersions } from './fleet-refresh';
 import type { FullBuildReason, PendingWork } from './pending-work';
@@ -396,18 +398,27 @@ export function applyWindow(
   if (!step(structuralReason, structural, (i, s) => applyStructuralChanges(i, s, structural)))
     return undefined;
   // A created route a replaced set attached as waiting for it is in the state already.
-  const creations = new Map(
-    [...added].filter(([, o]) => o.kind === 'ListenerSet' || !attachedAlready(state, o)),
-  );
-  const routesOnly = [...creations.values()].every((o) => o.kind !== 'ListenerSet');
-  const createdReason = routesOnly
-    ? 'route_created_fast_path_precondition'
-    : 'listenerset_fast_path_precondition';
-  const create = routesOnly ? routesCreated : listenerSetAdded;
-  if (!step(createdReason, creations, (i, s) => create(i, s, creations))) return undefined;
-  const skipped = [...added.values()].filter(
-    (o) => !creations.has(objectKey(o.kind, objectNamespace(o), o.metadata.name)),
-  );
+  const creations = [...added.values()].filter((o) => o.kind === 'ListenerSet' || !attachedAlready(state, o));
+  const skipped = [...added.values()].filter((o) => !creations.includes(o));
+  // Routes that name no new set first, then each new set with the new routes that name it, in
+  // precedence order: each set is then its Gateway's newest when it is added, as the fast path asks.
+  const sets = creations.filter((o) => o.kind === 'ListenerSet').sort(compareListenerSets);
+  const setByName = new Map(sets.map((o) => [namespacedName(objectNamespace(o), o.metadata.name), o]));
+  const plain = new Map<string, KubeObject>();
+  const withSet = new Map(sets.map((o) => [o, new Map([[keyOf(o), o]])]));
+  for (const o of creations) {
+    if (o.kind === 'ListenerSet') continue;
+    const set = parentNamesOf(o)
+      .map((n) => setByName.get(n))
+      .find((x) => x !== undefined);
+    (set ? withSet.get(set)! : plain).set(keyOf(o), o);
+  }
+  if (!step('route_created_fast_path_precondition', plain, (i, s) => routesCreated(i, s, plain)))
+    return undefined;
+  for (const one of withSet.values()) {
+    if (!step('listenerset_fast_path_precondition', one, (i, s) => listenerSetAdded(i, s, one)))
+      return undefined;
+  }
   return {
     touched: [...touched],
     fleets: [...updated.values()],
