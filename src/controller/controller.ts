@@ -9,17 +9,11 @@ import { BuildMemo } from '../gateway/build-memo';
 import type { LastGoodCertificates } from '../gateway/last-good-certificates';
 import { ValidityOverlay } from './validity-overlay';
 import { FleetHold, heldAddresses } from './fleet-hold';
-import { addStructural, emptyWork, fallbackCause, firstKey, hasWork, requireFullBuild } from './pending-work';
+import { addStructural, emptyWork, fallbackCause, hasWork, requireFullBuild } from './pending-work';
 import type { FullBuildCause, FullBuildReason, PendingWork } from './pending-work';
 import { RejectionOverlay } from './rejection-overlay';
 import { StatusPublisher } from './status-publisher';
-import {
-  applyStructuralChanges,
-  listenerSetAdded,
-  routesCreated,
-  routesEdited,
-  structuralResult,
-} from './fast-paths';
+import { applyWindow, hasStateChanges, windowDecline, windowResult } from './fast-paths';
 import type { FastPathInputs, FastPathOutcome } from './fast-paths';
 import type { BuildState } from '../gateway/incremental/state';
 import { translateFleet, type TranslateOptions } from '../envoy/translate';
@@ -242,29 +236,12 @@ export class Controller {
         this.pending = emptyWork(false);
         if (work.full || !this.firstBuildDone) {
           await this.fullBuild(this.firstBuildDone ? work.cause : { reason: 'startup' });
-        } else if (work.structural.size > 0) {
-          // Deletions, ListenerSet updates, Secrets created or deleted: alone, a removal fast path.
-          const alone =
-            work.added.size + work.secrets.size + work.routes.size + work.endpointServices.size === 0;
-          if (!alone) await this.fullBuild({ reason: 'mixed_changes', object: firstKey(work.structural) });
-          else if (!(await this.refreshStructural(work.structural)))
-            await this.fullBuild(this.fallback(work.structuralReason!, work.structural));
-        } else if (work.added.size > 0) {
-          // Only creations (and nothing else but unreferenced objects) may take the fast path.
-          const only = work.secrets.size === 0 && work.routes.size === 0 && work.endpointServices.size === 0;
-          const routesOnly = [...work.added.values()].every((o) => o.kind !== 'ListenerSet');
-          if (!only) await this.fullBuild({ reason: 'mixed_changes', object: firstKey(work.added) });
-          else if (routesOnly) {
-            if (!(await this.refreshCreatedRoutes(work.added)))
-              await this.fullBuild(this.fallback('route_created_fast_path_precondition', work.added));
-          } else if (!(await this.refreshAdded(work.added)))
-            await this.fullBuild(this.fallback('listenerset_fast_path_precondition', work.added));
         } else if (work.secrets.size > 0 && !this.refreshSecrets(work.secrets)) {
           // Some certificate became (or was) invalid: listener conditions and chains change.
           await this.fullBuild(this.fallback('certificate_validity_changed', work.secrets));
-        } else if (work.routes.size > 0 && !(await this.refreshRoutes(work.routes))) {
-          // A route edit that may change more than its own virtual hosts and status.
-          await this.fullBuild(this.fallback('route_fast_path_precondition', work.routes));
+        } else if (hasStateChanges(work) && !(await this.refreshWindow(work))) {
+          // Edits, removals, replacements, creations: the fast paths in turn (fast-paths.ts applyWindow).
+          await this.fullBuild(this.windowFallback);
         } else if (work.endpointServices.size > 0) this.refreshEndpoints(work.endpointServices);
         // Yield so a burst of store events queued meanwhile can land before the next pass.
         await new Promise((r) => setImmediate(r));
@@ -413,34 +390,21 @@ export class Controller {
     }
   }
 
-  /** Route fast path: existing HTTPRoutes/GRPCRoutes edited (fast-paths.ts routesEdited). */
-  private refreshRoutes(changed: Map<string, KubeObject>): Promise<boolean> {
-    return this.runFastPath('route', 'route', (state) => routesEdited(this.fastPathInputs(), state, changed));
-  }
-
-  /** ListenerSet fast path: one ListenerSet created (fast-paths.ts listenerSetAdded). */
-  private refreshAdded(added: Map<string, KubeObject>): Promise<boolean> {
-    return this.runFastPath('listenerset', 'ListenerSet', (state) =>
-      listenerSetAdded(this.fastPathInputs(), state, added),
-    );
-  }
-
-  /** Route-creation fast path: only HTTPRoutes/GRPCRoutes created (fast-paths.ts routesCreated). */
-  private refreshCreatedRoutes(added: Map<string, KubeObject>): Promise<boolean> {
-    return this.runFastPath('route_created', 'route-creation', (state) =>
-      routesCreated(this.fastPathInputs(), state, added),
-    );
-  }
-
   /**
-   * Removal and replacement fast paths (fast-paths.ts applyStructuralChanges): HTTPRoutes/GRPCRoutes
-   * and ListenerSets deleted, ListenerSets updated, Secrets listeners name created or deleted.
+   * The state-based fast paths over one window (fast-paths.ts applyWindow): route edits, removals
+   * and replacements, creations, in turn. When it declines, windowFallback says why.
    */
-  private refreshStructural(changed: Map<string, KubeObject>): Promise<boolean> {
-    return this.runFastPath(structuralResult(this.opts.store, changed), 'removal', (state) =>
-      applyStructuralChanges(this.fastPathInputs(), state, changed),
-    );
+  private async refreshWindow(work: PendingWork): Promise<boolean> {
+    const declined = windowDecline(work);
+    const result = windowResult(this.opts.store, work);
+    const attempt = (state: BuildState) => applyWindow(this.fastPathInputs(), state, work, declined);
+    if (await this.runFastPath(result, `${result} window`, attempt)) return true;
+    this.windowFallback = this.fallback(declined.reason, declined.changed);
+    return false;
   }
+
+  /** Why the last refreshWindow declined (its declining step's reason, or its first kind's). */
+  private windowFallback: FullBuildCause = { reason: 'full_build_requested' };
 
   /** What every fast path reads: the store, the build options, the memo and the last fleets. */
   private fastPathInputs(): FastPathInputs {

@@ -3,7 +3,8 @@
  * steps over the store, the build options, the memo and the last fleet models: routes edited or
  * created, a ListenerSet created, and the removal and replacement paths (routes and ListenerSets
  * deleted, ListenerSets updated, certificate Secrets created or deleted), applied one after the
- * other.
+ * other; and applyWindow, which runs them in turn over one debounce window that mixes their
+ * changes.
  */
 import type { BuildMemo } from '../gateway/build-memo';
 import { addListenerSet } from '../gateway/incremental/listenerset';
@@ -12,16 +13,20 @@ import { replaceListenerSet } from '../gateway/incremental/listenerset-replaced'
 import { addRoutes } from '../gateway/incremental/route-added';
 import { removeRoutes } from '../gateway/incremental/route-removed';
 import { updateRoutes, type RouteEdit } from '../gateway/incremental/routes';
+import { routeIdentity } from '../gateway/routes/identity';
 import type { BuildState } from '../gateway/incremental/state';
+import { parentNamesOf } from '../gateway/incremental/state';
+import { compareListenerSets } from '../gateway/listenersets';
 import type { BuildOptions, StoreView } from '../gateway/resolved';
 import type { FleetModel } from '../model/fleet';
 import { reuseUnchanged } from '../model/reuse';
 import type { ObjectStatus } from '../status/types';
 import { statusKey } from '../status/types';
 import type { KubeObject } from '../store/objects';
-import { namespacedName, objectKey, objectNamespace } from '../store/objects';
+import { keyOf, namespacedName, objectKey, objectNamespace } from '../store/objects';
 import type { ObjectStore } from '../store/store';
 import { currentVersions } from './fleet-refresh';
+import type { FullBuildReason, PendingWork } from './pending-work';
 import type { ReferenceIndex } from './relevance';
 
 /** What every fast path reads besides the state: the store, build options, memo, last fleets. */
@@ -269,4 +274,167 @@ export function structuralResult(store: StoreView, changed: Map<string, KubeObje
   return objects.every((o) => o.kind !== 'ListenerSet' && o.kind !== 'Secret' && gone(o))
     ? 'route_removed'
     : 'listenerset_replaced';
+}
+
+/** The changes of one window the state-based fast paths take (PendingWork's fields of that name). */
+export type WindowChanges = Pick<PendingWork, 'routes' | 'added' | 'structural' | 'structuralReason'>;
+
+/** Why applyWindow declined: the declining step's fallback reason and the changes it was given. */
+export interface WindowDecline {
+  reason: FullBuildReason;
+  changed: Map<string, KubeObject>;
+}
+
+/**
+ * Returns the fallback of a window's first kind of change (route edits, then removals and
+ * replacements, then creations): what a full build counts under when applyWindow cannot even
+ * start (the last build failed, or a fleet it touches is held); a declining step overwrites it.
+ */
+export function windowDecline(w: WindowChanges): WindowDecline {
+  if (w.routes.size > 0) return { reason: 'route_fast_path_precondition', changed: w.routes };
+  if (w.structural.size > 0)
+    return { reason: w.structuralReason ?? 'listenerset_updated', changed: w.structural };
+  return { reason: creationReason(w.added), changed: w.added };
+}
+
+/** The fallback reason of creations: new routes only, or a ListenerSet among them. */
+function creationReason(added: Map<string, KubeObject>): FullBuildReason {
+  return [...added.values()].some((o) => o.kind === 'ListenerSet')
+    ? 'listenerset_fast_path_precondition'
+    : 'route_created_fast_path_precondition';
+}
+
+/** True when the window holds changes for a state-based fast path (edits, creations, removals). */
+export function hasStateChanges(w: WindowChanges): boolean {
+  return w.routes.size + w.added.size + w.structural.size > 0;
+}
+
+/**
+ * Returns the convoy_builds_total result of applyWindow over `w`: the single fast path's own
+ * result when only one kind of change is pending (`route`, `route_created`, `listenerset`, or
+ * structuralResult's), else `mixed`.
+ */
+export function windowResult(store: StoreView, w: WindowChanges): string {
+  const kinds = [w.routes.size, w.added.size, w.structural.size].filter((n) => n > 0).length;
+  if (kinds > 1) return 'mixed';
+  if (w.structural.size > 0) return structuralResult(store, w.structural);
+  if (w.added.size > 0)
+    return [...w.added.values()].some((o) => o.kind === 'ListenerSet') ? 'listenerset' : 'route_created';
+  return 'route';
+}
+
+/**
+ * Applies one debounce window's route edits, removals and replacements, and creations to `state`
+ * as a sequence of the single fast paths, each over the state and fleets the one before left, and
+ * returns their combined outcome; or undefined when one declined (`declined` then says which and
+ * why: a full build is needed).
+ *
+ * Why a window may mix them: `kubectl apply` of several objects reaches Convoy in one window or in
+ * several depending on load, and the split windows each take a fast path; the combined window must
+ * give the same snapshot (docs/architecture.md §8). The order is the one the fast paths' own
+ * preconditions ask for: route edits first (updateRoutes wants everything but the routes as the
+ * last build saw it), then removals and replacements (applyStructuralChanges), then creations
+ * (routesCreated / listenerSetAdded, which append to what is left). Keys a later change in the
+ * window superseded are dropped first: an edit of a route created or deleted in the window (the
+ * creation or the removal decides it), a removal or replacement recorded at an object's creation in
+ * the window (its creation adds what the store holds now, or nothing when it is gone again). A
+ * created route a replaced ListenerSet already attached (as a route waiting for it) is not added
+ * again.
+ */
+export function applyWindow(
+  inputs: FastPathInputs,
+  state: BuildState,
+  w: WindowChanges,
+  declined: WindowDecline,
+): FastPathOutcome | undefined {
+  const { store } = inputs;
+  const exists = (o: KubeObject) => store.get(o.kind, objectNamespace(o), o.metadata.name) !== undefined;
+  const added = new Map([...w.added].filter(([, o]) => exists(o)));
+  // Recorded at its creation (the same object): the creation decides what the store holds now.
+  const structural = new Map([...w.structural].filter(([k, o]) => w.added.get(k) !== o));
+  const edits = new Map([...w.routes].filter(([k]) => !w.added.has(k) && !structural.has(k)));
+
+  const fleets = new Map(inputs.fleets);
+  /** The fleets the steps changed, by name (the last step's model). */
+  const updated = new Map<string, FleetModel>();
+  const touched = new Set<string>();
+  const statuses = new Map<string, ObjectStatus>();
+  const removed = new Set<string>();
+  const listeners: string[] = [];
+  const learns: ((index: ReferenceIndex) => void)[] = [];
+  /** Runs one step over the state so far; false when it declined (with `reason` for `changed`). */
+  const step = (
+    reason: FullBuildReason,
+    changed: Map<string, KubeObject>,
+    run: (i: FastPathInputs, s: BuildState) => FastPathOutcome | undefined,
+  ): boolean => {
+    if (changed.size === 0) return true;
+    const out = run({ ...inputs, fleets }, state);
+    if (!out) {
+      declined.reason = reason;
+      declined.changed = changed;
+      return false;
+    }
+    for (const key of out.removed ?? []) {
+      statuses.delete(key);
+      removed.add(key);
+    }
+    for (const st of out.changed) {
+      statuses.set(statusKey(st), st);
+      removed.delete(statusKey(st));
+    }
+    for (const f of out.touched) touched.add(f);
+    for (const f of out.fleets) {
+      fleets.set(f.fleet, f);
+      updated.set(f.fleet, f);
+    }
+    listeners.push(...(out.listeners ?? []));
+    learns.push(out.learn);
+    state = out.state;
+    return true;
+  };
+  if (!step('route_fast_path_precondition', edits, (i, s) => routesEdited(i, s, edits))) return undefined;
+  const structuralReason = w.structuralReason ?? 'listenerset_updated';
+  if (!step(structuralReason, structural, (i, s) => applyStructuralChanges(i, s, structural)))
+    return undefined;
+  // A created route a replaced set attached as waiting for it is in the state already.
+  const creations = [...added.values()].filter((o) => o.kind === 'ListenerSet' || !attachedAlready(state, o));
+  const skipped = [...added.values()].filter((o) => !creations.includes(o));
+  // Routes that name no new set first, then each new set with the new routes that name it, in
+  // precedence order: each set is then its Gateway's newest when it is added, as the fast path asks.
+  const sets = creations.filter((o) => o.kind === 'ListenerSet').sort(compareListenerSets);
+  const setByName = new Map(sets.map((o) => [namespacedName(objectNamespace(o), o.metadata.name), o]));
+  const plain = new Map<string, KubeObject>();
+  const withSet = new Map(sets.map((o) => [o, new Map([[keyOf(o), o]])]));
+  for (const o of creations) {
+    if (o.kind === 'ListenerSet') continue;
+    const set = parentNamesOf(o)
+      .map((n) => setByName.get(n))
+      .find((x) => x !== undefined);
+    (set ? withSet.get(set)! : plain).set(keyOf(o), o);
+  }
+  if (!step('route_created_fast_path_precondition', plain, (i, s) => routesCreated(i, s, plain)))
+    return undefined;
+  for (const one of withSet.values()) {
+    if (!step('listenerset_fast_path_precondition', one, (i, s) => listenerSetAdded(i, s, one)))
+      return undefined;
+  }
+  return {
+    touched: [...touched],
+    fleets: [...updated.values()],
+    state,
+    changed: [...statuses.values()],
+    removed: [...removed],
+    listeners,
+    learn: (index) => {
+      for (const learn of learns) learn(index);
+      for (const r of skipped) index.addRoute(r);
+    },
+  };
+}
+
+/** True when `route` (an HTTPRoute/GRPCRoute) is compiled in the state from this very version. */
+function attachedAlready(state: BuildState, route: KubeObject): boolean {
+  if (route.kind !== 'HTTPRoute' && route.kind !== 'GRPCRoute') return false;
+  return state.routes.get(routeIdentity(route.kind, route).key)?.object === route;
 }
