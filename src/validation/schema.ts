@@ -124,26 +124,26 @@ export function applyDefaults(node: SchemaNode, value: unknown): unknown {
       // The copy, once something differs: the input's fields without nulls, in their order; the
       // defaults then follow in the schema's order, as when every node was copied.
       let out: Record<string, unknown> | undefined;
-      const copy = (): Record<string, unknown> => {
-        if (!out) {
-          out = {};
-          for (const [k, v] of Object.entries(value)) if (v !== null) out[k] = v;
-        }
-        return out;
-      };
       for (const k of Object.keys(value)) {
         if (value[k] === null) {
-          copy();
+          out = withoutNulls(value);
           break;
         }
       }
-      for (const k in node.properties) {
-        const child = node.properties[k];
-        if ((out ?? value)[k] === undefined && child.default !== undefined) copy()[k] = copyOf(child.default);
+      const properties = node.properties;
+      for (const k of facts(node).keys) {
+        const child = properties[k];
+        if ((out ?? value)[k] === undefined && child.default !== undefined) {
+          out ??= withoutNulls(value);
+          out[k] = copyOf(child.default);
+        }
         const current = (out ?? value)[k];
         if (current === undefined) continue;
         const defaulted = applyDefaults(child, current);
-        if (defaulted !== current) copy()[k] = defaulted;
+        if (defaulted !== current) {
+          out ??= withoutNulls(value);
+          out[k] = defaulted;
+        }
       }
       return out ?? value;
     }
@@ -173,6 +173,13 @@ export function applyDefaults(node: SchemaNode, value: unknown): unknown {
     default:
       return value;
   }
+}
+
+/** A shallow copy of `value` without its null fields, in their order. */
+function withoutNulls(value: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) if (v !== null) out[k] = v;
+  return out;
 }
 
 /** A default's own copy: a primitive is its own copy, an object or array is cloned. */
@@ -206,20 +213,94 @@ function regex(pattern: string): RegExp {
   return r;
 }
 
+/**
+ * The path of the node being validated, kept as a stack of segments and turned into text only
+ * when an error is reported: a valid object (nearly every one) then builds no path strings at
+ * all, which was a large part of validation's cost in a cold start (docs/architecture.md §10.4).
+ * `render()` gives the same text the paths were built with before: `a.b`, `a[2]`, `a[key]`.
+ */
+class PathStack {
+  /** Field names (joined with "."), list indices and map keys (both in brackets). */
+  private readonly segments: (string | number)[] = [];
+  /** Per segment: true for a map key, whose brackets hold a string. */
+  private readonly mapKeys: boolean[] = [];
+  private root = '';
+
+  reset(root: string): void {
+    this.root = root;
+    this.segments.length = 0;
+    this.mapKeys.length = 0;
+  }
+
+  push(segment: string | number, mapKey = false): void {
+    this.segments.push(segment);
+    this.mapKeys.push(mapKey);
+  }
+
+  pop(): void {
+    this.segments.pop();
+    this.mapKeys.pop();
+  }
+
+  render(): string {
+    let path = this.root;
+    for (let i = 0; i < this.segments.length; i++) {
+      const s = this.segments[i];
+      if (typeof s === 'number' || this.mapKeys[i]) path = `${path}[${s}]`;
+      else path = join(path, s);
+    }
+    return path;
+  }
+}
+
+/** What validateNode() needs of a node beyond the node itself, computed once per node. */
+interface NodeFacts {
+  /** An object node's property names, in the schema's order. */
+  keys: string[];
+  required: string[];
+  min?: number;
+  max?: number;
+}
+
+const factsOf = new WeakMap<SchemaNode, NodeFacts>();
+
+function facts(node: SchemaNode): NodeFacts {
+  let f = factsOf.get(node);
+  if (!f) {
+    f = {
+      keys: node.type === 'object' ? Object.keys(node.properties) : [],
+      required: node.type === 'object' ? (node.required ?? []) : [],
+    };
+    if (node.type === 'integer') {
+      f.min = node.minimum ?? (node.format === 'int32' ? -2147483648 : undefined);
+      f.max = node.maximum ?? (node.format === 'int32' ? 2147483647 : undefined);
+    }
+    factsOf.set(node, f);
+  }
+  return f;
+}
+
 /** Validates an already-defaulted value. Returns the number of errors added. */
 export function validateNode(node: SchemaNode, value: unknown, path: string, errors: string[]): number {
+  const stack = new PathStack();
+  stack.reset(path);
+  return check(node, value, stack, errors);
+}
+
+/** validateNode() with the path as a stack (see PathStack). */
+function check(node: SchemaNode, value: unknown, at: PathStack, errors: string[]): number {
   const before = errors.length;
   /** Errors that keep the rules from running: all of them, except duplicate list entries. */
   let blocking = -1;
   switch (node.type) {
     case 'string': {
       if (typeof value !== 'string') {
-        errors.push(typeError(path, 'string', value));
+        errors.push(typeError(at.render(), 'string', value));
         break;
       }
       if (node.enum && !node.enum.includes(value)) {
         errors.push(
-          `${path}: Unsupported value: ${q(value)}: supported values: ${node.enum.map((e) => q(e)).join(', ')}`,
+          `${at.render()}: Unsupported value: ${q(value)}: supported values: ${node.enum.map((e) => q(e)).join(', ')}`,
         );
         break;
       }
@@ -230,34 +311,37 @@ export function validateNode(node: SchemaNode, value: unknown, path: string, err
         (node.minLength !== undefined && value.length < 2 * node.minLength);
       const len = uncertain ? [...value].length : value.length;
       if (node.maxLength !== undefined && len > node.maxLength) {
-        errors.push(`${path}: Too long: may not be more than ${node.maxLength} characters`);
+        errors.push(`${at.render()}: Too long: may not be more than ${node.maxLength} characters`);
       } else if (node.minLength !== undefined && len < node.minLength) {
+        const path = at.render();
         errors.push(
           `${path}: Invalid value: ${q(value)}: ${path} in body should be at least ${node.minLength} chars long`,
         );
       } else if (node.pattern !== undefined && !regex(node.pattern).test(value)) {
+        const path = at.render();
         errors.push(`${path}: Invalid value: ${q(value)}: ${path} in body should match '${node.pattern}'`);
       }
       break;
     }
     case 'integer': {
       if (typeof value !== 'number' || !Number.isInteger(value)) {
-        errors.push(typeError(path, 'integer', value));
+        errors.push(typeError(at.render(), 'integer', value));
         break;
       }
       if (node.enum && !node.enum.includes(value)) {
         errors.push(
-          `${path}: Unsupported value: ${value}: supported values: ${node.enum.map((e) => q(e)).join(', ')}`,
+          `${at.render()}: Unsupported value: ${value}: supported values: ${node.enum.map((e) => q(e)).join(', ')}`,
         );
         break;
       }
-      const min = node.minimum ?? (node.format === 'int32' ? -2147483648 : undefined);
-      const max = node.maximum ?? (node.format === 'int32' ? 2147483647 : undefined);
+      const { min, max } = facts(node);
       if (max !== undefined && value > max) {
+        const path = at.render();
         errors.push(
           `${path}: Invalid value: ${value}: ${path} in body should be less than or equal to ${max}`,
         );
       } else if (min !== undefined && value < min) {
+        const path = at.render();
         errors.push(
           `${path}: Invalid value: ${value}: ${path} in body should be greater than or equal to ${min}`,
         );
@@ -265,77 +349,92 @@ export function validateNode(node: SchemaNode, value: unknown, path: string, err
       break;
     }
     case 'boolean':
-      if (typeof value !== 'boolean') errors.push(typeError(path, 'boolean', value));
+      if (typeof value !== 'boolean') errors.push(typeError(at.render(), 'boolean', value));
       break;
     case 'object': {
       if (!isPlainObject(value)) {
-        errors.push(typeError(path, 'object', value));
+        errors.push(typeError(at.render(), 'object', value));
         break;
       }
+      const { keys, required } = facts(node);
+      const properties = node.properties;
       for (const k of Object.keys(value)) {
-        if (!(k in node.properties) && value[k] !== null)
-          errors.push(`${join(path, k)}: unknown field ${q(k)}`);
+        if (!(k in properties) && value[k] !== null)
+          errors.push(`${join(at.render(), k)}: unknown field ${q(k)}`);
       }
-      for (const r of node.required ?? []) {
-        if (value[r] === undefined || value[r] === null) errors.push(`${join(path, r)}: Required value`);
+      for (const r of required) {
+        if (value[r] === undefined || value[r] === null)
+          errors.push(`${join(at.render(), r)}: Required value`);
       }
-      for (const k in node.properties) {
+      for (const k of keys) {
         const v = value[k];
-        if (v !== undefined && v !== null) validateNode(node.properties[k], v, join(path, k), errors);
+        if (v === undefined || v === null) continue;
+        at.push(k);
+        check(properties[k], v, at, errors);
+        at.pop();
       }
       break;
     }
     case 'map': {
       if (!isPlainObject(value)) {
-        errors.push(typeError(path, 'object', value));
+        errors.push(typeError(at.render(), 'object', value));
         break;
       }
-      const n = Object.keys(value).length;
+      const keys = Object.keys(value);
+      const n = keys.length;
       if (node.maxProperties !== undefined && n > node.maxProperties) {
-        errors.push(`${path}: Too many: ${n}: must have at most ${node.maxProperties} items`);
+        errors.push(`${at.render()}: Too many: ${n}: must have at most ${node.maxProperties} items`);
       }
-      for (const [k, v] of Object.entries(value)) validateNode(node.values, v, `${path}[${k}]`, errors);
+      for (const k of keys) {
+        at.push(k, true);
+        check(node.values, value[k], at, errors);
+        at.pop();
+      }
       break;
     }
     case 'array': {
       if (!Array.isArray(value)) {
-        errors.push(typeError(path, 'array', value));
+        errors.push(typeError(at.render(), 'array', value));
         break;
       }
       if (node.maxItems !== undefined && value.length > node.maxItems) {
-        errors.push(`${path}: Too many: ${value.length}: must have at most ${node.maxItems} items`);
+        errors.push(`${at.render()}: Too many: ${value.length}: must have at most ${node.maxItems} items`);
         // Like the API server, do not go on checking thousands of items.
         break;
       }
       if (node.minItems !== undefined && value.length < node.minItems) {
+        const path = at.render();
         errors.push(
           `${path}: Invalid value: ${value.length}: ${path} in body should have at least ${node.minItems} items`,
         );
       }
-      value.forEach((v, i) => {
-        if (v === null || v === undefined)
-          errors.push(typeError(`${path}[${i}]`, schemaTypeName(node.items), v));
-        else validateNode(node.items, v, `${path}[${i}]`, errors);
-      });
-      blocking = errors.length - before;
-      if (errors.length === before && node.listType === 'set') {
-        const seen = new Set<string>();
-        value.forEach((v, i) => {
-          const k = q(v);
-          if (seen.has(k)) errors.push(`${path}[${i}]: Duplicate value: ${k}`);
-          seen.add(k);
-        });
+      for (let i = 0; i < value.length; i++) {
+        const v: unknown = value[i];
+        at.push(i);
+        if (v === null || v === undefined) errors.push(typeError(at.render(), schemaTypeName(node.items), v));
+        else check(node.items, v, at, errors);
+        at.pop();
       }
-      if (errors.length === before && node.listType === 'map' && node.listMapKeys) {
+      blocking = errors.length - before;
+      // A list of one item has no duplicates: its key text is not built (most lists are short).
+      if (errors.length === before && node.listType === 'set' && value.length > 1) {
+        const seen = new Set<string>();
+        for (let i = 0; i < value.length; i++) {
+          const k = q(value[i]);
+          if (seen.has(k)) errors.push(`${at.render()}[${i}]: Duplicate value: ${k}`);
+          seen.add(k);
+        }
+      }
+      if (errors.length === before && node.listType === 'map' && node.listMapKeys && value.length > 1) {
         const keys = node.listMapKeys;
         const seen = new Set<string>();
-        value.forEach((v, i) => {
-          const item = v as Record<string, unknown>;
+        for (let i = 0; i < value.length; i++) {
+          const item = value[i] as Record<string, unknown>;
           const keyObj = Object.fromEntries(keys.map((k) => [k, item[k]]));
           const k = q(keyObj);
-          if (seen.has(k)) errors.push(`${path}[${i}]: Duplicate value: ${k}`);
+          if (seen.has(k)) errors.push(`${at.render()}[${i}]: Duplicate value: ${k}`);
           seen.add(k);
-        });
+        }
       }
       break;
     }
@@ -356,6 +455,7 @@ export function validateNode(node: SchemaNode, value: unknown, path: string, err
         result = false;
       }
       if (result === true || (Array.isArray(result) && result.length === 0)) continue;
+      const path = at.render();
       if (result === false) errors.push(`${path}: Invalid value: "${schemaTypeName(node)}": ${r.message}`);
       else for (const sub of result) errors.push(`${path}${sub}: Invalid value: ${r.message}`);
     }

@@ -19,6 +19,7 @@ import { chmod, mkdir, readFile, rename, unlink, writeFile } from 'node:fs/promi
 import { join, sep } from 'node:path';
 import { deserialize, serialize } from 'node:v8';
 import type { FileScan, ScanLimits } from './scan';
+import { yamlParser } from './parse';
 
 /** The cache's file name in its directory. */
 export const CACHE_FILE_NAME = 'files-scan-cache.bin';
@@ -198,6 +199,9 @@ export function scanCacheKey(convoyVersion: string, limits: ScanLimits): string 
   // Scans carry Secrets' key-pair checks, made with the crypto library (secret-key-pair.ts).
   h.update(`openssl ${process.versions.openssl}\n`);
   h.update(`limits ${limits.maxFileBytes} ${limits.maxObjectBytes}\n`);
+  // The yaml package is loaded on first use (parse.ts): load it here, so its modules are hashed
+  // whether or not this process has parsed a file with it yet.
+  yamlParser();
   const srcRoot = join(__dirname, '..', '..') + sep;
   const scanning = [
     'providers/files/',

@@ -20,6 +20,13 @@ const MAX_DEPTH = 64;
 
 /** Plain words the YAML 1.1 schema reads as booleans or null, in any case: left to the full parser. */
 const SPECIAL_WORDS = new Set(['y', 'n', 'yes', 'no', 'on', 'off', 'true', 'false', 'null']);
+/** The longest of SPECIAL_WORDS: a longer word is none of them, without lower-casing it. */
+const SPECIAL_WORD_MAX_LENGTH = 5;
+
+/** Whether `word` is one of SPECIAL_WORDS in any case; the length test first, as nearly no word is. */
+function isSpecialWord(word: string): boolean {
+  return word.length <= SPECIAL_WORD_MAX_LENGTH && SPECIAL_WORDS.has(word.toLowerCase());
+}
 
 /** A plain key or string: starts with a letter, `_` or `/`, then no character YAML treats specially. */
 const PLAIN_KEY = /^[A-Za-z_/][A-Za-z0-9_./-]*$/;
@@ -101,12 +108,11 @@ class BlockReader {
 
   private map(indent: number, depth: number): Record<string, unknown> {
     const out: Record<string, unknown> = {};
-    const seen = new Set<string>();
     for (let line = this.lines[this.i]; line && line.indent === indent; line = this.lines[this.i]) {
       if (isSeqItem(line.text)) throw NOT_PLAIN;
       const { key, rest } = splitKey(line.text);
-      if (seen.has(key) || key === '__proto__') throw NOT_PLAIN;
-      seen.add(key);
+      // A repeated key is one `out` already has (every key set here is its own property).
+      if (key === '__proto__' || Object.hasOwn(out, key)) throw NOT_PLAIN;
       this.i++;
       out[key] = this.valueAfterKey(indent, rest, depth);
     }
@@ -204,7 +210,7 @@ function splitKey(text: string): { key: string; rest: string } {
     const colon = text.indexOf(':');
     if (colon <= 0) throw NOT_PLAIN;
     key = text.slice(0, colon);
-    if (!PLAIN_KEY.test(key) || SPECIAL_WORDS.has(key.toLowerCase())) throw NOT_PLAIN;
+    if (!PLAIN_KEY.test(key) || isSpecialWord(key)) throw NOT_PLAIN;
     after = colon;
   }
   if (text.charCodeAt(after) !== 58 /* : */) throw NOT_PLAIN;
@@ -249,10 +255,14 @@ function plainScalar(text: string): unknown {
   if (s === '~' || s === 'null' || s === 'Null' || s === 'NULL') return null;
   if (s === 'true' || s === 'True' || s === 'TRUE') return true;
   if (s === 'false' || s === 'False' || s === 'FALSE') return false;
+  // Most scalars are words: one that starts as no number can is decided without the number tests.
+  if (PLAIN_START.test(s)) {
+    if (isSpecialWord(s)) throw NOT_PLAIN;
+    return s;
+  }
   if (s === '0' || DECIMAL_INT.test(s)) return Number(s);
   if (DOTTED_DIGITS.test(s)) return s;
   if (UTC_TIMESTAMP.test(s)) return utcTimestamp(s);
-  if (PLAIN_START.test(s) && !SPECIAL_WORDS.has(s.toLowerCase())) return s;
   throw NOT_PLAIN;
 }
 

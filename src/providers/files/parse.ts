@@ -11,7 +11,7 @@
  * file, which may hold keys.
  */
 import type { CST, Document, Node as YamlNode } from 'yaml';
-import { Composer, LineCounter, Parser, isMap, isPair, isScalar, isSeq } from 'yaml';
+import type * as Yaml from 'yaml';
 import { parsePlainYaml } from './fast-yaml';
 import { kubernetesYaml11Tags } from './yaml-11-tags';
 
@@ -32,6 +32,20 @@ export interface ParsedFile {
   entries: RawEntry[];
   /** Syntax errors; any of them makes the file "broken". */
   errors: { document?: number; message: string }[];
+}
+
+let yamlPackage: typeof Yaml | undefined;
+
+/**
+ * The yaml package, loaded on first use. Nearly every file takes the plain path (fast-yaml.ts),
+ * so a parse worker that never meets another file never loads the package: its loading was a
+ * fifth of a second of each worker's start, on cores the main thread needs for its own modules
+ * then (docs/architecture.md §10.4). Synchronous, as parsing is.
+ */
+export function yamlParser(): typeof Yaml {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  yamlPackage ??= require('yaml') as typeof Yaml;
+  return yamlPackage;
 }
 
 /** How many alias expansions one document may make (the yaml package's guard). */
@@ -96,7 +110,7 @@ export function parseFile(
     });
     return { entries, errors };
   }
-  const lines = new LineCounter();
+  const lines = new (yamlParser().LineCounter)();
   const at = (offset: number): string => {
     const { line, col } = lines.linePos(offset);
     return ` at line ${line}, column ${col}`;
@@ -155,9 +169,10 @@ export function parseFile(
  */
 function* composeDocuments(
   content: string,
-  lines: LineCounter,
+  lines: Yaml.LineCounter,
   maxDocumentBytes: number,
 ): Generator<Composed> {
+  const { Composer, Parser } = yamlParser();
   const parser = new Parser(lines.addNewLine);
   // logLevel 'error': the package's warnings (e.g. about collection keys) are not ours to print.
   const composer = new Composer({
@@ -204,6 +219,7 @@ function* composeDocuments(
  * never collide. Iterative, so deep nesting cannot exhaust the stack.
  */
 export function duplicateKey(doc: Document): { key: string; offset: number; count: number } | undefined {
+  const { isMap, isPair, isScalar, isSeq } = yamlParser();
   let first: { key: string; offset: number } | undefined;
   let count = 0;
   const stack: unknown[] = [doc.contents];

@@ -203,10 +203,14 @@ function readBounded(path: string, max: number): { bytes: Buffer; fingerprint: s
         scratch.copy(grown, 0, 0, length);
         scratch = grown;
       }
-      const bytesRead = readSync(fd, scratch, length, Math.min(scratch.length, max + 1) - length, length);
+      const asked = Math.min(scratch.length, max + 1) - length;
+      const bytesRead = readSync(fd, scratch, length, asked, length);
       if (bytesRead === 0) break;
       length += bytesRead;
       if (length > max) return { bytes: Buffer.alloc(0), fingerprint, tooLarge: length };
+      // A short read of a regular file that already gave all fstat saw is its end: no second
+      // read only to be told so (one system call less per file in a cold start).
+      if (bytesRead < asked && length >= st.size) break;
     }
     return { bytes: scratch.subarray(0, length), fingerprint };
   } finally {
