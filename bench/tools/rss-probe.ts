@@ -184,7 +184,7 @@ async function main(): Promise<void> {
     // RSS once a second over the window: at steady state it still moves with each rescan's
     // garbage and each collection, so one reading is a sample of a cycle, not its level.
     const rssSamplesMiB: number[] = [];
-    for (const end = nowMs() + Number(values['wait-ms']); nowMs() < end; ) {
+    for (const end = nowMs() + Number(values['wait-ms']); nowMs() < end;) {
       await sleep(Math.min(1000, Math.max(0, end - nowMs())));
       rssSamplesMiB.push(Math.round(procFigures(pid).VmRSS! / 1024));
     }

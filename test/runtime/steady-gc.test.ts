@@ -1,11 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { HEAP_GROWING_FLAG } from '../../src/runtime/gc-tuning';
-import {
-  busyCounterparts,
-  QUIET_HEAP_GROWING_FLAG,
-  startSteadyGcTuning,
-} from '../../src/runtime/steady-gc';
+import { busyCounterparts, QUIET_HEAP_GROWING_FLAG, startSteadyGcTuning } from '../../src/runtime/steady-gc';
 
 /** Runs the event loop's thread without yielding for `ms`. */
 function spin(ms: number): void {
