@@ -19,6 +19,19 @@ import { HEAP_GROWING_FLAG, supportsGcTuning } from './gc-tuning';
 /** The heap growing factor while quiet: the next limit at 1.2× the live size. */
 export const QUIET_HEAP_GROWING_FLAG = '--heap-growing-percent=20';
 
+/**
+ * The V8 flags while quiet. Memory saver mode lets V8's memory reducer start an incremental
+ * collection about 8 s after the loop went quiet (it otherwise waits for a low allocation rate,
+ * which the 10 s rescans never give); without `--memory-reducer-favors-memory` that collection is
+ * a regular one, not the compacting "reduce" kind, whose final pause was 470–600 ms at 5,000
+ * ListenerSets on a loaded machine (bench/README.md, "Steady RSS, session 15").
+ */
+export const QUIET_FLAGS: readonly string[] = [
+  QUIET_HEAP_GROWING_FLAG,
+  '--memory-saver-mode',
+  '--no-memory-reducer-favors-memory',
+];
+
 /** Busy means more than this share of the last interval spent running the event loop. */
 export const BUSY_UTILIZATION = 0.25;
 
@@ -39,7 +52,7 @@ export function busyCounterparts(quiet: readonly string[]): string[] {
   return quiet.map((flag) => {
     if (flag.startsWith('--heap-growing-percent')) return HEAP_GROWING_FLAG;
     const name = flag.replace(/^--/, '').replace(/=.*$/, '');
-    return `--no-${name}`;
+    return name.startsWith('no-') ? `--${name.slice(3)}` : `--no-${name}`;
   });
 }
 
@@ -52,7 +65,7 @@ export function busyCounterparts(quiet: readonly string[]): string[] {
  */
 export function startSteadyGcTuning(opts: SteadyGcOptions): () => void {
   if (!supportsGcTuning()) return () => undefined;
-  const quietFlags = opts.quietFlags ?? [QUIET_HEAP_GROWING_FLAG];
+  const quietFlags = opts.quietFlags ?? QUIET_FLAGS;
   const busyFlags = opts.busyFlags ?? busyCounterparts(quietFlags);
   let quiet = false;
   let last = performance.eventLoopUtilization();

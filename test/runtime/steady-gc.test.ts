@@ -13,10 +13,10 @@ function spin(ms: number): void {
 
 describe('steady GC limits', () => {
   test('each quiet flag is undone by its busy counterpart', () => {
-    assert.deepEqual(busyCounterparts([QUIET_HEAP_GROWING_FLAG, '--memory-saver-mode']), [
-      HEAP_GROWING_FLAG,
-      '--no-memory-saver-mode',
-    ]);
+    assert.deepEqual(
+      busyCounterparts([QUIET_HEAP_GROWING_FLAG, '--memory-saver-mode', '--no-memory-reducer-favors-memory']),
+      [HEAP_GROWING_FLAG, '--no-memory-saver-mode', '--memory-reducer-favors-memory'],
+    );
   });
 
   test('switches to the quiet limits only once ready and idle, and back when the loop is busy', async () => {
