@@ -169,8 +169,9 @@ async function open(
     opened.add('quiet garbage collection', stopQuietGc);
   }
   const store = new ObjectStore();
-  // docs/operations.md §11: a lower heap growing factor while quiet, the usual one while busy.
-  if (process.env.CONVOY_STEADY_GC !== 'off') {
+  // docs/operations.md §11: tighter GC limits while quiet, the usual ones while busy; opt-in,
+  // because the collection it starts pauses the loop when the next change may arrive.
+  if (process.env.CONVOY_STEADY_GC === 'on') {
     const quietFlags = process.env.CONVOY_QUIET_V8_FLAGS?.split(/\s+/).filter(Boolean);
     const stopSteadyGc = startSteadyGcTuning({
       isReady: () => ready(),
