@@ -5,7 +5,7 @@
  * --heapsnapshot-signal) into --snapshot-dir. A tool for finding what holds memory, not a benchmark.
  *
  *   node dist/bench/tools/rss-probe.js [--size large] [--clients 200] [--procs 2] [--snapshot-dir DIR]
- *     [--wait-ms 5000] [--env K=V]... [--node-options '...'] [--out FILE.json] [-- extra convoy serve args]
+ *     [--wait-ms 5000] [--env K=V]... [--node-options '...'] [--out FILE.json] [--log-out FILE] [-- extra convoy serve args]
  *
  * The smaps breakdown sorts the anonymous mappings: glibc malloc arenas (a 64 MiB-aligned run of
  * anonymous mappings whose sizes sum to 64 MiB, as glibc reserves them), the main malloc heap
@@ -113,6 +113,7 @@ async function main(): Promise<void> {
       env: { type: 'string', multiple: true, default: [] },
       'node-options': { type: 'string' },
       out: { type: 'string' },
+      'log-out': { type: 'string' },
     },
     allowPositionals: true,
   });
@@ -178,9 +179,31 @@ async function main(): Promise<void> {
     );
     const syncMs = Math.round(Math.max(...synced.map((r) => r.syncedAt)) - t0);
     console.log(`synced ${clients} sims in ${syncMs} ms`);
-    await sleep(Number(values['wait-ms']));
+    // The event-loop delay histogram resets at each scrape: this one starts the steady window.
+    await c.get('/metrics');
+    // RSS once a second over the window: at steady state it still moves with each rescan's
+    // garbage and each collection, so one reading is a sample of a cycle, not its level.
+    const rssSamplesMiB: number[] = [];
+    for (const end = nowMs() + Number(values['wait-ms']); nowMs() < end;) {
+      await sleep(Math.min(1000, Math.max(0, end - nowMs())));
+      rssSamplesMiB.push(Math.round(procFigures(pid).VmRSS! / 1024));
+    }
+    const sorted = [...rssSamplesMiB].sort((a, b) => a - b);
+    const windowRss = {
+      medianMiB: sorted[Math.floor(sorted.length / 2)] ?? NaN,
+      minMiB: sorted[0] ?? NaN,
+      maxMiB: sorted[sorted.length - 1] ?? NaN,
+    };
+    console.log('steady window RSS', JSON.stringify(windowRss));
     const proc = procFigures(pid);
     const metrics = parsePromText((await c.get('/metrics')).body);
+    const loopMs = (name: string) =>
+      Math.round((metrics.find((s) => s.name === name)?.value ?? NaN) * 1e4) / 10;
+    const steadyLoop = {
+      maxMs: loopMs('convoy_nodejs_eventloop_lag_max_seconds'),
+      p99Ms: loopMs('convoy_nodejs_eventloop_lag_p99_seconds'),
+    };
+    console.log('steady event-loop delay', JSON.stringify(steadyLoop));
     const pick = (name: string) =>
       metrics.filter((s) => s.name.includes(name)).map((s) => ({ ...s.labels, v: s.value / MIB }));
     const threads = fs
@@ -219,10 +242,14 @@ async function main(): Promise<void> {
         externalMiB: sum('nodejs_external_memory_bytes'),
         heapSpaces: pick('heap_space_size'),
         quietCollections: collections,
+        steadyEventLoop: steadyLoop,
+        windowRss,
+        rssSamplesMiB,
       };
       fs.mkdirSync(path.dirname(path.resolve(values.out)), { recursive: true });
       fs.writeFileSync(values.out, JSON.stringify(record, null, 2) + '\n');
     }
+    if (values['log-out']) fs.writeFileSync(values['log-out'], c.log());
     if (snapDir) {
       fs.mkdirSync(snapDir, { recursive: true });
       process.kill(pid, 'SIGUSR2');

@@ -22,6 +22,7 @@ import type { XdsSecurityFlags } from './xds-security';
 import type { FileProviderOptions } from '../providers/files/provider';
 import { tuneGarbageCollection } from '../runtime/gc-tuning';
 import { startQuietCollector } from '../runtime/quiet-gc';
+import { startSteadyGcTuning } from '../runtime/steady-gc';
 import type { StatusSink } from '../status/types';
 import { StatusView } from '../status/view';
 import { ObjectStore } from '../store/store';
@@ -168,6 +169,17 @@ async function open(
     opened.add('quiet garbage collection', stopQuietGc);
   }
   const store = new ObjectStore();
+  // docs/operations.md §11: tighter GC limits while quiet, the usual ones while busy; opt-in,
+  // because the collection it starts pauses the loop when the next change may arrive.
+  if (process.env.CONVOY_STEADY_GC === 'on') {
+    const quietFlags = process.env.CONVOY_QUIET_V8_FLAGS?.split(/\s+/).filter(Boolean);
+    const stopSteadyGc = startSteadyGcTuning({
+      isReady: () => ready(),
+      ...(quietFlags?.length ? { quietFlags } : {}),
+      onSwitch: (quiet) => logger.debug({ quiet }, 'steady GC limits'),
+    });
+    opened.add('steady GC limits', stopSteadyGc);
+  }
   const cache = snapshotCache(options.buildThread ?? 'main', logger, metrics);
   const statusView = new StatusView();
   const sinks: StatusSink[] = [statusView];

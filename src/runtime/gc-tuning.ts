@@ -32,9 +32,22 @@ export function supportsGcTuning(v8Version = process.versions.v8): boolean {
  *
  * Called once, early in `convoy serve` (V8 reads them at each GC decision).
  */
-export function tuneGarbageCollection(): boolean {
+export function tuneGarbageCollection(env: NodeJS.ProcessEnv = process.env): boolean {
+  applyExtraV8Flags(env);
   if (!supportsGcTuning()) return false;
   setFlagsFromString(GC_FLAG);
   setFlagsFromString(HEAP_GROWING_FLAG);
   return true;
+}
+
+/**
+ * Applies the V8 flags in CONVOY_V8_FLAGS (space-separated), a diagnostic knob.
+ *
+ * Node refuses some V8 flags in NODE_OPTIONS (`--trace-gc` among them); this lets an operator or a
+ * benchmark trace the collector of a running `convoy serve` (docs/operations.md §11).
+ */
+export function applyExtraV8Flags(env: NodeJS.ProcessEnv = process.env): string[] {
+  const flags = (env.CONVOY_V8_FLAGS ?? '').split(/\s+/).filter((f) => f.startsWith('--'));
+  for (const flag of flags) setFlagsFromString(flag);
+  return flags;
 }

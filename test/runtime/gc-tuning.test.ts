@@ -2,6 +2,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import {
+  applyExtraV8Flags,
   GC_FLAG,
   HEAP_GROWING_FLAG,
   supportsGcTuning,
@@ -26,5 +27,11 @@ describe('GC tuning', () => {
 
   test('applying it is accepted by V8 where supported', () => {
     assert.equal(tuneGarbageCollection(), supportsGcTuning());
+  });
+
+  test('CONVOY_V8_FLAGS applies its flags and skips words that are not flags', () => {
+    const env = { CONVOY_V8_FLAGS: ' --max-lazy  stray --no-max-lazy ' };
+    assert.deepEqual(applyExtraV8Flags(env), ['--max-lazy', '--no-max-lazy']);
+    assert.deepEqual(applyExtraV8Flags({}), []);
   });
 });
