@@ -49,8 +49,6 @@ export type FullBuildReason =
   | 'route_created_fast_path_precondition'
   /** Creations that are not exactly one ListenerSet with its own new routes. */
   | 'listenerset_fast_path_precondition'
-  /** Creations arrived together with other changes since the last build. */
-  | 'mixed_changes'
   | `${Lowercase<string>}_changed`;
 
 /** The reason for a full build and the object (store key) whose change caused it, if one did. */
