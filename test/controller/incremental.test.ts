@@ -5,16 +5,9 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Controller } from '../../src/controller/controller';
-import { ConvoyMetrics } from '../../src/observability/metrics';
-import { silentLogger } from '../../src/observability/logger';
-import { XdsCache } from '../../src/xds/cache';
 import { TypeUrl } from '../../src/envoy/resources';
-import type { ObjectStatus } from '../../src/status/types';
-import { StatusView } from '../../src/status/view';
 import type { KubeObject } from '../../src/store/objects';
 import { keyOf } from '../../src/store/objects';
-import { ObjectStore } from '../../src/store/store';
 import type { HTTPRouteRule } from '../../src/gateway/api';
 import {
   CONTROLLER,
@@ -31,7 +24,13 @@ import {
   tlsSecret,
 } from '../support/objects';
 import { rng } from '../support/rng';
-import type { LastGoodCertificates } from '../../src/gateway/last-good-certificates';
+import {
+  buildCounts,
+  lastStatuses,
+  runController,
+  servedResources,
+  type Running,
+} from '../support/controller-oracle';
 
 const SECRETS = ['a-cert', 'b-cert', 'shared-cert', 'ls-cert'];
 const HOSTS: Record<string, string> = {
@@ -120,86 +119,6 @@ function world(): KubeObject[] {
   ];
 }
 
-interface Running {
-  store: ObjectStore;
-  cache: XdsCache;
-  metrics: ConvoyMetrics;
-  controller: Controller;
-  published: ObjectStatus[][];
-}
-
-/**
- * Runs a Controller over a store holding `objects`; `lastGood` is the memory of served
- * certificates it starts from (an oracle gets the one of the controller it checks).
- */
-async function run(objects: KubeObject[], lastGood?: LastGoodCertificates): Promise<Running> {
-  const store = new ObjectStore();
-  for (const o of objects) store.put(o);
-  store.registerSource('test');
-  store.markSynced('test');
-  const metrics = new ConvoyMetrics();
-  const cache = new XdsCache({ logger: silentLogger(), metrics });
-  const published: ObjectStatus[][] = [];
-  const controller = new Controller({
-    store,
-    cache,
-    statusSinks: [new StatusView((s) => published.push(s))],
-    logger: silentLogger(),
-    metrics,
-    controllerName: CONTROLLER,
-    debounceMs: 1,
-    maxDelayMs: 5,
-    now: () => new Date('2026-03-01T12:00:00Z'),
-    lastGoodCertificates: lastGood,
-  });
-  controller.start();
-  await controller.settle();
-  return { store, cache, metrics, controller, published };
-}
-
-async function counts(metrics: ConvoyMetrics): Promise<Record<string, number>> {
-  const m = await metrics.builds.get();
-  return Object.fromEntries(m.values.map((v) => [String(v.labels.result), v.value]));
-}
-
-/** Every fleet's resources: type → name → version (a hash of the encoded bytes) and bytes. */
-function resources(cache: XdsCache): Record<string, Record<string, string>> {
-  const out: Record<string, Record<string, string>> = {};
-  for (const fleet of cache.fleets().sort()) {
-    const snap = cache.snapshot(fleet)!;
-    for (const type of Object.values(TypeUrl)) {
-      const entries = snap.types[type]?.entries;
-      if (!entries) continue;
-      const byName: Record<string, string> = {};
-      for (const [name, e] of entries)
-        byName[name] = `${e.version} ${Buffer.from(e.bytes).toString('base64')}`;
-      out[`${fleet} ${type}`] = byName;
-    }
-  }
-  return out;
-}
-
-function withoutTimes(v: unknown): unknown {
-  if (Array.isArray(v)) return v.map(withoutTimes);
-  if (v && typeof v === 'object') {
-    const out: Record<string, unknown> = {};
-    for (const [k, x] of Object.entries(v)) if (k !== 'lastTransitionTime') out[k] = withoutTimes(x);
-    return out;
-  }
-  return v;
-}
-
-function statuses(r: Running): unknown {
-  const last = r.published.at(-1) ?? [];
-  return withoutTimes(
-    [...last].sort((a, b) =>
-      `${a.kind}/${a.metadata.namespace}/${a.metadata.name}`.localeCompare(
-        `${b.kind}/${b.metadata.namespace}/${b.metadata.name}`,
-      ),
-    ),
-  );
-}
-
 /** Applies a change to the incremental controller, then compares it with a fresh full build. */
 async function step(
   inc: Running,
@@ -211,10 +130,10 @@ async function step(
   state.set(keyOf(o), o);
   inc.store.put(o);
   await inc.controller.settle();
-  const oracle = await run([...state.values()], lastGood);
+  const oracle = await runController([...state.values()], lastGood);
   try {
-    assert.deepEqual(resources(inc.cache), resources(oracle.cache), `${what}: resources`);
-    assert.deepEqual(statuses(inc), statuses(oracle), `${what}: statuses`);
+    assert.deepEqual(servedResources(inc.cache), servedResources(oracle.cache), `${what}: resources`);
+    assert.deepEqual(lastStatuses(inc), lastStatuses(oracle), `${what}: statuses`);
   } finally {
     oracle.controller.stop();
   }
@@ -248,10 +167,10 @@ async function stepChange(
     inc.store.put(o);
   }
   await inc.controller.settle();
-  const oracle = await run([...state.values()], lastGood);
+  const oracle = await runController([...state.values()], lastGood);
   try {
-    assert.deepEqual(resources(inc.cache), resources(oracle.cache), `${what}: resources`);
-    assert.deepEqual(statuses(inc), statuses(oracle), `${what}: statuses`);
+    assert.deepEqual(servedResources(inc.cache), servedResources(oracle.cache), `${what}: resources`);
+    assert.deepEqual(lastStatuses(inc), lastStatuses(oracle), `${what}: statuses`);
   } finally {
     oracle.controller.stop();
   }
@@ -342,7 +261,7 @@ describe('Controller fast paths against a full-build oracle', { concurrency: fal
     test(`seeded sequence ${seed}: rotations, invalid certificates, route edits, ListenerSets added`, async () => {
       const objects = world();
       const state = new Map(objects.map((o) => [keyOf(o), o]));
-      const inc = await run(objects);
+      const inc = await runController(objects);
       const random = rng(seed);
       const pick = <T>(xs: T[]): T => xs[Math.floor(random() * xs.length)];
       const variant = new Map(SECRETS.map((s) => [s, 0]));
@@ -355,12 +274,12 @@ describe('Controller fast paths against a full-build oracle', { concurrency: fal
       let structural = 0;
       try {
         for (let i = 0; i < 26; i++) {
-          const before = await counts(inc.metrics);
+          const before = await buildCounts(inc.metrics);
           if (random() < 0.25) {
             // Deletions, ListenerSet updates, Secrets of ListenerSets deleted or created again.
             await removal(inc, state, random, addedSets, addedRoutes, i);
             removals++;
-            const after = await counts(inc.metrics);
+            const after = await buildCounts(inc.metrics);
             structural += STRUCTURAL.reduce((n, k) => n + delta(after, before, k), 0);
             continue;
           }
@@ -375,7 +294,7 @@ describe('Controller fast paths against a full-build oracle', { concurrency: fal
               ...(like.hostnames ? { hostnames: like.hostnames } : {}),
             });
             await step(inc, state, created, `step ${i}: create ${created.metadata.name}`);
-            const after = await counts(inc.metrics);
+            const after = await buildCounts(inc.metrics);
             const reasons = JSON.stringify((await inc.metrics.fullBuilds.get()).values);
             assert.equal(
               delta(after, before, 'route_created'),
@@ -394,7 +313,7 @@ describe('Controller fast paths against a full-build oracle', { concurrency: fal
               edited.spec = { ...(old.spec as object), rules: rules(`/e${i}`, pick(['web', 'api', 'solo'])) };
               if (old.kind === 'GRPCRoute') edited.spec = { ...(old.spec as object) };
               await step(inc, state, edited, `step ${i}: edit added ${old.metadata.name}`);
-              const after = await counts(inc.metrics);
+              const after = await buildCounts(inc.metrics);
               assert.equal(delta(after, before, 'route'), 1, `step ${i}: added route edit fast path`);
               assert.equal(delta(after, before, 'ok'), 0, `step ${i}: no full build`);
               continue;
@@ -419,7 +338,7 @@ describe('Controller fast paths against a full-build oracle', { concurrency: fal
             const add = addition(how);
             addedSets.push(add);
             await stepMany(inc, state, add.objects, `step ${i}: add ListenerSet ${add.set} (${how})`);
-            const after = await counts(inc.metrics);
+            const after = await buildCounts(inc.metrics);
             // With the world's older set deleted, an 'older' one may be its Gateway's newest.
             if ((how === 'older' || how === 'same-time') && !state.has(TENANT)) continue;
             assert.equal(
@@ -438,7 +357,7 @@ describe('Controller fast paths against a full-build oracle', { concurrency: fal
             variant.set(name, v);
             const wasBad = bad.delete(name);
             await step(inc, state, secret(name, v), `step ${i}: rotate ${name} → ${v}`);
-            const after = await counts(inc.metrics);
+            const after = await buildCounts(inc.metrics);
             // Once its set is deleted, ls-cert is no Secret the build refers to (checked above only).
             if (name === 'ls-cert' && !state.has(TENANT)) continue;
             // Valid → valid takes the fast path; invalid → valid needs a full build.
@@ -449,7 +368,7 @@ describe('Controller fast paths against a full-build oracle', { concurrency: fal
             const wasBad = bad.has(name);
             bad.add(name);
             await step(inc, state, badSecret(name), `step ${i}: invalidate ${name}`);
-            const after = await counts(inc.metrics);
+            const after = await buildCounts(inc.metrics);
             if (name === 'ls-cert' && !state.has(TENANT)) continue;
             if (!wasBad)
               assert.equal(delta(after, before, 'ok'), 1, `step ${i}: invalid certificate rebuilds`);
@@ -467,7 +386,7 @@ describe('Controller fast paths against a full-build oracle', { concurrency: fal
               route(name, path, pick(['web', 'api', 'solo'])),
               `step ${i}: edit ${name} ${path}`,
             );
-            const after = await counts(inc.metrics);
+            const after = await buildCounts(inc.metrics);
             // r-ls names the deleted tenant: no parent of ours (checked above only).
             if (name === 'r-ls' && !state.has(TENANT)) continue;
             // Same parentRefs and hostnames, valid rules: the route fast path; else a full build.
@@ -494,7 +413,7 @@ describe('Controller fast paths against a full-build oracle', { concurrency: fal
             const same = JSON.stringify(parents.get(name)) === JSON.stringify(parent);
             parents.set(name, parent);
             await step(inc, state, route(name, `/${name}`, 'web', parent), `step ${i}: reparent ${name}`);
-            const after = await counts(inc.metrics);
+            const after = await buildCounts(inc.metrics);
             if (same)
               assert.equal(delta(after, before, 'ok'), 0, `step ${i}: same parentRefs, no full build`);
             else {
@@ -512,16 +431,16 @@ describe('Controller fast paths against a full-build oracle', { concurrency: fal
   }
 
   test('a rotation of two Secrets at once is one fast pass; statuses are not republished', async () => {
-    const inc = await run(world());
+    const inc = await runController(world());
     try {
-      const before = await counts(inc.metrics);
+      const before = await buildCounts(inc.metrics);
       const publishedBefore = inc.published.length;
       const secretsBefore = inc.cache.snapshot('default/edge')!.types[TypeUrl.Secret].entries;
       const listenersBefore = inc.cache.snapshot('default/edge')!.types[TypeUrl.Listener].entries;
       inc.store.put(secret('a-cert', 1));
       inc.store.put(secret('shared-cert', 2));
       await inc.controller.settle();
-      const after = await counts(inc.metrics);
+      const after = await buildCounts(inc.metrics);
       assert.equal(delta(after, before, 'secrets'), 1);
       assert.equal(delta(after, before, 'ok'), 0);
       assert.equal(inc.published.length, publishedBefore, 'no status publication');
@@ -541,7 +460,7 @@ describe('Controller fast paths against a full-build oracle', { concurrency: fal
   test('route edits that change hostnames, parentRefs or validity fall back to a full build', async () => {
     const objects = world();
     const state = new Map(objects.map((o) => [keyOf(o), o]));
-    const inc = await run(objects);
+    const inc = await runController(objects);
     try {
       const cases: [string, KubeObject][] = [
         [
@@ -565,22 +484,22 @@ describe('Controller fast paths against a full-build oracle', { concurrency: fal
         ['valid again', route('r-all', '/z')],
       ];
       for (const [what, o] of cases) {
-        const before = await counts(inc.metrics);
+        const before = await buildCounts(inc.metrics);
         await step(inc, state, o, what);
-        const after = await counts(inc.metrics);
+        const after = await buildCounts(inc.metrics);
         assert.equal(delta(after, before, 'route'), 0, `${what}: no fast path`);
         assert.equal(delta(after, before, 'ok'), 1, `${what}: full build`);
       }
       // And a plain edit afterwards takes the fast path again, for GRPCRoutes too.
-      const before = await counts(inc.metrics);
+      const before = await buildCounts(inc.metrics);
       await step(inc, state, route('r-all', '/w', 'api'), 'plain edit');
       const grpc = grpcRoute('g', [{ backendRefs: [backendRef('web', 80)] }], {
         parentRefs: [parentRef('edge')],
         generation: 2,
       });
       await step(inc, state, grpc, 'GRPCRoute edit');
-      assert.equal(delta(await counts(inc.metrics), before, 'route'), 2);
-      assert.equal(delta(await counts(inc.metrics), before, 'ok'), 0);
+      assert.equal(delta(await buildCounts(inc.metrics), before, 'route'), 2);
+      assert.equal(delta(await buildCounts(inc.metrics), before, 'ok'), 0);
     } finally {
       inc.controller.stop();
     }
@@ -589,7 +508,7 @@ describe('Controller fast paths against a full-build oracle', { concurrency: fal
   test('ListenerSet additions take the fast path, or fall back when they could change more', async () => {
     const objects = world();
     const state = new Map(objects.map((o) => [keyOf(o), o]));
-    const inc = await run(objects);
+    const inc = await runController(objects);
     try {
       const cases: [Addition | Fallback, boolean][] = [
         ['ok', true],
@@ -609,21 +528,21 @@ describe('Controller fast paths against a full-build oracle', { concurrency: fal
         ['conflict-added', true],
       ];
       for (const [how, fast] of cases) {
-        const before = await counts(inc.metrics);
+        const before = await buildCounts(inc.metrics);
         const add = addition(how);
         await stepMany(inc, state, add.objects, `add ${add.set} (${how})`);
-        const after = await counts(inc.metrics);
+        const after = await buildCounts(inc.metrics);
         assert.equal(delta(after, before, 'listenerset'), fast ? 1 : 0, `${how}: fast path`);
         assert.equal(delta(after, before, 'ok'), fast ? 0 : 1, `${how}: full build`);
       }
       // A route created alone, naming an existing ListenerSet, takes the route-creation fast path.
-      const before = await counts(inc.metrics);
+      const before = await buildCounts(inc.metrics);
       const lone = httpRoute('r-lone', rules('/lone', 'web'), {
         parentRefs: [parentRef('tenant', { group: 'gateway.networking.k8s.io', kind: 'ListenerSet' })],
       });
       await step(inc, state, lone, 'route created alone');
-      assert.equal(delta(await counts(inc.metrics), before, 'route_created'), 1);
-      assert.equal(delta(await counts(inc.metrics), before, 'ok'), 0);
+      assert.equal(delta(await buildCounts(inc.metrics), before, 'route_created'), 1);
+      assert.equal(delta(await buildCounts(inc.metrics), before, 'ok'), 0);
       // A route created before the set it names: nothing of ours changes until the set arrives,
       // which then takes the ListenerSet fast path and attaches the waiting route.
       const early = httpRoute('r-early', rules('/early', 'web'), {
@@ -632,11 +551,11 @@ describe('Controller fast paths against a full-build oracle', { concurrency: fal
         ],
       });
       await step(inc, state, early, 'route naming a future set');
-      const before3 = await counts(inc.metrics);
+      const before3 = await buildCounts(inc.metrics);
       const named = addition('no-route');
       await stepMany(inc, state, named.objects, 'add a set an existing route names');
-      assert.equal(delta(await counts(inc.metrics), before3, 'listenerset'), 1);
-      assert.equal(delta(await counts(inc.metrics), before3, 'ok'), 0);
+      assert.equal(delta(await buildCounts(inc.metrics), before3, 'listenerset'), 1);
+      assert.equal(delta(await buildCounts(inc.metrics), before3, 'ok'), 0);
       // A route created before the set that also names an existing parent: adding the set is a full build.
       const both = httpRoute('r-both', rules('/both', 'web'), {
         parentRefs: [
@@ -645,13 +564,13 @@ describe('Controller fast paths against a full-build oracle', { concurrency: fal
         ],
       });
       await step(inc, state, both, 'route naming a future set and the Gateway');
-      const before4 = await counts(inc.metrics);
+      const before4 = await buildCounts(inc.metrics);
       await stepMany(inc, state, addition('no-route').objects, 'add a set an attached route names');
-      assert.equal(delta(await counts(inc.metrics), before4, 'listenerset'), 0);
-      assert.equal(delta(await counts(inc.metrics), before4, 'ok'), 1);
+      assert.equal(delta(await buildCounts(inc.metrics), before4, 'listenerset'), 0);
+      assert.equal(delta(await buildCounts(inc.metrics), before4, 'ok'), 1);
       // The Secret of a fast-pathed set is referenced: its rotation takes the certificate fast path.
       await stepMany(inc, state, addition('ok').objects, 'one more addition');
-      const before2 = await counts(inc.metrics);
+      const before2 = await buildCounts(inc.metrics);
       const host = `n${addedCount}.example.com`;
       await step(
         inc,
@@ -659,7 +578,7 @@ describe('Controller fast paths against a full-build oracle', { concurrency: fal
         tlsSecret(`add-${addedCount}-cert`, { hostnames: [host, `v1.${host}`] }),
         'rotate added',
       );
-      assert.equal(delta(await counts(inc.metrics), before2, 'secrets'), 1);
+      assert.equal(delta(await buildCounts(inc.metrics), before2, 'secrets'), 1);
     } finally {
       inc.controller.stop();
     }
@@ -668,15 +587,15 @@ describe('Controller fast paths against a full-build oracle', { concurrency: fal
   test('a certificate becoming invalid is a full build; the listener keeps serving its last good one', async () => {
     const objects = world();
     const state = new Map(objects.map((o) => [keyOf(o), o]));
-    const inc = await run(objects);
+    const inc = await runController(objects);
     try {
       const entry = () =>
         inc.cache.snapshot('default/edge')!.types[TypeUrl.Secret].entries.get('default/b-cert');
       const served = entry();
       assert.ok(served);
-      const before = await counts(inc.metrics);
+      const before = await buildCounts(inc.metrics);
       await step(inc, state, badSecret('b-cert'), 'invalidate b-cert');
-      const after = await counts(inc.metrics);
+      const after = await buildCounts(inc.metrics);
       assert.equal(delta(after, before, 'secrets'), 0);
       assert.equal(delta(after, before, 'ok'), 1);
       // The same SDS Secret, byte for byte: Envoy sees no change at all.
