@@ -81,7 +81,7 @@ export const DEFAULT_DEBOUNCE_MS = 20;
  * Files a rescan stats per event-loop turn (scanAll): a slice costs a few milliseconds of the
  * loop, and keeps the thread pool busy while the next waits.
  */
-const CHECK_SLICE = 256;
+const CHECK_SLICE = 64;
 /** How many times start() waits for settling files before it reports the store synced. */
 const START_SETTLE_ROUNDS = 4;
 /** The cache on disk is written this long after start, out of the first build's way. */
@@ -138,6 +138,14 @@ export class FileProvider {
   /** Files present (relative name → absolute path), and their names in path order. */
   private known = new Map<string, string>();
   private order: string[] = [];
+  /**
+   * Changes made to `scanCache` so far, and how many of them the last apply saw: equal when the
+   * store holds what the cache says, so a full rescan that changed nothing need not apply again.
+   */
+  private cacheChanges = 0;
+  private appliedCacheChanges = -1;
+  /** The problems the last apply reported (kept for a rescan that skips the apply). */
+  private lastApplied: FileProblem[] = [];
 
   constructor(opts: FileProviderOptions) {
     this.dir = opts.dir;
@@ -303,9 +311,22 @@ export class FileProvider {
     }
     this.watcher?.sync(listing.dirs);
     this.listing = listing;
-    this.known = new Map(listing.files.map((path) => [relativeName(this.dir, path), path]));
-    this.order = [...this.known.keys()];
+    if (!this.listsKnownFiles(listing.files)) {
+      this.known = new Map(listing.files.map((path) => [relativeName(this.dir, path), path]));
+      this.order = [...this.known.keys()];
+    }
     await this.scanAndApply(listing.files.map((path) => ({ path, mode: 'check' as const })));
+  }
+
+  /**
+   * Returns whether `files` (a listing, absolute paths) are exactly the known files in `order`.
+   * Then `known` and `order` stay as they are: the periodic rescan of an unchanged tree does not
+   * rebuild a map and a list of every file (docs/architecture.md §10.1).
+   */
+  private listsKnownFiles(files: readonly string[]): boolean {
+    if (files.length !== this.order.length) return false;
+    for (let i = 0; i < files.length; i++) if (this.known.get(this.order[i]!) !== files[i]) return false;
+    return true;
   }
 
   /**
@@ -384,9 +405,20 @@ export class FileProvider {
     };
     // Only a listing drops files from `known` without forget(): a named rescan has nothing to drop.
     if (!named)
-      for (const file of this.scanCache.keys()) if (!this.known.has(file)) this.scanCache.delete(file);
+      for (const file of this.scanCache.keys())
+        if (!this.known.has(file)) {
+          this.scanCache.delete(file);
+          this.cacheChanges++;
+        }
     this.settle.retain((file) => this.known.has(file));
     const listing = this.listing;
+    if (!named && waitMs === 0 && this.appliedCacheChanges === this.cacheChanges) {
+      // A full rescan that found every file as the last apply left it (the 10 s safety net on an
+      // unchanged tree): applying again would change nothing, and it walks every scan.
+      this.problemReport.set([...(listing?.problems ?? []), ...this.lastApplied]);
+      this.settlingWaitMs = 0;
+      return;
+    }
     const unseen = (file: string) => settling.has(file) || (listing?.unseen(file) ?? false);
     // A named rescan changed only the scans of its candidates and of the files it found gone, so
     // the applier decides those alone (apply.ts applyFiles): a change costs what it touches.
@@ -398,6 +430,11 @@ export class FileProvider {
           allScans,
         )
       : this.applier.apply(allScans(), unseen);
+    if (!named) {
+      // Only a full apply decides every file: after a named one, the next full rescan applies.
+      this.appliedCacheChanges = this.cacheChanges;
+      this.lastApplied = applied;
+    }
     this.problemReport.set([...(listing?.problems ?? []), ...applied]);
     this.settlingWaitMs = waitMs;
     if (waitMs > 0) this.rescanIn(waitMs);
@@ -439,6 +476,7 @@ export class FileProvider {
     const i = this.order.indexOf(file);
     if (i >= 0) this.order.splice(i, 1);
     this.scanCache.delete(file);
+    this.cacheChanges++;
   }
 
   /** Asks for a rescan in `ms` (or sooner, if one is already due sooner). */
@@ -503,6 +541,7 @@ export class FileProvider {
       this.diskCache?.keep(file, fromDisk.entry);
       rememberWorkAhead(fromDisk.scan);
       this.scanCache.set(file, { hash: fromDisk.entry.hash, fingerprint, scan: fromDisk.scan });
+      this.cacheChanges++;
       return { file, waitMs: 0 };
     }
     if (result.status !== 'scanned') return { file, waitMs: 0 };
@@ -518,6 +557,7 @@ export class FileProvider {
     }
     rememberWorkAhead(result.scan);
     this.scanCache.set(file, { hash: result.hash, fingerprint, scan: result.scan });
+    this.cacheChanges++;
     return { file, waitMs: 0 };
   }
 

@@ -251,6 +251,32 @@ describe('FileProvider rescans', () => {
     assert.equal(gw('one')!.metadata.generation, 2, 'a rescan without changes keeps the generation');
   });
 
+  test('a rescan of an unchanged tree changes nothing and keeps every problem; an edit it finds is applied', async () => {
+    await put('a.yaml', GW('one'));
+    await put('b-broken.yaml', 'kind: [unclosed\n');
+    const p = newProvider();
+    await p.start();
+    const problems = p.problems();
+    assert.equal(problems.length, 1, JSON.stringify(problems));
+    const changes: StoreChange[] = [];
+    const off = store.onChange((c) => changes.push(c));
+    // Unchanged tree: the rescans skip the apply (docs/architecture.md §10.1) and report as before.
+    await p.reload();
+    await p.reload();
+    assert.equal(changes.length, 0, JSON.stringify(changes));
+    assert.deepEqual(p.problems(), problems);
+    // A rescan right after an edit (before the watcher's debounce) applies it, and only it.
+    await put('a.yaml', GW('one', 81));
+    await p.reload();
+    off();
+    assert.equal(listenerPort(gw('one')), 81);
+    assert.deepEqual(
+      changes.map((c) => `${c.type} ${c.kind}`),
+      ['put Gateway'],
+    );
+    assert.deepEqual(p.problems(), problems);
+  });
+
   test('a file that stops parsing keeps every object it served', async () => {
     await put('a.yaml', `${GW('one')}---\n${SVC('svc')}`);
     await put('b.yaml', GW('other'));
