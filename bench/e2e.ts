@@ -22,19 +22,40 @@ import type { RunFigures } from './e2e/run-once';
 import { fallbacks, summarize, summarizeReplicas } from './e2e/summary';
 import { formatSpread } from './e2e/stats';
 
+const USAGE = `usage: node dist/bench/e2e.js [--mode files|kubernetes] [--size small|large|xlarge] [--runs N]
+  [--repeats N] [--clients M] [--procs P] [--variant delta|sotw|mixed] [--kinds k1,k2,...]
+  [--settle-ms MS] [--replicas R] [--listener-layout chains|sni-dispatch|auto]
+  [--build-thread main|worker] [--out FILE] [--no-write] [--smoke]
+(bench/README.md, "End to end, as users see it")`;
+
+/** Parses the command line; prints the usage and exits on --help, or on bad arguments with why. */
+function argsOrExit(root: string, rev: string, nodeMajor: string): ReturnType<typeof parseE2eArgs> {
+  const argv = process.argv.slice(2);
+  if (argv.includes('--help') || argv.includes('-h')) {
+    process.stdout.write(`${USAGE}\n`);
+    process.exit(0);
+  }
+  try {
+    return parseE2eArgs(argv, (mode, size, replicas) =>
+      path.join(
+        root,
+        'bench',
+        'results',
+        'e2e',
+        `${mode}-${size}${replicas > 1 ? `-r${replicas}` : ''}-${rev}-node${nodeMajor}.json`,
+      ),
+    );
+  } catch (err) {
+    process.stderr.write(`bench/e2e: ${(err as Error).message}\n${USAGE}\n`);
+    process.exit(2);
+  }
+}
+
 async function main(): Promise<void> {
   const root = repoRoot();
   const rev = gitShortRev(root);
-  const nodeMajor = process.versions.node.split('.')[0];
-  const args = parseE2eArgs(process.argv.slice(2), (mode, size, replicas) =>
-    path.join(
-      root,
-      'bench',
-      'results',
-      'e2e',
-      `${mode}-${size}${replicas > 1 ? `-r${replicas}` : ''}-${rev}-node${nodeMajor}.json`,
-    ),
-  );
+  const nodeMajor = process.versions.node.split('.')[0]!;
+  const args = argsOrExit(root, rev, nodeMajor);
   const log = (line: string) => process.stderr.write(`${line}\n`);
   log(
     `convoy e2e bench: ${args.mode} mode, size ${args.size.name} (N=${args.size.listenerSets}), ${args.clients} simulated Envoys (${args.variant}) in ${args.procs} processes, ` +
