@@ -4,25 +4,14 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Controller } from '../../src/controller/controller';
+import { startController } from '../support/controller-oracle';
 import { nextBoundary, validityProblems } from '../../src/controller/certificate-validity';
-import { ConvoyMetrics } from '../../src/observability/metrics';
-import { silentLogger } from '../../src/observability/logger';
-import { XdsCache } from '../../src/xds/cache';
+import type { ConvoyMetrics } from '../../src/observability/metrics';
 import { TypeUrl } from '../../src/envoy/resources';
 import { leafValidity } from '../../src/pki/validity';
 import type { ObjectStatus } from '../../src/status/types';
-import { StatusView } from '../../src/status/view';
 import type { KubeObject } from '../../src/store/objects';
-import {
-  CONTROLLER,
-  gateway,
-  gatewayClass,
-  httpListener,
-  httpsListener,
-  storeOf,
-  tlsSecret,
-} from '../support/objects';
+import { gateway, gatewayClass, httpListener, httpsListener, storeOf, tlsSecret } from '../support/objects';
 import { EXPIRED_CERT, EXPIRED_KEY, selfSignedCert } from '../support/certs';
 
 const VALIDITY = 'convoy.dev/CertificateValidity';
@@ -33,25 +22,7 @@ async function setup(secret: KubeObject, clock: () => Date) {
     gateway('edge', [httpListener('http', 8080), httpsListener('https', 8443, 'a.example.com', 'a-cert')]),
     secret,
   );
-  store.registerSource('test');
-  store.markSynced('test');
-  const metrics = new ConvoyMetrics();
-  const cache = new XdsCache({ logger: silentLogger(), metrics });
-  const published: ObjectStatus[][] = [];
-  const controller = new Controller({
-    store,
-    cache,
-    statusSinks: [new StatusView((s) => published.push(s))],
-    logger: silentLogger(),
-    metrics,
-    controllerName: CONTROLLER,
-    debounceMs: 1,
-    maxDelayMs: 5,
-    validityClock: clock,
-  });
-  controller.start();
-  await controller.settle();
-  return { store, cache, metrics, controller, published };
+  return startController(store, { validityClock: clock });
 }
 
 function httpsConditions(

@@ -1,14 +1,10 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Controller } from '../../src/controller/controller';
-import { ConvoyMetrics } from '../../src/observability/metrics';
-import { silentLogger } from '../../src/observability/logger';
-import { XdsCache } from '../../src/xds/cache';
+import { buildCounts, startController } from '../support/controller-oracle';
+import type { Controller } from '../../src/controller/controller';
+import type { XdsCache } from '../../src/xds/cache';
 import { TypeUrl } from '../../src/envoy/resources';
-import type { ObjectStatus } from '../../src/status/types';
-import { StatusView } from '../../src/status/view';
 import {
-  CONTROLLER,
   backendService,
   endpointSlice,
   gateway,
@@ -26,36 +22,15 @@ import type { ObjectStore } from '../../src/store/store';
 const FLEET = 'default/edge';
 
 async function setup() {
-  const store = storeOf(
-    gatewayClass(),
-    gateway('edge', [httpListener('http', 8080), httpsListener('https', 8443, 'a.example.com', 'a-cert')]),
-    tlsSecret('a-cert', { hostnames: ['a.example.com'] }),
-    ...backendService('web', 80, ['10.0.0.1']),
-    httpRoute('web', [{ backendRefs: [backendRef('web', 80)] }], { parentRefs: [parentRef('edge')] }),
+  return startController(
+    storeOf(
+      gatewayClass(),
+      gateway('edge', [httpListener('http', 8080), httpsListener('https', 8443, 'a.example.com', 'a-cert')]),
+      tlsSecret('a-cert', { hostnames: ['a.example.com'] }),
+      ...backendService('web', 80, ['10.0.0.1']),
+      httpRoute('web', [{ backendRefs: [backendRef('web', 80)] }], { parentRefs: [parentRef('edge')] }),
+    ),
   );
-  store.registerSource('test');
-  store.markSynced('test');
-  const metrics = new ConvoyMetrics();
-  const cache = new XdsCache({ logger: silentLogger(), metrics });
-  const published: ObjectStatus[][] = [];
-  const controller = new Controller({
-    store,
-    cache,
-    statusSinks: [new StatusView((s) => published.push(s))],
-    logger: silentLogger(),
-    metrics,
-    controllerName: CONTROLLER,
-    debounceMs: 1,
-    maxDelayMs: 5,
-  });
-  controller.start();
-  await controller.settle();
-  return { store, cache, metrics, controller, published };
-}
-
-async function buildCounts(metrics: ConvoyMetrics): Promise<Record<string, number>> {
-  const m = await metrics.builds.get();
-  return Object.fromEntries(m.values.map((v) => [String(v.labels.result), v.value]));
 }
 
 function versions(cache: XdsCache, type: TypeUrl): Map<string, string> {

@@ -5,18 +5,15 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Controller } from '../../src/controller/controller';
-import { ConvoyMetrics } from '../../src/observability/metrics';
-import { silentLogger } from '../../src/observability/logger';
-import { XdsCache } from '../../src/xds/cache';
+import { startController } from '../support/controller-oracle';
+import type { Controller } from '../../src/controller/controller';
+import type { XdsCache } from '../../src/xds/cache';
 import { TypeUrl } from '../../src/envoy/resources';
 import type { FleetModel } from '../../src/model/fleet';
 import type { Condition, ObjectStatus } from '../../src/status/types';
-import { StatusView } from '../../src/status/view';
 import type { KubeObject } from '../../src/store/objects';
 import type { ObjectStore } from '../../src/store/store';
 import {
-  CONTROLLER,
   backendRef,
   backendService,
   condSummary,
@@ -68,27 +65,12 @@ async function run(...objects: KubeObject[]): Promise<Running> {
     httpRoute('web', [{ backendRefs: [backendRef('web', 80)] }], { parentRefs: [parentRef('edge')] }),
     ...objects,
   );
-  store.registerSource('test');
-  store.markSynced('test');
-  const metrics = new ConvoyMetrics();
-  const cache = new XdsCache({ logger: silentLogger(), metrics });
-  const published: ObjectStatus[][] = [];
   const fleets: Running['fleets'] = [];
-  const controller = new Controller({
-    store,
-    cache,
-    statusSinks: [new StatusView((s) => published.push(s))],
-    logger: silentLogger(),
-    metrics,
-    controllerName: CONTROLLER,
+  const started = await startController(store, {
     managedFleets: true,
-    debounceMs: 1,
-    maxDelayMs: 5,
     onFleets: (models, untouched) => fleets.push({ models, untouched }),
   });
-  controller.start();
-  await controller.settle();
-  return { store, cache, controller, published, fleets };
+  return { ...started, fleets };
 }
 
 async function put(r: Running, ...objects: KubeObject[]): Promise<void> {

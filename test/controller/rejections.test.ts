@@ -1,5 +1,6 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { startController } from '../support/controller-oracle';
 import { Controller } from '../../src/controller/controller';
 import { mapRejections } from '../../src/controller/rejections';
 import { ConvoyMetrics } from '../../src/observability/metrics';
@@ -125,26 +126,8 @@ class FakeFeed implements RejectionFeed {
 }
 
 async function setup() {
-  const store = storeOf(...objects());
-  store.registerSource('test');
-  store.markSynced('test');
-  const metrics = new ConvoyMetrics();
-  const cache = new XdsCache({ logger: silentLogger(), metrics });
-  const published: ObjectStatus[][] = [];
   const feed = new FakeFeed();
-  const controller = new Controller({
-    store,
-    cache,
-    statusSinks: [new StatusView((s) => published.push(s))],
-    logger: silentLogger(),
-    metrics,
-    controllerName: CONTROLLER,
-    debounceMs: 1,
-    maxDelayMs: 5,
-    rejections: feed,
-  });
-  controller.start();
-  await controller.settle();
+  const { store, controller, published } = await startController(storeOf(...objects()), { rejections: feed });
   return { store, controller, published, feed };
 }
 

@@ -3,7 +3,7 @@
  * over a store of given objects, and what it serves (every fleet's resources, byte for byte) and
  * last published (statuses), to compare an incrementally maintained controller with a fresh one.
  */
-import { Controller } from '../../src/controller/controller';
+import { Controller, type ControllerOptions } from '../../src/controller/controller';
 import { ConvoyMetrics } from '../../src/observability/metrics';
 import { silentLogger } from '../../src/observability/logger';
 import { XdsCache } from '../../src/xds/cache';
@@ -25,15 +25,14 @@ export interface Running {
 }
 
 /**
- * Runs a Controller over a store holding `objects` until it settles; `lastGood` is the memory of
- * served certificates it starts from (an oracle gets the one of the controller it checks).
+ * Starts a Controller over `store` (marked synced for a source "test") with the settings every
+ * controller test shares, one status sink collecting what it publishes and `extra` on top, and
+ * waits until it settles. Tests set the options they exercise through `extra`.
  */
-export async function runController(
-  objects: KubeObject[],
-  lastGood?: LastGoodCertificates,
+export async function startController(
+  store: ObjectStore,
+  extra: Partial<ControllerOptions> = {},
 ): Promise<Running> {
-  const store = new ObjectStore();
-  for (const o of objects) store.put(o);
   store.registerSource('test');
   store.markSynced('test');
   const metrics = new ConvoyMetrics();
@@ -48,12 +47,27 @@ export async function runController(
     controllerName: CONTROLLER,
     debounceMs: 1,
     maxDelayMs: 5,
-    now: () => new Date('2026-03-01T12:00:00Z'),
-    lastGoodCertificates: lastGood,
+    ...extra,
   });
   controller.start();
   await controller.settle();
   return { store, cache, metrics, controller, published };
+}
+
+/**
+ * Runs a Controller over a store holding `objects` until it settles; `lastGood` is the memory of
+ * served certificates it starts from (an oracle gets the one of the controller it checks).
+ */
+export async function runController(
+  objects: KubeObject[],
+  lastGood?: LastGoodCertificates,
+): Promise<Running> {
+  const store = new ObjectStore();
+  for (const o of objects) store.put(o);
+  return startController(store, {
+    now: () => new Date('2026-03-01T12:00:00Z'),
+    lastGoodCertificates: lastGood,
+  });
 }
 
 /** Returns convoy_builds_total by result. */
