@@ -17,30 +17,14 @@ IMAGE=convoy:dev
 CLASS=convoy-managed
 log() { echo "[kind-conformance] $*" >&2; }
 
-for tool in docker kind kubectl go cloud-provider-kind; do
-  command -v "$tool" >/dev/null || { log "$tool is required"; exit 1; }
-done
-
-created=0
-if ! kind get clusters 2>/dev/null | grep -qx "$CLUSTER"; then
-  log "creating kind cluster $CLUSTER"
-  kind create cluster --name "$CLUSTER" --wait 120s
-  created=1
-fi
-KUBECTL=(kubectl --context "kind-$CLUSTER")
-lb_pid=""
-cleanup() {
-  [[ -n "$lb_pid" ]] && kill "$lb_pid" 2>/dev/null || true
-  if [[ "$created" == 1 && "${KEEP_CLUSTER:-0}" != 1 ]]; then
-    log "deleting kind cluster $CLUSTER"
-    kind delete cluster --name "$CLUSTER"
-  fi
-}
-trap cleanup EXIT
+# shellcheck source=e2e/kind/cluster.sh
+source "$ROOT/e2e/kind/cluster.sh"
+kind_require docker kind kubectl go cloud-provider-kind
+kind_cluster_up
 
 log "starting cloud-provider-kind (LoadBalancer addresses)"
 cloud-provider-kind >"${TMPDIR:-/tmp}/cloud-provider-kind.log" 2>&1 &
-lb_pid=$!
+BACKGROUND_PID=$!
 
 # Experimental channel: Convoy claims features whose fields only that channel serves (HTTPRoute
 # retry); the standard CRDs would prune them.

@@ -10,26 +10,10 @@ GATEWAY_API_VERSION="${GATEWAY_API_VERSION:-v1.6.1}"
 IMAGE=convoy:dev
 log() { echo "[kind-e2e] $*" >&2; }
 
-for tool in docker kind kubectl curl; do
-  command -v "$tool" >/dev/null || { log "$tool is required"; exit 1; }
-done
-
-created=0
-if ! kind get clusters 2>/dev/null | grep -qx "$CLUSTER"; then
-  log "creating kind cluster $CLUSTER"
-  kind create cluster --name "$CLUSTER" --wait 120s
-  created=1
-fi
-KUBECTL=(kubectl --context "kind-$CLUSTER")
-pf_pid=""
-cleanup() {
-  [[ -n "$pf_pid" ]] && kill "$pf_pid" 2>/dev/null || true
-  if [[ "$created" == 1 && "${KEEP_CLUSTER:-0}" != 1 ]]; then
-    log "deleting kind cluster $CLUSTER"
-    kind delete cluster --name "$CLUSTER"
-  fi
-}
-trap cleanup EXIT
+# shellcheck source=e2e/kind/cluster.sh
+source "$ROOT/e2e/kind/cluster.sh"
+kind_require docker kind kubectl curl
+kind_cluster_up
 
 log "installing Gateway API $GATEWAY_API_VERSION standard CRDs"
 "${KUBECTL[@]}" apply --server-side -f \
@@ -66,7 +50,7 @@ log "waiting for Convoy's status: GatewayClass Accepted, Gateway Programmed, HTT
 # kind has no LoadBalancer implementation by default: reach the Envoy Service by port-forward.
 port=18080
 "${KUBECTL[@]}" -n convoy-system port-forward service/convoy-gateway-envoy "$port:80" >/dev/null &
-pf_pid=$!
+BACKGROUND_PID=$!
 for i in $(seq 1 30); do
   if body="$(curl -fsS "http://127.0.0.1:$port/smoke")"; then
     if grep -q '"backend": *"kind-echo"' <<<"$body"; then
