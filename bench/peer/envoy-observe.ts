@@ -174,10 +174,13 @@ interface DumpedListener {
   active_state?: { listener?: { filter_chains?: unknown[]; default_filter_chain?: unknown } };
 }
 
-/** Counts what the control plane gave Envoy: dynamic clusters, listeners, filter chains, RDS, SDS. */
+/**
+ * Counts what the control plane gave Envoy: dynamic clusters, listeners, filter chains, RDS, SDS.
+ * Each dump may take minutes to start answering: Envoy Gateway's world at large is 30,000 clusters.
+ */
 export async function resourceCounts(envoy: EnvoyProcess): Promise<ResourceCounts> {
   const dump = async (resource: string) => {
-    const r = await envoy.admin(`/config_dump?resource=${resource}`);
+    const r = await envoy.admin(`/config_dump?resource=${resource}`, 'GET', 300_000);
     return (JSON.parse(r.body) as { configs?: unknown[] }).configs ?? [];
   };
   const listeners = (await dump('dynamic_listeners')) as DumpedListener[];

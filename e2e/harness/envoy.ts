@@ -156,9 +156,13 @@ export class EnvoyProcess {
     return `--- last ${lines} lines of ${this.logFile} ---\n${tailFile(this.logFile, lines)}`;
   }
 
-  /** GET (or POST) an admin path such as /ready, /stats?filter=..., /config_dump. */
-  admin(pathAndQuery: string, method: 'GET' | 'POST' = 'GET'): Promise<AdminResponse> {
-    return loopbackRequest(this.adminPort, pathAndQuery, { method });
+  /**
+   * GET (or POST) an admin path such as /ready, /stats?filter=..., /config_dump; `timeoutMs` is how
+   * long the socket may stay silent (10 s by default; a dump of tens of thousands of clusters on a
+   * busy Envoy needs more).
+   */
+  admin(pathAndQuery: string, method: 'GET' | 'POST' = 'GET', timeoutMs?: number): Promise<AdminResponse> {
+    return loopbackRequest(this.adminPort, pathAndQuery, { method, timeoutMs });
   }
 
   /** Server state from /ready: PRE_INITIALIZING, INITIALIZING, LIVE, DRAINING. */

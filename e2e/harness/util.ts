@@ -93,7 +93,7 @@ export function repoRoot(): string {
 export function loopbackRequest(
   port: number,
   pathAndQuery: string,
-  opts: { method?: string; headers?: Record<string, string> } = {},
+  opts: { method?: string; headers?: Record<string, string>; timeoutMs?: number } = {},
 ): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const req = http.request(
@@ -104,7 +104,7 @@ export function loopbackRequest(
         method: opts.method ?? 'GET',
         agent: false,
         headers: opts.headers,
-        timeout: 10_000,
+        timeout: opts.timeoutMs ?? 10_000,
       },
       (res) => {
         const chunks: Buffer[] = [];
