@@ -32,6 +32,21 @@ function arg(name: string, fallback: string): string {
 function main(): void {
   const size = SIZES[arg('--size', 'large')];
   const rounds = Number(arg('--rounds', '3'));
+  // --warm SIZE: encode a whole world of that size first (how much of round 0 is warm-up?).
+  const warm = arg('--warm', '');
+  if (warm) {
+    const t0 = performance.now();
+    const small = new World({ size: SIZES[warm] });
+    const smallStore = new ObjectStore();
+    small.load(smallStore);
+    const smallBuilt = buildGateways(smallStore, { controllerName: CONTROLLER_NAME, now: new Date(0).toISOString() });
+    const smallRes = translateFleet(smallBuilt.fleets.find((f) => f.fleet === FLEET)!, { bindAddress: '127.0.0.1' });
+    for (const { type, key } of LISTS)
+      for (const obj of smallRes[key] as readonly object[])
+        if (type === TypeUrl.Listener) encodeListener(obj);
+        else encodeMessage(messageNameOf(type), obj);
+    console.error(`warm-up on ${warm}: ${Math.round(performance.now() - t0)} ms`);
+  }
   const world = new World({ size });
   const store = new ObjectStore();
   world.load(store);
