@@ -2,7 +2,7 @@
 # One file-mode cold start: process spawn → /readyz 200 of `convoy serve --from-dir WORLD`, no
 # Envoys connected; prints wall time, the CPU time of all threads at ready (utime + stime from
 # /proc), the peak RSS, and when the provider had loaded every file. CPUPROF=1 writes --cpu-prof
-# files; ADMIN_PORT and XDS_PORT move the ports (default 19941, 18941) off another run's.
+# files; SETTLE_S=N also prints the RSS N s after ready; ADMIN_PORT and XDS_PORT move the ports (default 19941, 18941) off another run's.
 #   ROOT=<checkout with dist/> WORLD=<dir from world-files.js> drive.sh NODE OUTDIR [serve flags...]
 NODE=$1; OUT=$2; shift 2
 cd "${ROOT:?checkout}"
@@ -32,4 +32,9 @@ done | awk -F: -v tck=$tck '{ms[$1]+=$2*1000/tck} END {printf "threads"; for (n 
 
 lt=$(grep '"file provider started"' "$OUT/log.txt" | grep -o '"time":[0-9]*' | head -1 | cut -d: -f2)
 echo "loaded $(( lt - t0/1000000 )) ms; $(grep -o '"cache":{[^}]*}' "$OUT/log.txt")"
+# SETTLE_S=N: also the RSS N seconds after ready (the heap after the first collections since).
+if [ -n "$SETTLE_S" ]; then
+  sleep "$SETTLE_S"
+  echo "rss-after-${SETTLE_S}s $(awk '/^VmRSS/ {print int($2/1024)}' /proc/$pid/status) MiB; peak-rss $(awk '/^VmHWM/ {print int($2/1024)}' /proc/$pid/status) MiB"
+fi
 kill -TERM $pid; wait $pid
