@@ -39,8 +39,14 @@ function main(): void {
     const small = new World({ size: SIZES[warm] });
     const smallStore = new ObjectStore();
     small.load(smallStore);
-    const smallBuilt = buildGateways(smallStore, { controllerName: CONTROLLER_NAME, now: new Date(0).toISOString() });
-    const smallRes = translateFleet(smallBuilt.fleets.find((f) => f.fleet === FLEET)!, { bindAddress: '127.0.0.1' });
+    const smallBuilt = buildGateways(smallStore, {
+      controllerName: CONTROLLER_NAME,
+      now: new Date(0).toISOString(),
+    });
+    const smallRes = translateFleet(
+      smallBuilt.fleets.find((f) => f.fleet === FLEET)!,
+      { bindAddress: '127.0.0.1' },
+    );
     for (const { type, key } of LISTS)
       for (const obj of smallRes[key] as readonly object[])
         if (type === TypeUrl.Listener) encodeListener(obj);
