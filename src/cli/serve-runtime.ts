@@ -179,7 +179,8 @@ async function open(
   if (process.env.CONVOY_STEADY_GC === 'on') {
     const quietFlags = process.env.CONVOY_QUIET_V8_FLAGS?.split(/\s+/).filter(Boolean);
     const stopSteadyGc = startSteadyGcTuning({
-      isReady: () => ready(),
+      // Not before the cold start's growing factor is set, which would undo a quiet one.
+      isReady: () => ready() && gcTuning.applied(),
       ...(quietFlags?.length ? { quietFlags } : {}),
       onSwitch: (quiet) => logger.debug({ quiet }, 'steady GC limits'),
     });

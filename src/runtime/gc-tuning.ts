@@ -41,18 +41,20 @@ const READY_POLL_MS = 50;
  * Called once, early in `convoy serve` (V8 reads them at each GC decision). With `coldStart`, the
  * growing factor waits until `coldStart.isReady()` (looked at every 50 ms on an unref'd timer),
  * so the cold start grows its heap with V8's own factor; `coldStart.onApplied` is called then.
- * Returns a function that stops waiting (the factor is then applied at once).
+ * Returns `stop`, which stops waiting (the factor is then applied at once), and `applied`, which
+ * tells whether the wait is over (steady-gc.ts switches the factor only after that; true at once
+ * on a V8 without the flag, where nothing waits).
  */
 export function tuneGarbageCollection(
   env: NodeJS.ProcessEnv = process.env,
   coldStart?: { isReady: () => boolean; onApplied?: () => void },
-): { tuned: boolean; stop: () => void } {
+): { tuned: boolean; stop: () => void; applied: () => boolean } {
   applyExtraV8Flags(env);
-  if (!supportsGcTuning()) return { tuned: false, stop: () => undefined };
+  if (!supportsGcTuning()) return { tuned: false, stop: () => undefined, applied: () => true };
   setFlagsFromString(GC_FLAG);
   if (!coldStart) {
     setFlagsFromString(HEAP_GROWING_FLAG);
-    return { tuned: true, stop: () => undefined };
+    return { tuned: true, stop: () => undefined, applied: () => true };
   }
   let timer: NodeJS.Timeout | undefined;
   const apply = () => {
@@ -66,7 +68,7 @@ export function tuneGarbageCollection(
     if (coldStart.isReady()) apply();
   }, READY_POLL_MS);
   timer.unref();
-  return { tuned: true, stop: apply };
+  return { tuned: true, stop: apply, applied: () => timer === undefined };
 }
 
 /**

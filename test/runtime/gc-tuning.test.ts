@@ -33,12 +33,15 @@ describe('GC tuning', () => {
     if (!supportsGcTuning()) return;
     let ready = false;
     let applied = 0;
-    const { stop } = tuneGarbageCollection({}, { isReady: () => ready, onApplied: () => applied++ });
+    const tuning = tuneGarbageCollection({}, { isReady: () => ready, onApplied: () => applied++ });
+    const { stop } = tuning;
     await new Promise((r) => setTimeout(r, 150));
     assert.equal(applied, 0, 'not before ready');
+    assert.equal(tuning.applied(), false);
     ready = true;
     for (let i = 0; i < 40 && applied === 0; i++) await new Promise((r) => setTimeout(r, 25));
     assert.equal(applied, 1, 'applied once ready');
+    assert.equal(tuning.applied(), true);
     await new Promise((r) => setTimeout(r, 150));
     stop();
     assert.equal(applied, 1, 'and only once, stop after it does nothing');
