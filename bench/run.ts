@@ -512,7 +512,7 @@ async function main(): Promise<void> {
   const args = parseArgs(process.argv.slice(2));
   if (args.serverCpus) pinToCpus(process.pid, args.serverCpus);
   // As `convoy serve` does (src/runtime/gc-tuning.ts); --no-gc-tuning measures without it.
-  const gcTuned = !process.argv.includes('--no-gc-tuning') && tuneGarbageCollection();
+  const gcTuned = !process.argv.includes('--no-gc-tuning') && tuneGarbageCollection().tuned;
   const root = repoRoot();
   const rev = gitShortRev(root);
   const results = new Results();

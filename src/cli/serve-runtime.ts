@@ -154,8 +154,13 @@ async function open(
       : undefined;
 
   routeGrpcLogs(logger);
-  const gcTuned = tuneGarbageCollection();
-  logger.debug({ gcTuned, v8: process.versions.v8 }, 'V8 external-memory GC limit tuning');
+  // docs/architecture.md §10.5: V8's own heap growth until the first snapshot is served.
+  const gcTuning = tuneGarbageCollection(process.env, {
+    isReady: () => ready(),
+    onApplied: () => logger.debug('V8 heap growing factor applied (first snapshot served)'),
+  });
+  opened.add('GC tuning', gcTuning.stop);
+  logger.debug({ gcTuned: gcTuning.tuned, v8: process.versions.v8 }, 'V8 external-memory GC limit tuning');
   // docs/operations.md §11: one full collection once quiet, not the last burst's garbage kept;
   // opt-in, because that collection pauses the loop when the next change may arrive.
   if (process.env.CONVOY_QUIET_GC === 'on') {
@@ -174,7 +179,8 @@ async function open(
   if (process.env.CONVOY_STEADY_GC === 'on') {
     const quietFlags = process.env.CONVOY_QUIET_V8_FLAGS?.split(/\s+/).filter(Boolean);
     const stopSteadyGc = startSteadyGcTuning({
-      isReady: () => ready(),
+      // Not before the cold start's growing factor is set, which would undo a quiet one.
+      isReady: () => ready() && gcTuning.applied(),
       ...(quietFlags?.length ? { quietFlags } : {}),
       onSwitch: (quiet) => logger.debug({ quiet }, 'steady GC limits'),
     });

@@ -16,6 +16,11 @@
  * 781 MiB and RSS reached 1.7 GiB. `--heap-growing-percent=50` caps the next limit at 1.5× the live
  * heap: 16 mark-compacts in that run, RSS 832 / 934 MiB with 1,000 SotW / delta streams.
  * Older V8 (Node 20) has no such flag and keeps its defaults.
+ *
+ * The growing factor is held back until the first snapshot is served (`coldStart`): a cold start
+ * grows the heap from nothing to its whole world, and at 1.5× per step that growth costs a
+ * mark-compact every half again of live heap, on a start where nothing else competes for memory
+ * (docs/architecture.md §10.5).
  */
 import { setFlagsFromString } from 'node:v8';
 
@@ -27,17 +32,43 @@ export function supportsGcTuning(v8Version = process.versions.v8): boolean {
   return Number(v8Version.split('.')[0]) >= 13;
 }
 
+/** How often coldStart looks whether the first snapshot is served (ms). */
+const READY_POLL_MS = 50;
+
 /**
  * Applies both flags when this V8 supports them and returns whether it did.
  *
- * Called once, early in `convoy serve` (V8 reads them at each GC decision).
+ * Called once, early in `convoy serve` (V8 reads them at each GC decision). With `coldStart`, the
+ * growing factor waits until `coldStart.isReady()` (looked at every 50 ms on an unref'd timer),
+ * so the cold start grows its heap with V8's own factor; `coldStart.onApplied` is called then.
+ * Returns `stop`, which stops waiting (the factor is then applied at once), and `applied`, which
+ * tells whether the wait is over (steady-gc.ts switches the factor only after that; true at once
+ * on a V8 without the flag, where nothing waits).
  */
-export function tuneGarbageCollection(env: NodeJS.ProcessEnv = process.env): boolean {
+export function tuneGarbageCollection(
+  env: NodeJS.ProcessEnv = process.env,
+  coldStart?: { isReady: () => boolean; onApplied?: () => void },
+): { tuned: boolean; stop: () => void; applied: () => boolean } {
   applyExtraV8Flags(env);
-  if (!supportsGcTuning()) return false;
+  if (!supportsGcTuning()) return { tuned: false, stop: () => undefined, applied: () => true };
   setFlagsFromString(GC_FLAG);
-  setFlagsFromString(HEAP_GROWING_FLAG);
-  return true;
+  if (!coldStart) {
+    setFlagsFromString(HEAP_GROWING_FLAG);
+    return { tuned: true, stop: () => undefined, applied: () => true };
+  }
+  let timer: NodeJS.Timeout | undefined;
+  const apply = () => {
+    if (timer === undefined) return;
+    clearInterval(timer);
+    timer = undefined;
+    setFlagsFromString(HEAP_GROWING_FLAG);
+    coldStart.onApplied?.();
+  };
+  timer = setInterval(() => {
+    if (coldStart.isReady()) apply();
+  }, READY_POLL_MS);
+  timer.unref();
+  return { tuned: true, stop: apply, applied: () => timer === undefined };
 }
 
 /**

@@ -26,7 +26,34 @@ describe('GC tuning', () => {
   });
 
   test('applying it is accepted by V8 where supported', () => {
-    assert.equal(tuneGarbageCollection(), supportsGcTuning());
+    assert.equal(tuneGarbageCollection().tuned, supportsGcTuning());
+  });
+
+  test('on a cold start the growing factor waits until ready, then is applied once', async () => {
+    if (!supportsGcTuning()) return;
+    let ready = false;
+    let applied = 0;
+    const tuning = tuneGarbageCollection({}, { isReady: () => ready, onApplied: () => applied++ });
+    const { stop } = tuning;
+    await new Promise((r) => setTimeout(r, 150));
+    assert.equal(applied, 0, 'not before ready');
+    assert.equal(tuning.applied(), false);
+    ready = true;
+    for (let i = 0; i < 40 && applied === 0; i++) await new Promise((r) => setTimeout(r, 25));
+    assert.equal(applied, 1, 'applied once ready');
+    assert.equal(tuning.applied(), true);
+    await new Promise((r) => setTimeout(r, 150));
+    stop();
+    assert.equal(applied, 1, 'and only once, stop after it does nothing');
+  });
+
+  test('stopping before ready applies the growing factor at once', () => {
+    if (!supportsGcTuning()) return;
+    let applied = 0;
+    const { stop } = tuneGarbageCollection({}, { isReady: () => false, onApplied: () => applied++ });
+    stop();
+    stop();
+    assert.equal(applied, 1);
   });
 
   test('CONVOY_V8_FLAGS applies its flags and skips words that are not flags', () => {

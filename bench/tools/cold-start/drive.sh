@@ -1,7 +1,8 @@
 #!/bin/bash
 # One file-mode cold start: process spawn → /readyz 200 of `convoy serve --from-dir WORLD`, no
 # Envoys connected; prints wall time, the CPU time of all threads at ready (utime + stime from
-# /proc), and when the provider had loaded every file. CPUPROF=1 writes --cpu-prof files.
+# /proc), the peak RSS, and when the provider had loaded every file. CPUPROF=1 writes --cpu-prof
+# files; SETTLE_S=N also prints the RSS N s after ready; ADMIN_PORT and XDS_PORT move the ports (default 19941, 18941) off another run's.
 #   ROOT=<checkout with dist/> WORLD=<dir from world-files.js> drive.sh NODE OUTDIR [serve flags...]
 NODE=$1; OUT=$2; shift 2
 cd "${ROOT:?checkout}"
@@ -20,7 +21,9 @@ while ! curl -sf -o /dev/null http://127.0.0.1:$ADMIN/readyz; do
 done
 t1=$(date +%s%N)
 read -a st < /proc/$pid/stat; tck=$(getconf CLK_TCK)
-echo "start->ready $(( (t1-t0)/1000000 )) ms; cpu $(( (st[13]+st[14])*1000/tck )) ms"
+# Peak and current RSS at ready (VmHWM, VmRSS), MiB.
+hwm=$(awk '/^VmHWM/ {print int($2/1024)}' /proc/$pid/status); rss=$(awk '/^VmRSS/ {print int($2/1024)}' /proc/$pid/status)
+echo "start->ready $(( (t1-t0)/1000000 )) ms; cpu $(( (st[13]+st[14])*1000/tck )) ms; peak-rss $hwm MiB; rss $rss MiB"
 # CPU by thread name at ready (threads that ended before, such as an idle worker, are not listed).
 for t in /proc/$pid/task/*; do
   name=$(cat $t/comm 2>/dev/null); ticks=$(sed 's/.*) //' $t/stat 2>/dev/null | awk '{print $12+$13}')
@@ -29,4 +32,9 @@ done | awk -F: -v tck=$tck '{ms[$1]+=$2*1000/tck} END {printf "threads"; for (n 
 
 lt=$(grep '"file provider started"' "$OUT/log.txt" | grep -o '"time":[0-9]*' | head -1 | cut -d: -f2)
 echo "loaded $(( lt - t0/1000000 )) ms; $(grep -o '"cache":{[^}]*}' "$OUT/log.txt")"
+# SETTLE_S=N: also the RSS N seconds after ready (the heap after the first collections since).
+if [ -n "$SETTLE_S" ]; then
+  sleep "$SETTLE_S"
+  echo "rss-after-${SETTLE_S}s $(awk '/^VmRSS/ {print int($2/1024)}' /proc/$pid/status) MiB; peak-rss $(awk '/^VmHWM/ {print int($2/1024)}' /proc/$pid/status) MiB"
+fi
 kill -TERM $pid; wait $pid
