@@ -133,6 +133,17 @@ async function main(): Promise<void> {
   const edits: EditFigures[] = [];
   try {
     await createWorld(cluster.admin, world.objects());
+    // A route of no Gateway whose annotation the sampler below changes: Convoy drops the
+    // annotation (trimObject), so each change is an event on the HTTPRoute stream and nothing else.
+    const probePath = objectPath(resourceForKind('HTTPRoute')!, 'tenant-0', 'lag-probe');
+    await cluster.admin.request('POST', collectionPath(resourceForKind('HTTPRoute')!, 'tenant-0'), {
+      body: {
+        apiVersion: 'gateway.networking.k8s.io/v1',
+        kind: 'HTTPRoute',
+        metadata: { name: 'lag-probe', namespace: 'tenant-0' },
+        spec: { rules: [{}] },
+      },
+    });
     const extra = values['writer-args'] ? values['writer-args'].split(' ') : [];
     const started = nowMs();
     convoy = await startConvoyOnCluster(cluster, 'convoy-edit-lag', extra, { CONVOY_LOG_LEVEL: 'debug' });
@@ -147,6 +158,27 @@ async function main(): Promise<void> {
       watches.push(w);
       byKind[r.kind] = w;
     }
+    // Every 500 ms until status is complete: the watch lag of one annotation change on the
+    // HTTPRoute stream (from the PATCH's answer to the event on the unfiltered watch).
+    const lagSamples: { atMs: number; lagMs: number | null; written: number }[] = [];
+    let sampling = true;
+    const sampler = (async () => {
+      for (let n = 0; sampling; n++) {
+        const answer = await cluster.admin.request<KubeObject>('PATCH', probePath, {
+          body: { metadata: { annotations: { 'bench.convoy.dev/probe': String(n) } } },
+          contentType: 'application/merge-patch+json',
+        });
+        const at = nowMs();
+        const seen = await byKind.HTTPRoute!.when(answer.metadata.resourceVersion!, 60_000);
+        const written = statusWrites((await convoy!.get('/metrics')).body).written ?? 0;
+        lagSamples.push({
+          atMs: Math.round(at - started),
+          lagMs: seen === null ? null : Math.round(seen - at),
+          written,
+        });
+        await sleep(500);
+      }
+    })();
     await sleep(Number(values['wait-ms']));
     const n = Number(values.edits);
     for (let k = 0; k < n; k++) {
@@ -217,9 +249,24 @@ async function main(): Promise<void> {
       await sleep(2000);
     }
     const completeMs = Math.round(nowMs() - started);
+    sampling = false;
+    await sampler;
+    const during = lagSamples.filter((x) => x.atMs <= completeMs && x.lagMs !== null).map((x) => x.lagMs!);
+    const sorted = [...during].sort((a, b) => a - b);
+    const q = (p: number) =>
+      sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]! : null;
     const metricsText = (await convoy.get('/metrics')).body;
     const summary = {
       completeMs,
+      probeLagMs: {
+        samples: during.length,
+        median: q(0.5),
+        p90: q(0.9),
+        p99: q(0.99),
+        max: sorted.at(-1) ?? null,
+        missing: lagSamples.filter((x) => x.lagMs === null).length,
+      },
+      lagSamples,
       writes: statusWrites(metricsText),
       windowMetrics: metricsText
         .split('\n')
