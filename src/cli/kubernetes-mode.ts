@@ -80,6 +80,9 @@ export async function startKubernetesMode(o: KubernetesModeOptions): Promise<Kub
     logger: o.logger,
     metrics: o.metrics,
     resources: watchedResources(o.xListenerSets === true),
+    // The writer times its writes' echoes to size its window (kubernetes/write-window.ts).
+    onObserved: (kind, namespace, name, resourceVersion) =>
+      writer.observeEcho(kind, namespace, name, resourceVersion),
   });
   const writer = new KubernetesStatusWriter({
     client,

@@ -1,4 +1,4 @@
-import { Counter, Gauge } from 'prom-client';
+import { Counter, Gauge, Histogram } from 'prom-client';
 import type { Registry } from 'prom-client';
 import type { ConvoyMetrics } from '../observability/metrics';
 
@@ -68,4 +68,31 @@ export function kubernetesMetrics(metrics: ConvoyMetrics): KubernetesMetrics {
 /** Returns the `convoy_leader` gauge: 1 while this replica holds the leader Lease. */
 export function leaderGauge(metrics: ConvoyMetrics): Gauge<'lease'> {
   return gauge(metrics.registry, 'convoy_leader', '1 while this replica holds the leader Lease.', ['lease']);
+}
+
+/** The status writer's window and the watch lag it follows (write-window.ts; docs/operations.md §8). */
+export interface StatusWindowMetrics {
+  window: Gauge;
+  echoLag: Histogram;
+}
+
+/** Returns the status writer's window metrics on the registry of `metrics`, registering them once. */
+export function statusWindowMetrics(metrics: ConvoyMetrics): StatusWindowMetrics {
+  const r = metrics.registry;
+  const window =
+    (r.getSingleMetric('convoy_status_write_window') as Gauge | undefined) ??
+    new Gauge({
+      name: 'convoy_status_write_window',
+      help: 'Status writes allowed in flight now; shrinks while their watch echoes arrive late.',
+      registers: [r],
+    });
+  const echoLag =
+    (r.getSingleMetric('convoy_status_echo_lag_seconds') as Histogram | undefined) ??
+    new Histogram({
+      name: 'convoy_status_echo_lag_seconds',
+      help: "Time from a status write's answer to its event on the watch stream (the API server's watch lag).",
+      buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers: [r],
+    });
+  return { window, echoLag };
 }

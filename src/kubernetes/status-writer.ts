@@ -8,6 +8,9 @@ import { KubeClient, retryAfterMsOf, statusCodeOf } from './client';
 import { objectPath, resourceForKind } from './resources';
 import { canonicalJson, mergeStatus, statusesEqual } from '../status/merge';
 import type { ObjectStatus, StatusSink } from '../status/types';
+import { WriteWindow } from './write-window';
+import { statusWindowMetrics } from './metrics';
+import type { StatusWindowMetrics } from './metrics';
 
 /** Holds the options of the status writer. */
 export interface KubernetesStatusWriterOptions {
@@ -23,10 +26,13 @@ export interface KubernetesStatusWriterOptions {
    */
   store?: ObjectStore;
   /**
-   * Writes in flight at once (default 32). The API server's priority and fairness decides how fast
-   * they go; a 429 pauses every writer for the time it asks (docs/gateway-api.md §16).
+   * Writes in flight at most (default 32). The API server's priority and fairness decides how fast
+   * they go; a 429 pauses every writer for the time it asks (docs/gateway-api.md §16). Within
+   * that, the watch lag of the writes' echoes decides how many are in flight (write-window.ts).
    */
   concurrency?: number;
+  /** Echo lag (ms) above which the write window shrinks (WriteWindow targetLagMs; default 100). */
+  targetEchoLagMs?: number;
   /** An optional client-side limit: sustained write rate (requests per second) and burst. Off by default. */
   qps?: number;
   burst?: number;
@@ -99,6 +105,16 @@ export class KubernetesStatusWriter implements StatusSink {
   private lastRefill = Date.now();
   /** Until when (epoch ms) every worker waits, after the API server answered 429. */
   private pausedUntil = 0;
+  /** How many writes may be in flight, from the watch lag of their echoes (write-window.ts). */
+  private readonly window: WriteWindow;
+  /** Per object, the write whose echo the watch has not delivered yet. */
+  private readonly awaitingEcho = new Map<
+    string,
+    { resourceVersion: string; answeredAt: number; generation: number }
+  >();
+  /** Echoes the watch delivered before their write's answer was read, by object. */
+  private readonly earlyEchoes = new Map<string, string>();
+  private readonly windowMetrics?: StatusWindowMetrics;
 
   constructor(private readonly o: KubernetesStatusWriterOptions) {
     this.ownsClient = !o.client;
@@ -107,6 +123,9 @@ export class KubernetesStatusWriter implements StatusSink {
     this.backoff = new Backoff(o.backoffBaseMs ?? 500, o.backoffMaxMs ?? 10_000);
     this.tokens = o.burst ?? 20;
     const concurrency = Math.max(1, o.concurrency ?? 32);
+    this.window = new WriteWindow({ max: concurrency, targetLagMs: o.targetEchoLagMs });
+    this.windowMetrics = o.metrics ? statusWindowMetrics(o.metrics) : undefined;
+    this.windowMetrics?.window.set(this.window.limit);
     this.workers = Promise.all(Array.from({ length: concurrency }, () => this.work())).then(() => undefined);
   }
 
@@ -263,7 +282,7 @@ export class KubernetesStatusWriter implements StatusSink {
   /** One worker: writes pending statuses while leader, with backoff on errors, until stopped. */
   private async work(): Promise<void> {
     while (!this.stopped) {
-      const next = this.leader ? this.takeNext() : undefined;
+      const next = this.leader && this.inFlight.size < this.window.limit ? this.takeNext() : undefined;
       if (!next) {
         if (this.pending.size === 0 && this.inFlight.size === 0)
           for (const w of this.idleWaiters.splice(0)) w();
@@ -271,14 +290,16 @@ export class KubernetesStatusWriter implements StatusSink {
         continue;
       }
       const [key, status] = next;
+      const generation = this.window.generation;
       try {
         await this.takeToken();
         if (!this.leader || this.stopped) {
           this.requeue(key, status);
           continue;
         }
-        const { result, stored } = await this.write(key, status);
+        const { result, stored, resourceVersion } = await this.write(key, status);
         this.o.metrics?.statusWrites.inc({ result });
+        if (result === 'written' && resourceVersion) this.awaitEcho(key, resourceVersion, generation);
         if (this.latest.get(key) === status && this.cleanups.has(status)) {
           this.latest.delete(key);
         } else if (this.latest.get(key) === status && stored) {
@@ -310,9 +331,56 @@ export class KubernetesStatusWriter implements StatusSink {
         }
       } finally {
         this.inFlight.delete(key);
-        // A newer status of this object may have arrived while it was being written.
-        if (this.pending.has(key)) this.notify();
+        this.earlyEchoes.delete(key);
+        // A slot of the window is free, and a newer status of this object may have arrived
+        // while it was being written.
+        if (this.pending.size > 0) this.notify();
       }
+    }
+  }
+
+  /**
+   * Takes a watch event of an object (its kind, namespace, name and resourceVersion), as the
+   * provider's informer receives it. When it is the echo of a status write, its delay since the
+   * write's answer is the watch lag of that kind, and the write window follows it
+   * (write-window.ts). Cheap: one map lookup per event.
+   */
+  observeEcho(kind: string, namespace: string, name: string, resourceVersion: string): void {
+    const key = objectKey(kind, namespace, name);
+    const awaited = this.awaitingEcho.get(key);
+    if (!awaited) {
+      // The answer of a write in flight may be read after its echo.
+      if (this.inFlight.has(key)) this.earlyEchoes.set(key, resourceVersion);
+      return;
+    }
+    if (awaited.resourceVersion !== resourceVersion) return;
+    this.awaitingEcho.delete(key);
+    this.sampleLag(Date.now() - awaited.answeredAt, awaited.generation);
+  }
+
+  /** Returns how many status writes may be in flight now (the write window). */
+  get writeWindow(): number {
+    return this.window.limit;
+  }
+
+  /** Remembers a write's answer until its echo arrives (or counts it now when it came first). */
+  private awaitEcho(key: string, resourceVersion: string, generation: number): void {
+    if (this.earlyEchoes.get(key) === resourceVersion) {
+      this.earlyEchoes.delete(key);
+      this.sampleLag(0, generation);
+      return;
+    }
+    this.awaitingEcho.set(key, { resourceVersion, answeredAt: Date.now(), generation });
+  }
+
+  /** Feeds one echo lag to the window and the metrics; wakes workers when the window grew. */
+  private sampleLag(lagMs: number, generation: number): void {
+    const before = this.window.limit;
+    this.window.observe(lagMs, generation);
+    this.windowMetrics?.echoLag.observe(Math.max(0, lagMs) / 1000);
+    if (this.window.limit !== before) {
+      this.windowMetrics?.window.set(this.window.limit);
+      if (this.window.limit > before) this.notify();
     }
   }
 
@@ -348,7 +416,7 @@ export class KubernetesStatusWriter implements StatusSink {
   private async write(
     key: string,
     s: ObjectStatus,
-  ): Promise<{ result: WriteResult; stored?: Record<string, unknown> }> {
+  ): Promise<{ result: WriteResult; stored?: Record<string, unknown>; resourceVersion?: string }> {
     const resource = resourceForKind(s.kind);
     if (!resource) return { result: 'gone' };
     const path = objectPath(resource, s.metadata.namespace, s.metadata.name);
@@ -373,7 +441,11 @@ export class KubernetesStatusWriter implements StatusSink {
           body: statusUpdateBody(current, next),
           signal: this.stopSignal.signal,
         });
-        return { result: 'written', stored: (updated.status ?? {}) as Record<string, unknown> };
+        return {
+          result: 'written',
+          stored: (updated.status ?? {}) as Record<string, unknown>,
+          resourceVersion: updated.metadata?.resourceVersion,
+        };
       } catch (err) {
         const code = statusCodeOf(err);
         if (code === 404) return { result: 'gone' };

@@ -513,6 +513,35 @@ describe('KubernetesStatusWriter against a fake API server', () => {
     assert.equal(api.maxInFlightOnePath, 1, 'one request at a time per object');
   });
 
+  test('late echoes of its writes shrink the write window, on-time ones grow it back; writes go on', async () => {
+    for (let i = 0; i < 8; i++)
+      api.upsert(GATEWAYS, { metadata: { name: `g${i}`, namespace: 'default' }, spec: {} });
+    const w = make({ concurrency: 8, targetEchoLagMs: 50 });
+    w.setLeader(true);
+    assert.equal(w.writeWindow, 8);
+    const rvOf = (name: string) => String(api.get(GATEWAYS, 'default', name)!.metadata.resourceVersion);
+    w.publish(Array.from({ length: 8 }, (_, i) => gatewayStatus(`g${i}`, 'First')));
+    await w.idle();
+    // The echoes arrive late: one halving for the writes of this generation, not one per echo.
+    await new Promise((r) => setTimeout(r, 120));
+    for (let i = 0; i < 8; i++) w.observeEcho('Gateway', 'default', `g${i}`, rvOf(`g${i}`));
+    assert.equal(w.writeWindow, 4);
+    // An event that is not the echo (another resourceVersion, another object) changes nothing.
+    w.observeEcho('Gateway', 'default', 'g0', '1');
+    w.observeEcho('Gateway', 'default', 'nope', rvOf('g1'));
+    assert.equal(w.writeWindow, 4);
+    // With the smaller window every status is still written; echoes on time grow it again.
+    w.publish(Array.from({ length: 8 }, (_, i) => gatewayStatus(`g${i}`, 'Second')));
+    await w.idle();
+    for (let i = 0; i < 8; i++) assert.equal(storedReason(`g${i}`), 'Second', `g${i}`);
+    // 1 / 4 per echo makes 5 after four; 1 / 5 per echo after that, not yet 6 after four more.
+    for (let i = 0; i < 8; i++) w.observeEcho('Gateway', 'default', `g${i}`, rvOf(`g${i}`));
+    assert.equal(w.writeWindow, 5);
+    const page = await metrics.registry.metrics();
+    assert.match(page, /^convoy_status_write_window 5$/m);
+    assert.match(page, /^convoy_status_echo_lag_seconds_count 16$/m);
+  });
+
   test('with the provider store holding the object, a write is one PUT and no GET', async () => {
     const store = new ObjectStore();
     const stored = api.upsert(GATEWAYS, { metadata: { name: 'g', namespace: 'default' }, spec: {} });

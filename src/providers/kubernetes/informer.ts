@@ -24,7 +24,15 @@ export interface InformerOptions {
   pageSize?: number;
   /** Server-side watch timeout range; each watch picks a random value in it. */
   watchTimeoutSeconds?: [number, number];
+  /**
+   * Called with every object a watch event carries (not bookmarks, not LISTs): the status writer
+   * times the echoes of its writes with it (kubernetes/write-window.ts). Must be cheap and not throw.
+   */
+  onObserved?: ObservedHook;
 }
+
+/** Receives an object's kind, namespace, name and resourceVersion as a watch delivered it. */
+export type ObservedHook = (kind: string, namespace: string, name: string, resourceVersion: string) => void;
 
 /** A watch or LIST answer that means our resourceVersion is too old: relist from scratch. */
 class GoneError extends Error {}
@@ -222,7 +230,21 @@ export class Informer {
     this.o.metrics?.events.inc({ kind: this.kind, type: event.type });
     if (event.type === 'BOOKMARK') return;
     const obj = trimObject(r, event.object);
-    if (event.type === 'DELETED') this.o.store.delete(r.kind, objectNamespace(obj), obj.metadata.name);
-    else this.o.store.put(obj);
+    if (meta.resourceVersion && event.type !== 'DELETED')
+      this.o.onObserved?.(r.kind, objectNamespace(obj), obj.metadata.name, meta.resourceVersion);
+    const changed =
+      event.type === 'DELETED'
+        ? this.o.store.delete(r.kind, objectNamespace(obj), obj.metadata.name)
+        : this.o.store.put(obj);
+    // Only effective changes: the echo of a status write changes nothing (docs/operations.md §8).
+    if (changed)
+      this.log.debug(
+        {
+          kind: this.kind,
+          object: `${objectNamespace(obj)}/${obj.metadata.name}`,
+          resourceVersion: meta.resourceVersion,
+        },
+        'watch change',
+      );
   }
 }

@@ -3,6 +3,7 @@ import type { ConvoyMetrics } from '../../observability/metrics';
 import type { ObjectStore } from '../../store/store';
 import { KubeClient } from '../../kubernetes/client';
 import { Informer } from './informer';
+import type { ObservedHook } from './informer';
 import { kubernetesMetrics } from '../../kubernetes/metrics';
 import type { ResourceType } from '../../kubernetes/resources';
 import { RESOURCE_TYPES } from '../../kubernetes/resources';
@@ -24,6 +25,8 @@ export interface KubernetesProviderOptions {
   missingRetryMs?: number;
   pageSize?: number;
   watchTimeoutSeconds?: [number, number];
+  /** Called with every object a watch event carries (InformerOptions.onObserved). */
+  onObserved?: ObservedHook;
 }
 
 export interface InformerState {
@@ -76,6 +79,7 @@ export class KubernetesProvider {
           missingRetryMs: this.o.missingRetryMs,
           pageSize: this.o.pageSize,
           watchTimeoutSeconds: this.o.watchTimeoutSeconds,
+          onObserved: this.o.onObserved,
           onSynced: () => {
             if (--pending === 0) {
               log.info('initial sync complete');
