@@ -104,7 +104,7 @@ export function patchedVersion(
   for (let b = prevBlocks.length - 1; b >= 0; b--) if (dirty[b]) dirty[b + 1] = 1;
   const blocks: VersionBlock[] = [];
   let cursor = 0; // position in `sorted`
-  for (let b = 0; b < prevBlocks.length; ) {
+  for (let b = 0; b < prevBlocks.length;) {
     if (!dirty[b]) {
       blocks.push(prevBlocks[b]);
       cursor += prevBlocks[b].count;
@@ -115,7 +115,9 @@ export function patchedVersion(
     while (last + 1 < prevBlocks.length && dirty[last + 1]) last++;
     // The run's last block is untouched (or the last of all): its last entry is in `sorted` too.
     const to =
-      last === prevBlocks.length - 1 ? sorted.length : lowerBound(sorted, prevSorted[ends[last] - 1].name) + 1;
+      last === prevBlocks.length - 1
+        ? sorted.length
+        : lowerBound(sorted, prevSorted[ends[last] - 1].name) + 1;
     chunkInto(blocks, sorted, cursor, to);
     cursor = to;
     b = last + 1;

@@ -96,9 +96,7 @@ export class TypeSnapshot {
    * names: patched from this snapshot's blocks when it has them, else computed from every entry.
    */
   private versionAfter(sorted: readonly CacheEntry[], touched: readonly string[]): string | BlockedVersion {
-    return this.blocks
-      ? patchedVersion(this.sorted, this.blocks, sorted, touched)
-      : blockedVersion(sorted);
+    return this.blocks ? patchedVersion(this.sorted, this.blocks, sorted, touched) : blockedVersion(sorted);
   }
 
   /**
