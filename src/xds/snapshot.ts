@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { TypeUrl } from '../envoy/resources';
 import { byName, compareStrings } from '../util/compare';
 import type { BlockedVersion, VersionBlock } from './set-version';
+import type { BodyBytes } from './wire';
 import { blockedVersion, patchedVersion } from './set-version';
 
 /** One encoded resource. Immutable; shared by every fleet whose resource has the same bytes. */
@@ -43,7 +44,8 @@ export const MEMO_IDLE_MS = 30_000;
 
 /** A memoized response: the encoded body and what the sender needs to know about it. */
 export interface MemoResponse {
-  readonly body: Buffer;
+  /** A large body references the entries' bytes instead of holding a copy (wire.ts finishBody). */
+  readonly body: BodyBytes;
   readonly version: string;
   readonly count: number;
 }
