@@ -62,9 +62,12 @@ function chunkInto(out: VersionBlock[], sorted: readonly VersionedName[], from: 
 }
 
 function versionOf(blocks: readonly VersionBlock[]): string {
-  const h = createHash('sha256');
-  for (const b of blocks) h.update(b.digest);
-  return h.digest().subarray(0, 16).toString('base64url');
+  // One update of the joined digests (the same bytes as one update per block, fewer calls).
+  const joined = Buffer.concat(
+    blocks.map((b) => b.digest),
+    blocks.length * 16,
+  );
+  return createHash('sha256').update(joined).digest().subarray(0, 16).toString('base64url');
 }
 
 /** The set version of entries sorted by name, computed from every entry. */
