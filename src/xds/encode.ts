@@ -1,4 +1,5 @@
 import { PartsWriter, lenHeader, lenField } from './wire';
+import type { BodyBytes } from './wire';
 import type { CacheEntry } from './snapshot';
 
 /**
@@ -32,12 +33,12 @@ function writeAny(w: PartsWriter, field: number, typeUrl: string, bytes: Buffer)
   w.raw(prefix).raw(valueHeader).raw(bytes);
 }
 
-export function encodeSotwBody(typeUrl: string, version: string, entries: readonly CacheEntry[]): Buffer {
+export function encodeSotwBody(typeUrl: string, version: string, entries: readonly CacheEntry[]): BodyBytes {
   const w = new PartsWriter();
   w.stringField(1, version);
   for (const e of entries) writeAny(w, 2, typeUrl, e.bytes);
   w.stringField(4, typeUrl);
-  return w.finish();
+  return w.finishBody();
 }
 
 export function encodeDeltaBody(
@@ -45,7 +46,7 @@ export function encodeDeltaBody(
   systemVersion: string,
   entries: readonly CacheEntry[],
   removed: readonly string[],
-): Buffer {
+): BodyBytes {
   const w = new PartsWriter();
   w.stringField(1, systemVersion);
   for (const e of entries) {
@@ -59,5 +60,5 @@ export function encodeDeltaBody(
   }
   w.stringField(4, typeUrl);
   for (const name of removed) w.field(6, Buffer.from(name, 'utf8'));
-  return w.finish();
+  return w.finishBody();
 }

@@ -1,6 +1,9 @@
 import { createHash } from 'node:crypto';
 import type { TypeUrl } from '../envoy/resources';
 import { byName, compareStrings } from '../util/compare';
+import type { BlockedVersion, VersionBlock } from './set-version';
+import type { BodyBytes } from './wire';
+import { blockedVersion, patchedVersion } from './set-version';
 
 /** One encoded resource. Immutable; shared by every fleet whose resource has the same bytes. */
 export interface CacheEntry {
@@ -21,7 +24,10 @@ export function contentHash(...parts: (Buffer | string)[]): string {
   return h.digest().subarray(0, 16).toString('base64url');
 }
 
-/** Version of a set of resources: a hash of the sorted `name version` pairs. */
+/**
+ * Version of a set of resources: a hash of the sorted `name version` pairs. What a SotW response
+ * for named resources carries; a whole type's version is TypeSnapshot.version (set-version.ts).
+ */
 export function setVersion(sortedEntries: Iterable<{ name: string; version: string }>): string {
   // One update of the joined text (the same bytes as one update per part, ~4× faster at 5,000).
   let text = '';
@@ -38,7 +44,8 @@ export const MEMO_IDLE_MS = 30_000;
 
 /** A memoized response: the encoded body and what the sender needs to know about it. */
 export interface MemoResponse {
-  readonly body: Buffer;
+  /** A large body references the entries' bytes instead of holding a copy (wire.ts finishBody). */
+  readonly body: BodyBytes;
   readonly version: string;
   readonly count: number;
 }
@@ -48,8 +55,14 @@ export interface MemoResponse {
  * TypeSnapshot, an unchanged type keeps its object (and its memo of encoded responses).
  */
 export class TypeSnapshot {
-  /** SotW version of the whole type: hash of the sorted name/version pairs. */
+  /**
+   * SotW version of the whole type: a hash of the sorted name/version pairs, taken per block of
+   * names (set-version.ts, docs/xds.md §12.1) so that a derived snapshot re-hashes only the blocks
+   * its changes touched.
+   */
   readonly version: string;
+  /** The blocks `version` was computed from; undefined when the version was given. */
+  private readonly blocks: readonly VersionBlock[] | undefined;
   /** Entries sorted by name. */
   readonly sorted: readonly CacheEntry[];
   private readonly memo = new Map<string, MemoResponse>();
@@ -59,17 +72,33 @@ export class TypeSnapshot {
   private largeTimer: NodeJS.Timeout | undefined;
 
   /**
-   * `version`, when given, must be setVersion(sorted) as computed elsewhere (the build thread's
-   * snapshot of the same entries: docs/architecture.md §14); it saves hashing every name again.
+   * `version`, when given, must be the version of `sorted` as computed elsewhere (the build
+   * thread's snapshot of the same entries: docs/architecture.md §14); it saves hashing every name
+   * again. `blocks` are those of `version` (a derived snapshot's, set-version.ts).
    */
   constructor(
     readonly typeUrl: TypeUrl,
     readonly entries: ReadonlyMap<string, CacheEntry>,
     sorted?: readonly CacheEntry[],
-    version?: string,
+    version?: string | { version: string; blocks: readonly VersionBlock[] },
   ) {
     this.sorted = sorted ?? [...entries.values()].sort(byName);
-    this.version = version ?? setVersion(this.sorted);
+    const v = version ?? blockedVersion(this.sorted);
+    if (typeof v === 'string') {
+      this.version = v;
+      this.blocks = undefined;
+    } else {
+      this.version = v.version;
+      this.blocks = v.blocks;
+    }
+  }
+
+  /**
+   * The version of `sorted`, which differs from this snapshot's entries only in the `touched`
+   * names: patched from this snapshot's blocks when it has them, else computed from every entry.
+   */
+  private versionAfter(sorted: readonly CacheEntry[], touched: readonly string[]): string | BlockedVersion {
+    return this.blocks ? patchedVersion(this.sorted, this.blocks, sorted, touched) : blockedVersion(sorted);
   }
 
   /**
@@ -89,7 +118,12 @@ export class TypeSnapshot {
       changed.length + removed.length <= SPLICE_MAX_CHANGES
         ? splicedOrder(prev, entries, changed, removed)
         : mergedOrder(prev, entries, changed, removed);
-    return new TypeSnapshot(prev.typeUrl, entries, sorted, version);
+    return new TypeSnapshot(
+      prev.typeUrl,
+      entries,
+      sorted,
+      version ?? prev.versionAfter(sorted, removed.length === 0 ? changed : [...changed, ...removed]),
+    );
   }
 
   /**
@@ -104,7 +138,15 @@ export class TypeSnapshot {
   ): TypeSnapshot {
     const sorted = prev.sorted.slice();
     for (const entry of updated) sorted[indexOfName(sorted, entry.name)] = entry;
-    return new TypeSnapshot(prev.typeUrl, entries, sorted);
+    return new TypeSnapshot(
+      prev.typeUrl,
+      entries,
+      sorted,
+      prev.versionAfter(
+        sorted,
+        updated.map((e) => e.name),
+      ),
+    );
   }
 
   /**

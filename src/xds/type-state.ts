@@ -14,6 +14,7 @@ import type { StreamRejection } from './rejections';
 import type { TypeSnapshot } from './snapshot';
 import { ABSENT } from './known';
 import type { TypeStatusInput } from './csds-state';
+import type { BodyBytes } from './wire';
 
 const SERVED_TYPES: ReadonlySet<string> = new Set(PUSH_ORDER);
 /** Above this many changed names, a wildcard stream re-evaluates the whole type. */
@@ -209,7 +210,7 @@ export class TypeState {
 /** A response built for one stream, not yet sent. */
 export interface Built {
   st: TypeState;
-  body: Buffer;
+  body: BodyBytes;
   version: string;
   resources: number;
   /** Resources the client did not hold before (new clusters must warm before routes name them). */

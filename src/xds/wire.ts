@@ -82,6 +82,72 @@ export class PartsWriter {
   finish(): Buffer {
     return Buffer.concat(this.chunks, this.size);
   }
+
+  /**
+   * The message as a response body: joined into one Buffer below CHUNKED_MIN_BYTES, else a
+   * ChunkedBody that references its large parts (a cached Listener of thousands of chains) instead
+   * of copying them once more, and joins only the runs of small parts between them. The bytes are
+   * finish()'s either way (docs/xds.md §12.2).
+   */
+  finishBody(): BodyBytes {
+    if (this.size < CHUNKED_MIN_BYTES) return this.finish();
+    const parts: Buffer[] = [];
+    let run: Buffer[] = [];
+    let runBytes = 0;
+    const endRun = (): void => {
+      if (run.length === 1) parts.push(run[0]);
+      else if (run.length > 1) parts.push(Buffer.concat(run, runBytes));
+      run = [];
+      runBytes = 0;
+    };
+    for (const chunk of this.chunks) {
+      if (chunk.length >= SHARED_PART_BYTES) {
+        endRun();
+        parts.push(chunk);
+      } else {
+        run.push(chunk);
+        runBytes += chunk.length;
+      }
+    }
+    endRun();
+    return new ChunkedBody(parts, this.size);
+  }
+}
+
+/** From this size on, a response body references its large parts (finishBody). */
+export const CHUNKED_MIN_BYTES = 1024 * 1024;
+/** Parts of at least this size are referenced by a chunked body; smaller ones are joined. */
+const SHARED_PART_BYTES = 64 * 1024;
+
+/**
+ * Response body bytes as grpc-js reads them through SplicedMessage: a length, and a copy into its
+ * frame. A Buffer is one; a ChunkedBody is another.
+ */
+export interface BodyBytes {
+  readonly length: number;
+  copy(target: Uint8Array, targetStart?: number): number;
+}
+
+/** A body made of parts copied in order: the bytes of their concatenation, never joined. */
+export class ChunkedBody implements BodyBytes {
+  constructor(
+    readonly parts: readonly Buffer[],
+    readonly length: number,
+  ) {}
+
+  copy(target: Uint8Array, targetStart = 0): number {
+    let at = targetStart;
+    for (const part of this.parts) at += part.copy(target, at);
+    return at - targetStart;
+  }
+}
+
+/** The bytes of a body as one Buffer (a Buffer as is). */
+export function bodyBuffer(body: BodyBytes): Buffer {
+  if (Buffer.isBuffer(body)) return body;
+  const out = Buffer.allocUnsafe(body.length);
+  body.copy(out, 0);
+  return out;
 }
 
 /**
@@ -95,7 +161,7 @@ export class PartsWriter {
  */
 export class SplicedMessage {
   constructor(
-    readonly body: Buffer,
+    readonly body: BodyBytes,
     readonly trailer: Buffer,
   ) {}
 
@@ -113,7 +179,9 @@ export class SplicedMessage {
   }
 
   toBuffer(): Buffer {
-    return Buffer.concat([this.body, this.trailer], this.byteLength);
+    const out = Buffer.allocUnsafe(this.byteLength);
+    this.copy(out, 0);
+    return out;
   }
 }
 

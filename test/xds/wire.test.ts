@@ -6,7 +6,7 @@ import { encodeDeltaBody, encodeSotwBody } from '../../src/xds/encode';
 import { TypeUrl } from '../../src/envoy/resources';
 import { contentHash } from '../../src/xds/snapshot';
 import type { CacheEntry } from '../../src/xds/snapshot';
-import { SplicedMessage, nonceTrailer, varintSize, writeVarint } from '../../src/xds/wire';
+import { ChunkedBody, SplicedMessage, nonceTrailer, varintSize, writeVarint } from '../../src/xds/wire';
 import { XdsCache } from '../../src/xds/cache';
 import { SendBudget } from '../../src/xds/budget';
 import { silentLogger } from '../../src/observability/logger';
@@ -107,6 +107,62 @@ describe('wire encoding', () => {
       ).finish(),
     );
     assert.deepEqual(plain, expected);
+  });
+
+  test('a large body references its large entries and is byte-identical to protobufjs (SotW and delta)', () => {
+    // Entries of arbitrary bytes: a 2 MiB one (a Listener of thousands of chains), some above the
+    // shared-part size, many small ones, in an order that mixes them.
+    let seed = 5;
+    const r = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
+    const sizes = [2 * 1024 * 1024, 70_000, 10, 65_536, 65_535, 300_000, 1, 0, 5_000];
+    for (let i = 0; i < 40; i++) sizes.push(Math.floor(r() * 3000));
+    const list: CacheEntry[] = sizes.map((size, i) => {
+      const bytes = Buffer.alloc(size);
+      for (let b = 0; b < size; b += 97) bytes[b] = (b + i) & 0xff;
+      return { name: `l-${String(i).padStart(3, '0')}`, version: contentHash(bytes), bytes };
+    });
+    const sotw = encodeSotwBody(TypeUrl.Listener, 'v-big', list);
+    const delta = encodeDeltaBody(TypeUrl.Listener, 'sys-big', list, []);
+    assert.ok(sotw instanceof ChunkedBody && delta instanceof ChunkedBody, 'the chunked path is taken');
+    // The large entries are referenced, not copied.
+    assert.ok(sotw.parts.includes(list[0].bytes) && delta.parts.includes(list[5].bytes));
+    const expectedSotw = Buffer.from(
+      RESP.encode(
+        RESP.fromObject({
+          version_info: 'v-big',
+          resources: list.map((e) => ({ type_url: TypeUrl.Listener, value: e.bytes })),
+          type_url: TypeUrl.Listener,
+          nonce: 'n1',
+        }),
+      ).finish(),
+    );
+    const expectedDelta = Buffer.from(
+      DELTA_RESP.encode(
+        DELTA_RESP.fromObject({
+          system_version_info: 'sys-big',
+          resources: list.map((e) => ({
+            name: e.name,
+            version: e.version,
+            resource: { type_url: TypeUrl.Listener, value: e.bytes },
+          })),
+          type_url: TypeUrl.Listener,
+          nonce: 'n2',
+        }),
+      ).finish(),
+    );
+    for (const [body, nonce, expected] of [
+      [sotw, 'n1', expectedSotw],
+      [delta, 'n2', expectedDelta],
+    ] as const) {
+      const spliced = new SplicedMessage(body, nonceTrailer(nonce));
+      assert.equal(spliced.byteLength, expected.length);
+      assert.ok(spliced.toBuffer().equals(expected));
+      // What grpc-js does: copy() into its frame after the 5-byte header.
+      const frame = Buffer.alloc(spliced.byteLength + 5, 0xee);
+      assert.equal(spliced.copy(frame, 5), expected.length);
+      assert.ok(frame.subarray(5).equals(expected));
+      assert.equal(frame[4], 0xee);
+    }
   });
 
   test('the test client scans envelopes without decoding', () => {
