@@ -238,6 +238,12 @@ async function main(): Promise<void> {
         node: process.version,
         env: values.env,
         nodeOptions: values['node-options'] ?? '',
+        // What Convoy was started with (the launch options included).
+        convoyNodeOptions: fs
+          .readFileSync(`/proc/${pid}/environ`, 'utf8')
+          .split('\0')
+          .find((kv) => kv.startsWith('NODE_OPTIONS='))
+          ?.slice('NODE_OPTIONS='.length),
         serveArgs: positionals,
         syncMs,
         rssMiB: proc.VmRSS! / 1024,
