@@ -27,7 +27,7 @@ node examples/backend/server.js --name api --port 8082 >"$RUN/backend-api.log" 2
 # §14), with a client certificate for its Gateway from Convoy's own xDS CA in $RUN/xds-pki
 # (created on first run); Envoy's files and log are in $RUN/envoys/default/demo/. The malloc
 # settings are the image's (docs/operations.md §11).
-CONVOY_LOG_FORMAT=json MALLOC_MMAP_THRESHOLD_=131072 MALLOC_ARENA_MAX=2 node dist/src/cli/main.js serve --from-dir examples --allow-loopback-endpoints \
+CONVOY_LOG_FORMAT=json MALLOC_MMAP_THRESHOLD_=131072 MALLOC_ARENA_MAX=2 NODE_OPTIONS=--max-semi-space-size=16 node dist/src/cli/main.js serve --from-dir examples --allow-loopback-endpoints \
   --envoy-bind-address 127.0.0.1 --envoy-bin .venv/envoy --envoy-state-dir "$RUN/envoys" --envoy-drain-time 2s \
   --xds-address 127.0.0.1:18000 --admin-address 127.0.0.1:9090 \
   --xds-certs-dir "$RUN/xds-pki" >"$RUN/convoy.log" 2>&1 & pids+=($!)

@@ -21,7 +21,7 @@ import type { BootstrapTlsOptions } from '../../src/envoy/bootstrap';
 import type { ListenerLayout } from '../../src/envoy/translate/layout-choice';
 import { DEFAULT_LAYOUT_THRESHOLD, layoutForSize } from '../../src/envoy/translate/layout-choice';
 import { DEFAULT_MAX_STREAMS_PER_PEER } from '../../src/cli/xds-security';
-import { MALLOC_ENV } from '../../src/runtime/memory';
+import { launchEnv } from '../../src/runtime/memory';
 import type { KubeObject } from '../../src/store/objects';
 import { nowMs, sleep } from '../common';
 import { ClientPool } from '../fanout';
@@ -297,7 +297,7 @@ export async function runOnce(s: RunSettings): Promise<RunFigures> {
         adminPort: ports[i]!.admin,
         waitReady: false,
         allowLoopbackEndpoints: false,
-        env: { ...MALLOC_ENV },
+        env: launchEnv(),
         workDir: path.join(work, i === 0 ? 'convoy' : `convoy-${i + 1}`),
       });
       convoys.push(convoy);

@@ -5,7 +5,12 @@
  * --heapsnapshot-signal) into --snapshot-dir. A tool for finding what holds memory, not a benchmark.
  *
  *   node dist/bench/tools/rss-probe.js [--size large] [--clients 200] [--procs 2] [--snapshot-dir DIR]
- *     [--wait-ms 5000] [--env K=V]... [--node-options '...'] [--out FILE.json] [--log-out FILE] [-- extra convoy serve args]
+ *     [--wait-ms 5000] [--env K=V]... [--node-options=...] [--no-launch-options] [--out FILE.json] [--log-out FILE]
+ *     [-- extra convoy serve args]
+ *
+ * Convoy starts with the image's environment (launchEnv in src/runtime/memory.ts: MALLOC_ENV and
+ * LAUNCH_NODE_OPTIONS, which --node-options may override option by option); --no-launch-options
+ * leaves the NODE_OPTIONS part out.
  *
  * The smaps breakdown sorts the anonymous mappings: glibc malloc arenas (a 64 MiB-aligned run of
  * anonymous mappings whose sizes sum to 64 MiB, as glibc reserves them), the main malloc heap
@@ -17,7 +22,7 @@ import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { ConvoyProcess } from '../../e2e/harness/convoy';
 import { freePorts, isListening } from '../../e2e/harness/ports';
-import { MALLOC_ENV } from '../../src/runtime/memory';
+import { launchEnv } from '../../src/runtime/memory';
 import { nowMs, sleep } from '../common';
 import { ClientPool } from '../fanout';
 import { whenTrue } from '../e2e/probes';
@@ -114,6 +119,8 @@ async function main(): Promise<void> {
       'node-options': { type: 'string' },
       out: { type: 'string' },
       'log-out': { type: 'string' },
+      // Without the image's NODE_OPTIONS (LAUNCH_NODE_OPTIONS); MALLOC_ENV stays.
+      'no-launch-options': { type: 'boolean', default: false },
     },
     allowPositionals: true,
   });
@@ -151,12 +158,14 @@ async function main(): Promise<void> {
       waitReady: false,
       allowLoopbackEndpoints: false,
       env: {
-        ...MALLOC_ENV,
+        ...launchEnv({}),
         ...Object.fromEntries(
           values.env!.map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
         ),
         NODE_OPTIONS: [
-          values['node-options'] ?? '',
+          values['no-launch-options']
+            ? (values['node-options'] ?? '')
+            : launchEnv({ NODE_OPTIONS: values['node-options'] ?? '' }).NODE_OPTIONS,
           snapDir ? `--heapsnapshot-signal=SIGUSR2 --diagnostic-dir=${path.resolve(snapDir)}` : '',
         ]
           .join(' ')
@@ -229,6 +238,12 @@ async function main(): Promise<void> {
         node: process.version,
         env: values.env,
         nodeOptions: values['node-options'] ?? '',
+        // What Convoy was started with (the launch options included).
+        convoyNodeOptions: fs
+          .readFileSync(`/proc/${pid}/environ`, 'utf8')
+          .split('\0')
+          .find((kv) => kv.startsWith('NODE_OPTIONS='))
+          ?.slice('NODE_OPTIONS='.length),
         serveArgs: positionals,
         syncMs,
         rssMiB: proc.VmRSS! / 1024,

@@ -24,3 +24,31 @@ export const MALLOC_ENV: Readonly<Record<string, string>> = {
 export function hasMallocEnv(env: NodeJS.ProcessEnv = process.env): boolean {
   return Object.entries(MALLOC_ENV).every(([k, v]) => env[k] === v);
 }
+
+/**
+ * The V8 options the image starts `convoy serve` with (its NODE_OPTIONS; V8 sizes the heap when
+ * the process starts, so Convoy cannot set them for itself).
+ *
+ * `--max-semi-space-size=16` caps V8's young generation at 2 × 16 MiB instead of the 2 × 64 MiB
+ * V8 grows it to on a large machine during a cold start and then keeps, resident, for good: at
+ * 5,000 ListenerSets with 200 delta Envoys the steady RSS was ~100 MiB lower
+ * (bench/README.md, "Steady RSS, session 16"; docs/operations.md §11).
+ */
+export const LAUNCH_NODE_OPTIONS: readonly string[] = ['--max-semi-space-size=16'];
+
+/** The option's name: `--max-semi-space-size` for `--max-semi-space-size=16`. */
+function optionName(option: string): string {
+  return option.replace(/=.*$/, '').replace(/_/g, '-');
+}
+
+/**
+ * Returns the environment to start `convoy serve` with as the image does: MALLOC_ENV, and
+ * `base`'s NODE_OPTIONS followed by each of LAUNCH_NODE_OPTIONS that it does not set itself (an
+ * option already there wins), for benchmarks and tools that start Convoy as deployed.
+ */
+export function launchEnv(base: NodeJS.ProcessEnv = process.env): Record<string, string> {
+  const own = (base.NODE_OPTIONS ?? '').split(/\s+/).filter(Boolean);
+  const named = new Set(own.map(optionName));
+  const added = LAUNCH_NODE_OPTIONS.filter((o) => !named.has(optionName(o)));
+  return { ...MALLOC_ENV, NODE_OPTIONS: [...own, ...added].join(' ') };
+}

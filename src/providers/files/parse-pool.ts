@@ -10,7 +10,11 @@
  * a problem instead of a result, and the files queued behind it are scanned by the next worker.
  * Idle workers do not keep the process alive, and all but one are ended after `idleMs`: each is
  * a whole V8 isolate (tens of MiB of RSS), needed in numbers only for a cold start or a rescan of
- * the tree, while the one kept answers single-file changes without a worker start.
+ * the tree, while the one kept answers single-file changes without a worker start. The one kept
+ * is replaced by a fresh worker, with V8's default nursery, when it goes idle after scanning
+ * `recycleAfterFiles` files: a worker that scanned half a large tree keeps the heap pages that
+ * work touched resident for good, a fresh one only what loading the parser needs
+ * (docs/operations.md "Steady RSS, session 16").
  */
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
@@ -77,6 +81,12 @@ export interface ScanPoolOptions {
   maxHeapMb?: number;
   /** Idle workers beyond the first are ended after this long. Default 10 s. */
   idleMs?: number;
+  /**
+   * The last worker is replaced by a fresh one when it goes idle (idleMs) having scanned at least
+   * this many files since it started. Default 256: a cold start or a rescan of the tree, not a
+   * few single-file changes.
+   */
+  recycleAfterFiles?: number;
 }
 
 interface Task {
@@ -94,6 +104,8 @@ interface Slot {
   timer?: NodeJS.Timeout;
   /** Ends the worker when it stays idle (see the file comment). */
   idleTimer?: NodeJS.Timeout;
+  /** Files the worker answered since it started (see recycleAfterFiles). */
+  answered: number;
 }
 
 const WORKER_SCRIPT = join(__dirname, 'parse-worker.js');
@@ -103,6 +115,7 @@ export class ScanPool {
   private readonly timeoutMs: number;
   private readonly maxHeapMb: number;
   private readonly idleMs: number;
+  private readonly recycleAfterFiles: number;
   private readonly slots = new Set<Slot>();
   /** Tasks not yet sent to a worker: `queue[queueHead]` onwards (shift() is O(n) on a long array). */
   private queue: Task[] = [];
@@ -117,6 +130,7 @@ export class ScanPool {
     this.timeoutMs = opts.timeoutMs ?? 60_000;
     this.maxHeapMb = opts.maxHeapMb ?? 512;
     this.idleMs = opts.idleMs ?? 10_000;
+    this.recycleAfterFiles = opts.recycleAfterFiles ?? 256;
   }
 
   /** How many workers are running now (for tests and metrics). */
@@ -221,34 +235,43 @@ export class ScanPool {
   }
 
   /**
-   * Ends `slot`'s worker after idleMs without work, unless it is then the only worker left;
-   * dispatch starts workers again when files come.
+   * Ends `slot`'s worker after idleMs without work, unless it is then the only worker left, which
+   * is replaced by a fresh one instead if it scanned recycleAfterFiles files (see the file
+   * comment); dispatch starts workers again when files come.
    */
   private armIdle(slot: Slot): void {
     if (slot.idleTimer) clearTimeout(slot.idleTimer);
     slot.idleTimer = setTimeout(() => {
       slot.idleTimer = undefined;
-      if (slot.tasks.size > 0 || this.slots.size <= 1 || !this.slots.delete(slot)) return;
+      if (slot.tasks.size > 0 || !this.slots.has(slot)) return;
+      const last = this.slots.size <= 1;
+      if (last && (this.closed || slot.answered < this.recycleAfterFiles)) return;
+      this.slots.delete(slot);
       if (slot.timer) clearTimeout(slot.timer);
       void slot.worker.terminate();
+      // Its replacement starts now, while nothing waits for it, and keeps nothing alive.
+      if (last) this.spawn(false).worker.unref();
     }, this.idleMs);
     slot.idleTimer.unref();
   }
 
-  private spawn(): Slot {
+  /**
+   * Starts a worker. `nursery` sizes its young generation for scanning many files (see
+   * withWorkerNursery); the fresh worker kept for single-file changes gets V8's default sizing.
+   */
+  private spawn(nursery = true): Slot {
     this.started++;
-    const worker = withWorkerNursery(
-      () =>
-        new Worker(WORKER_SCRIPT, {
-          resourceLimits: {
-            maxOldGenerationSizeMb: this.maxHeapMb,
-            maxYoungGenerationSizeMb: YOUNG_GENERATION_MB,
-          },
-          stdout: false,
-          stderr: false,
-        }),
-    );
-    const slot: Slot = { worker, tasks: new Map() };
+    const create = (): Worker =>
+      new Worker(WORKER_SCRIPT, {
+        resourceLimits: {
+          maxOldGenerationSizeMb: this.maxHeapMb,
+          maxYoungGenerationSizeMb: YOUNG_GENERATION_MB,
+        },
+        stdout: false,
+        stderr: false,
+      });
+    const worker = nursery ? withWorkerNursery(create) : create();
+    const slot: Slot = { worker, tasks: new Map(), answered: 0 };
     worker.on('message', (items: WorkerItem[]) => {
       if (!this.slots.has(slot)) return;
       for (const item of items) {
@@ -259,6 +282,7 @@ export class ScanPool {
           continue;
         }
         slot.tasks.delete(item.id);
+        slot.answered++;
         const r = item.result;
         if (r.status === 'scanned') {
           for (const e of r.scan.entries) task.entries.push(e);

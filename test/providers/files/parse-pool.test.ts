@@ -53,6 +53,31 @@ describe('ScanPool', () => {
     }
   });
 
+  test('the last worker is replaced by a fresh one once idle after a burst, and the fresh one scans', async () => {
+    const pool = new ScanPool({ size: 2, idleMs: 50, recycleAfterFiles: 8 });
+    try {
+      const svc = (i: number) => `apiVersion: v1\nkind: Service\nmetadata:\n  name: r${i}\n`;
+      const reqs = await Promise.all(Array.from({ length: 20 }, (_, i) => request(`r${i}.yaml`, svc(i))));
+      const first = await Promise.all(reqs.map((r) => pool.scan(r)));
+      assert.ok(first.every((r) => r.status === 'scanned' && r.scan.problems.length === 0));
+      assert.equal(pool.workersStarted(), 2, 'a burst starts every worker');
+      // Both scanned files; the second to go idle is the last one and, having answered at least
+      // 8 files, is replaced: three workers started in all, one running.
+      const deadline = Date.now() + 30_000;
+      while (pool.workersStarted() < 3 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      assert.equal(pool.workersStarted(), 3, 'the last worker was replaced');
+      assert.equal(pool.workers(), 1, 'one worker is kept for single-file changes');
+      const again = await pool.scan(await request('late-r.yaml', svc(99)));
+      assert.ok(again.status === 'scanned' && again.scan.entries.length === 1, JSON.stringify(again));
+      // A single file is below recycleAfterFiles: the fresh worker stays.
+      await new Promise((r) => setTimeout(r, 300));
+      assert.equal(pool.workersStarted(), 3, 'a worker that scanned one file is kept');
+      assert.equal(pool.workers(), 1);
+    } finally {
+      await pool.close();
+    }
+  });
+
   test('parses in a worker: timers run on the main thread while a large file is parsed', async () => {
     const pool = new ScanPool({ size: 1 });
     try {
