@@ -13,3 +13,19 @@ export function compareStrings(a: string, b: string): number {
 export function byName(a: { name: string }, b: { name: string }): number {
   return compareStrings(a.name, b.name);
 }
+
+/**
+ * Returns the first index of `sorted` (ordered by byName) whose name is not below `name`: where
+ * `name` is, or where it would be inserted. Binary search, so that patching a sorted list of
+ * thousands of resources costs O(log n) comparisons per name.
+ */
+export function lowerBoundByName(sorted: readonly { name: string }[], name: string): number {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (compareStrings(sorted[mid].name, name) < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}

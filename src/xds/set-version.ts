@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { compareStrings } from '../util/compare';
+import { lowerBoundByName } from '../util/compare';
 
 /**
  * The set version of a type (docs/xds.md §12.1), computed so that a change of a few resources
@@ -102,7 +102,7 @@ export function patchedVersion(
     // The first previous position whose name is not below this one: the name's own entry, or
     // where it would go (a name put first in a block leaves the block before, which ends with a
     // boundary, as it was).
-    dirty[blockAt(ends, lowerBound(prevSorted, name))] = 1;
+    dirty[blockAt(ends, lowerBoundByName(prevSorted, name))] = 1;
   }
   for (let b = prevBlocks.length - 1; b >= 0; b--) if (dirty[b]) dirty[b + 1] = 1;
   const blocks: VersionBlock[] = [];
@@ -120,7 +120,7 @@ export function patchedVersion(
     const to =
       last === prevBlocks.length - 1
         ? sorted.length
-        : lowerBound(sorted, prevSorted[ends[last] - 1].name) + 1;
+        : lowerBoundByName(sorted, prevSorted[ends[last] - 1].name) + 1;
     chunkInto(blocks, sorted, cursor, to);
     cursor = to;
     b = last + 1;
@@ -135,18 +135,6 @@ function blockAt(ends: readonly number[], at: number): number {
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
     if (ends[mid] <= at) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
-
-/** The first index whose name is not below `name`. */
-function lowerBound(sorted: readonly VersionedName[], name: string): number {
-  let lo = 0;
-  let hi = sorted.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (compareStrings(sorted[mid].name, name) < 0) lo = mid + 1;
     else hi = mid;
   }
   return lo;

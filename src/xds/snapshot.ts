@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { TypeUrl } from '../envoy/resources';
-import { byName, compareStrings } from '../util/compare';
+import { byName, compareStrings, lowerBoundByName } from '../util/compare';
 import type { BlockedVersion, VersionBlock } from './set-version';
 import type { BodyBytes } from './wire';
 import { blockedVersion, patchedVersion } from './set-version';
@@ -233,10 +233,10 @@ function splicedOrder(
   }
   for (const name of removed) {
     // A name not there is skipped, as the merge pass skips it.
-    const at = insertionIndex(sorted, name);
+    const at = lowerBoundByName(sorted, name);
     if (at < sorted.length && sorted[at].name === name) sorted.splice(at, 1);
   }
-  for (const name of added) sorted.splice(insertionIndex(sorted, name), 0, entries.get(name)!);
+  for (const name of added) sorted.splice(lowerBoundByName(sorted, name), 0, entries.get(name)!);
   return sorted;
 }
 
@@ -258,18 +258,6 @@ function mergedOrder(
   }
   while (i < added.length) sorted.push(entries.get(added[i++])!);
   return sorted;
-}
-
-/** The index at which `name` (not among them) goes in entries sorted by name. */
-function insertionIndex(sorted: readonly CacheEntry[], name: string): number {
-  let lo = 0;
-  let hi = sorted.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (compareStrings(sorted[mid].name, name) < 0) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
 }
 
 /** The index of `name` in entries sorted by name (it must be there). */
