@@ -25,7 +25,10 @@ export class UdpForwarder {
     socket.on('error', () => undefined);
   }
 
-  /** Binds `address:port`; `pick` chooses the endpoint of each new session (undefined: drop). */
+  /**
+   * Binds `address:port` (port 0: one the kernel picks, see `port`); `pick` chooses the endpoint of
+   * each new session (undefined: drop).
+   */
   static async bind(
     address: string,
     port: number,
@@ -37,6 +40,11 @@ export class UdpForwarder {
       socket.bind(port, address, () => resolve());
     });
     return new UdpForwarder(socket, pick);
+  }
+
+  /** The UDP port the forwarder listens on. */
+  get port(): number {
+    return this.socket.address().port;
   }
 
   /** Sends one client datagram upstream, opening the client's session on its first datagram. */
