@@ -14,7 +14,11 @@ import { RouteListReuse, type RouteSegment } from './translate/route-list';
 import { DEFAULT_ACCESS_LOG, type AccessLogOptions } from './translate/access-log';
 import { tracing as tracingFor, type TracingOptions } from './translate/tracing';
 import { buildUdpWeightedCluster, needsUdpWeightedCluster } from './translate/udp-weights';
-import { translateDispatchedPort } from './translate/sni-dispatch';
+import {
+  forgetDispatchedPorts,
+  retainDispatchedPorts,
+  translateDispatchedPort,
+} from './translate/sni-dispatch';
 import { portLayout, type ListenerLayout } from './translate/layout-choice';
 import type { Cluster } from '../generated/envoy/config/cluster/v3/Cluster';
 import type { ClusterLoadAssignment } from '../generated/envoy/config/endpoint/v3/ClusterLoadAssignment';
@@ -79,6 +83,7 @@ export function forgetFleetTranslation(fleet: string): void {
   lastLists.forget(fleet);
   lastRoutes.forget(fleet);
   forgetListenerTranslations(fleet);
+  forgetDispatchedPorts(fleet);
 }
 
 /** The RouteConfiguration of a TLS-port chain, for the chains that terminate HTTPS only. */
@@ -118,10 +123,18 @@ export function translateFleet(model: FleetModel, options: TranslateOptions = {}
 
   const dispatchClusters: Cluster[] = [];
   const usedKeys = new Set(['clusters', 'endpoints', 'secrets']);
+  // Dispatched ports are patched from their last translation (dispatch-reuse.ts).
+  const dispatch = { name: model.fleet, usedKeys: new Set<string>() };
   for (const port of model.ports) {
     const dispatched =
       portLayout(port, options.listenerLayout, options.listenerLayoutThreshold) === 'sni-dispatch'
-        ? translateDispatchedPort(port, bindAddress, accessLog ?? DEFAULT_ACCESS_LOG, traced?.hcm ?? null)
+        ? translateDispatchedPort(
+            port,
+            bindAddress,
+            accessLog ?? DEFAULT_ACCESS_LOG,
+            traced?.hcm ?? null,
+            dispatch,
+          )
         : undefined;
     const listener = dispatched
       ? undefined
@@ -161,6 +174,7 @@ export function translateFleet(model: FleetModel, options: TranslateOptions = {}
     out.secrets.push(secret);
   }
   lastLists.retain(model.fleet, usedKeys);
+  retainDispatchedPorts(model.fleet, dispatch.usedKeys);
   // After the certificates: the CA bundles of client certificate validation (their names differ).
   for (const bundle of model.caBundles ?? []) out.secrets.push(translateCaBundle(bundle));
   return out;

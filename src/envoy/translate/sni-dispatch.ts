@@ -18,6 +18,7 @@ import {
   PER_CONNECTION_BUFFER_LIMIT_BYTES,
   portListener,
 } from './listeners';
+import { DispatchReuse, type DispatchedChain, type DispatchedPort } from './dispatch-reuse';
 
 /**
  * The SNI-dispatch listener layout (docs/xds.md §16): a TLS port's Listener holds no per-hostname
@@ -112,13 +113,7 @@ function setFilterState(sniCluster?: string): Filter {
   };
 }
 
-/** The resources of one port in the SNI-dispatch layout. */
-export interface DispatchedPort {
-  /** The front Listener that binds the port, then the internal listeners in chain order. */
-  listeners: Listener[];
-  /** One cluster per served name (and one for the hostname-less listener), in chain order. */
-  clusters: Cluster[];
-}
+export type { DispatchedPort } from './dispatch-reuse';
 
 /** Returns a tcp_proxy to a fixed cluster (no access log: the internal listener logs). */
 function tcpProxy(statPrefix: string, cluster: string): Filter {
@@ -220,56 +215,40 @@ const memoChainParts = memoByNode((fc: FilterChainModel, variant: string): Chain
 
 type HcmTracingOrNull = Parameters<typeof buildTlsFilterChain>[4] | null;
 
-/**
- * Translates a TLS port to the SNI-dispatch layout; undefined for a port without TLS chains or
- * with a hostname-less TLS listener (the chains layout serves those, and plain HTTP and TCP/UDP
- * ports, unchanged).
- */
-export function translateDispatchedPort(
-  port: PortModel,
-  bindAddress: string,
-  accessLog: AccessLogOptions,
-  tracing: HcmTracingOrNull,
-): DispatchedPort | undefined {
-  if (port.l4 || port.filterChains.length === 0) return undefined;
-  return memoPort(port, JSON.stringify([bindAddress, accessLog, tracing])) ?? undefined;
+/** The options a port is translated with, parsed once from its variant key. */
+interface PortOptions {
+  bindAddress: string;
+  accessLog: AccessLogOptions;
+  tracing: HcmTracingOrNull;
 }
 
-const memoPort = memoByNode((port: PortModel, variant: string): DispatchedPort | null => {
-  const [bindAddress, accessLog, tracing] = JSON.parse(variant) as [
-    string,
-    AccessLogOptions,
-    HcmTracingOrNull,
-  ];
-  const assigned = assignServerNames(port.filterChains);
-  const kept: { fc: FilterChainModel; names: string[] }[] = [];
-  port.filterChains.forEach((fc, i) => {
-    const names = assigned[i];
-    if (names) kept.push({ fc, names });
-  });
-  if (kept.length === 0) return null;
-  const wildcards = kept.flatMap((k) => k.names.filter((n) => n.startsWith('*.')));
-  // A hostname-less listener keeps the chains layout (see the file comment).
-  if (kept.some((k) => k.names.length === 0)) return null;
-
-  const listeners: Listener[] = [];
-  const clusters: Cluster[] = [];
+/**
+ * Returns one chain's parts: its internal listener and clusters (memoized), and the explicit
+ * front chains of its names that are wildcards or that a wildcard of the port covers.
+ */
+function chainParts(
+  fc: FilterChainModel,
+  portName: string,
+  names: string[],
+  wildcards: readonly string[],
+  options: PortOptions,
+): DispatchedChain {
+  const parts = memoChainParts(fc, JSON.stringify([portName, names, options.accessLog, options.tracing]));
   const explicit: FilterChain[] = [];
-  for (const { fc, names } of kept) {
-    const parts = memoChainParts(fc, JSON.stringify([port.name, names, accessLog, tracing]));
-    listeners.push(parts.listener);
-    clusters.push(...parts.clusters);
-    for (const sn of names) {
-      const cluster = sniClusterName(port.name, sn.toLowerCase());
-      if (sn.startsWith('*.') || coveredByWildcard(sn, wildcards)) {
-        explicit.push({
-          name: `${fc.name}/${sn}`,
-          filter_chain_match: { server_names: [sn] },
-          filters: fixedProxy(port.name, cluster),
-        });
-      }
+  for (const sn of names) {
+    if (sn.startsWith('*.') || coveredByWildcard(sn, wildcards)) {
+      explicit.push({
+        name: `${fc.name}/${sn}`,
+        filter_chain_match: { server_names: [sn] },
+        filters: fixedProxy(portName, sniClusterName(portName, sn.toLowerCase())),
+      });
     }
   }
+  return { listener: parts.listener, clusters: parts.clusters, explicit };
+}
+
+/** Builds the front Listener: the port's HTTP chain, the explicit chains, then the by-SNI chain. */
+function frontListener(port: PortModel, explicit: FilterChain[], options: PortOptions): Listener {
   const front: FilterChain[] = [
     ...explicit,
     {
@@ -278,7 +257,85 @@ const memoPort = memoByNode((port: PortModel, variant: string): DispatchedPort |
       filters: dynamicProxy(port.name),
     },
   ];
-  if (port.http) front.unshift(httpFilterChain(port, true, accessLog, tracing ?? undefined));
-  listeners.unshift(portListener(port, bindAddress, true, front));
-  return { listeners, clusters };
-});
+  if (port.http) front.unshift(httpFilterChain(port, true, options.accessLog, options.tracing ?? undefined));
+  return portListener(port, options.bindAddress, true, front);
+}
+
+/** Each fleet's dispatched ports as last translated (dispatch-reuse.ts). */
+const lastPorts = new DispatchReuse();
+
+/** Forgets what translateDispatchedPort remembers of a fleet (the fleet is gone). */
+export function forgetDispatchedPorts(fleet: string): void {
+  lastPorts.forget(fleet);
+}
+
+/** Keeps what translateDispatchedPort remembers of a fleet's ports for these keys only. */
+export function retainDispatchedPorts(fleet: string, keys: ReadonlySet<string>): void {
+  lastPorts.retain(fleet, keys);
+}
+
+/**
+ * Translates a TLS port to the SNI-dispatch layout; undefined for a port without TLS chains or
+ * with a hostname-less TLS listener (the chains layout serves those, and plain HTTP and TCP/UDP
+ * ports, unchanged). With `fleet`, the port is patched from the fleet's last translation of it
+ * (dispatch-reuse.ts), with the same bytes as a full translation; `usedKey` receives the key it is
+ * remembered under, for retainDispatchedPorts.
+ */
+export function translateDispatchedPort(
+  port: PortModel,
+  bindAddress: string,
+  accessLog: AccessLogOptions,
+  tracing: HcmTracingOrNull,
+  fleet?: { name: string; usedKeys: Set<string> },
+): DispatchedPort | undefined {
+  if (port.l4 || port.filterChains.length === 0) return undefined;
+  const variant = JSON.stringify([bindAddress, accessLog, tracing]);
+  if (!fleet) return memoPort(port, variant).result ?? undefined;
+  const key = `${port.name} ${variant}`;
+  fleet.usedKeys.add(key);
+  const options: PortOptions = { bindAddress, accessLog, tracing };
+  const result = lastPorts.translate(fleet.name, key, port, {
+    full: (p) => memoPort(p, variant),
+    chain: (fc, wildcards) => chainParts(fc, port.name, fc.serverNames, wildcards, options),
+    front: (p, explicit) => frontListener(p, explicit, options),
+  });
+  return result ?? undefined;
+}
+
+/** The full translation of a port, with each chain's parts when every chain kept all its names. */
+const memoPort = memoByNode(
+  (port: PortModel, variant: string): { result: DispatchedPort | null; parts?: DispatchedChain[] } => {
+    const [bindAddress, accessLog, tracing] = JSON.parse(variant) as [
+      string,
+      AccessLogOptions,
+      HcmTracingOrNull,
+    ];
+    const options: PortOptions = { bindAddress, accessLog, tracing };
+    const assigned = assignServerNames(port.filterChains);
+    const kept: { fc: FilterChainModel; names: string[] }[] = [];
+    let conflictFree = true;
+    port.filterChains.forEach((fc, i) => {
+      const names = assigned[i];
+      if (names !== fc.serverNames) conflictFree = false;
+      if (names) kept.push({ fc, names });
+    });
+    if (kept.length === 0) return { result: null };
+    const wildcards = kept.flatMap((k) => k.names.filter((n) => n.startsWith('*.')));
+    // A hostname-less listener keeps the chains layout (see the file comment).
+    if (kept.some((k) => k.names.length === 0)) return { result: null };
+
+    const listeners: Listener[] = [];
+    const clusters: Cluster[] = [];
+    const explicit: FilterChain[] = [];
+    const parts: DispatchedChain[] = [];
+    for (const { fc, names } of kept) {
+      const p = chainParts(fc, port.name, names, wildcards, options);
+      parts.push(p);
+      listeners.push(p.listener);
+      clusters.push(...p.clusters);
+      explicit.push(...p.explicit);
+    }
+    listeners.unshift(frontListener(port, explicit, options));
+    return { result: { listeners, clusters }, ...(conflictFree ? { parts } : {}) };
+  },
+);
