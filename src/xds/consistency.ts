@@ -337,6 +337,11 @@ interface CheckedState {
   /** The checked units per list (filter chains, route configurations, clusters). */
   units: Record<ListKey, ReadonlyMap<object, true>>;
   clusterEds: Map<string, string>;
+  /**
+   * How many references (needs, one per visit of a unit) each `kind name` has among the units,
+   * counted when a name first goes and kept up to date from then on; undefined until then.
+   */
+  refs: Map<string, number> | undefined;
 }
 
 /** The result of ConsistencyChecker.check: accept() once the snapshot it checked is in service. */
@@ -366,6 +371,8 @@ export class ConsistencyChecker {
     const lists = {} as Record<ListKey, readonly object[]>;
     const names = {} as Record<ListKey, ReadonlyMap<string, true>>;
     const unchanged = new Set<ListKey>();
+    /** The names that went, with their list. */
+    const lost: [ListKey, string][] = [];
     let removed = !last;
     for (const { key, kind, nameField } of CHECKED_LISTS) {
       const list = res[key] as readonly object[];
@@ -385,32 +392,68 @@ export class ConsistencyChecker {
       const patched = last && patchedNames(last.names[key], last.lists[key], list, nameField);
       if (patched) {
         names[key] = patched.names;
-        if (patched.lost) removed = true;
+        if (patched.lost.length) removed = true;
+        for (const n of patched.lost) lost.push([key, n]);
         continue;
       }
       const set = namesOf(kind, list, nameField, errors);
       names[key] = set;
-      if (last && !removed) for (const n of last.names[key].keys()) if (!set.has(n)) removed = true;
+      if (last)
+        for (const n of last.names[key].keys())
+          if (!set.has(n)) {
+            removed = true;
+            lost.push([key, n]);
+          }
+    }
+    // With names gone, the units new since the last check are still all that needs checking when
+    // no unit that stays references a name that went (counted in `refs`): docs/xds.md §8.
+    let diffs: Partial<Record<ListKey, UnitChanges>> | undefined;
+    let delta: Map<string, number> | undefined;
+    if (last && removed) {
+      diffs = {};
+      for (const key of UNIT_LISTS) {
+        if (unchanged.has(key)) continue;
+        const diff = unitDiff(key, last.lists[key], lists[key]);
+        if (!diff) {
+          diffs = undefined;
+          break;
+        }
+        diffs[key] = diff;
+      }
+      if (diffs) {
+        delta = refDelta(diffs);
+        const refs = (last.refs ??= countRefs(last.lists));
+        const stillUsed = lost.some(([key, n]) => {
+          const ref = `${NEED_KIND[key]} ${n}`;
+          return (refs.get(ref) ?? 0) + (delta!.get(ref) ?? 0) > 0;
+        });
+        if (stillUsed) diffs = undefined;
+      }
     }
     const units = {} as Record<ListKey, ReadonlyMap<object, true>>;
-    for (const key of ['listeners', 'routes', 'clusters'] as const) {
-      if (!removed && unchanged.has(key)) {
+    let walked = false;
+    for (const key of UNIT_LISTS) {
+      if ((!removed || diffs) && unchanged.has(key)) {
         units[key] = last!.units[key];
         continue;
       }
-      const known = removed ? undefined : last?.units[key];
-      // No name went, so only units new since the last check are checked: those between the
-      // common head and tail of each changed list (of each changed Listener's chains).
-      const diff = known && unitDiff(key, last!.lists[key], lists[key]);
+      const known = removed && !diffs ? undefined : last?.units[key];
+      // No name went, or none that a unit still references, so only units new since the last
+      // check are checked: those between the common head and tail of each changed list (of each
+      // changed Listener's chains).
+      const diff = known && (diffs ? diffs[key] : unitDiff(key, last!.lists[key], lists[key]));
       if (known && diff) {
         for (const { unit, needs } of diff.added) if (!known.has(unit)) checkNeeds(needs(), names, errors);
+        // Without names gone the counts, once kept, follow this change as well.
+        if (!removed && last!.refs) addRefs((delta ??= new Map()), diff);
         // A unit both gone and added (moved) stays: taking it out and putting it back would copy.
         const stay = new Set(diff.added.map(({ unit }) => unit));
         units[key] = layered(known)
-          .without(diff.gone.filter((unit) => !stay.has(unit)))
+          .without(diff.gone.map(({ unit }) => unit).filter((unit) => !stay.has(unit)))
           .with(diff.added.filter(({ unit }) => !known.has(unit)).map(({ unit }) => [unit, true] as const));
         continue;
       }
+      walked = true;
       const seen = new Map<object, true>();
       forEachUnit(key, lists[key], memoizedNeeds, (unit, needs) => {
         seen.set(unit, true);
@@ -424,7 +467,20 @@ export class ConsistencyChecker {
       clusterEds,
       unchanged,
       accept: () => {
-        if (errors.length === 0) this.last = { lists: copyLists(lists), names, units, clusterEds };
+        if (errors.length) return;
+        // The counts follow the lists by the changes' deltas, when this check was made against
+        // the state in service and walked no list whole; else they are counted again when needed.
+        let refs: Map<string, number> | undefined;
+        if (!walked && last && this.last === last && last.refs && delta) {
+          refs = last.refs;
+          for (const [ref, d] of delta) {
+            const n = (refs.get(ref) ?? 0) + d;
+            if (n) refs.set(ref, n);
+            else refs.delete(ref);
+          }
+          last.refs = undefined;
+        } else if (!walked && last && this.last === last && !delta) refs = last.refs;
+        this.last = { lists: copyLists(lists), names, units, clusterEds, refs };
       },
     };
   }
@@ -464,7 +520,7 @@ function layered<K>(map: ReadonlyMap<K, true>): LayeredMap<K, true> {
 
 /**
  * The names of `now` as the last accepted list's names with the objects between the common head
- * and tail taken out and put in, and whether a name went (`lost`); undefined when many objects
+ * and tail taken out and put in, and the names that went (`lost`); undefined when many objects
  * differ or when an added name is empty or a duplicate, which namesOf reports (by index) instead.
  * The last names had no empty or duplicate name (they were accepted), so these are namesOf(now).
  */
@@ -473,7 +529,7 @@ function patchedNames(
   was: readonly object[],
   now: readonly object[],
   nameField: string,
-): { names: ReadonlyMap<string, true>; lost: boolean } | undefined {
+): { names: ReadonlyMap<string, true>; lost: string[] } | undefined {
   const { gone, added } = middles(was, now);
   if (!few(gone.length + added.length, Math.max(was.length, now.length))) return undefined;
   const goneNames = new Set(gone.map((o) => str((o as Obj)[nameField])));
@@ -490,7 +546,7 @@ function patchedNames(
   const names = layered(lastNames)
     .without(lostNames)
     .with(newNames.map((n) => [n, true] as const));
-  return { names, lost: lostNames.length > 0 };
+  return { names, lost: lostNames };
 }
 
 /** A unit to check and its needs (forEachUnit's visit arguments). */
@@ -499,33 +555,74 @@ interface UnitNeeds {
   needs: () => Need[];
 }
 
+/** The units of a list that went and that came (unitDiff). */
+interface UnitChanges {
+  gone: UnitNeeds[];
+  added: UnitNeeds[];
+}
+
+/** The lists whose units make references. */
+const UNIT_LISTS = ['listeners', 'routes', 'clusters'] as const;
+
+/** The kind of need that a name of each list meets. */
+const NEED_KIND: Record<ListKey, Need['kind']> = {
+  listeners: 'listener',
+  routes: 'route',
+  clusters: 'cluster',
+  endpoints: 'cla',
+  secrets: 'secret',
+};
+
+/** Adds each need's `kind name` to `counts`, `sign` times. */
+function countNeeds(counts: Map<string, number>, needs: readonly Need[], sign: number): void {
+  for (const n of needs) {
+    if (n.kind === 'error') continue;
+    const ref = `${n.kind} ${n.name}`;
+    counts.set(ref, (counts.get(ref) ?? 0) + sign);
+  }
+}
+
+/** Adds the references of a list's added units to `delta` and takes those of its gone units off. */
+function addRefs(delta: Map<string, number>, diff: UnitChanges): void {
+  for (const { needs } of diff.gone) countNeeds(delta, needs(), -1);
+  for (const { needs } of diff.added) countNeeds(delta, needs(), 1);
+}
+
+/** The change of reference counts the unit changes of every list make. */
+function refDelta(diffs: Partial<Record<ListKey, UnitChanges>>): Map<string, number> {
+  const delta = new Map<string, number>();
+  for (const diff of Object.values(diffs)) if (diff) addRefs(delta, diff);
+  return delta;
+}
+
+/** The reference counts of every unit of the lists (once per visit). */
+function countRefs(lists: Record<ListKey, readonly object[]>): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const key of UNIT_LISTS)
+    forEachUnit(key, lists[key], memoizedNeeds, (_unit, needs) => countNeeds(counts, needs(), 1));
+  return counts;
+}
+
 /**
  * The units of `now` that were not at their place in `was` (in check order) and those of `was` no
  * longer there: the middles of the lists, and of each Listener replaced in place under its name
  * the middle of its chains. Undefined when many differ (the caller walks every unit then).
  */
-function unitDiff(
-  key: ListKey,
-  was: readonly object[],
-  now: readonly object[],
-): { gone: object[]; added: UnitNeeds[] } | undefined {
-  const collect = (list: readonly object[]): { gone: object[]; added: UnitNeeds[] } => {
-    const out = { gone: [] as object[], added: [] as UnitNeeds[] };
-    forEachUnit(key, list, memoizedNeeds, (unit, needs) => out.added.push({ unit, needs }));
+function unitDiff(key: ListKey, was: readonly object[], now: readonly object[]): UnitChanges | undefined {
+  const collect = (list: readonly object[]): UnitNeeds[] => {
+    const out: UnitNeeds[] = [];
+    forEachUnit(key, list, memoizedNeeds, (unit, needs) => out.push({ unit, needs }));
     return out;
   };
   if (key !== 'listeners' || was.length !== now.length) {
     const { gone, added } = middles(was, now);
     if (!few(gone.length + added.length, Math.max(was.length, now.length))) return undefined;
-    if (key === 'listeners' && gone.length + added.length > 0) {
-      // Whole Listeners added or removed: all their chains, counted against the limit as well.
-      const out = collect(added);
-      collect(gone).added.forEach(({ unit }) => out.gone.push(unit));
-      return few(out.gone.length + out.added.length, 0) ? out : undefined;
-    }
-    return { gone, added: collect(added).added };
+    const out = { gone: collect(gone), added: collect(added) };
+    // Whole Listeners added or removed: all their chains, counted against the limit as well.
+    if (key === 'listeners' && !few(out.gone.length + out.added.length, 0)) return undefined;
+    return out;
   }
-  const gone: object[] = [];
+  const gone: UnitNeeds[] = [];
   const added: UnitNeeds[] = [];
   for (let i = 0; i < now.length; i++) {
     if (was[i] === now[i]) continue;
@@ -538,7 +635,8 @@ function unitDiff(
     if (!few(middle.gone.length + middle.added.length, Math.max(wasChains.length, nowChains.length)))
       return undefined;
     const lWhere = `listener "${str(after.name)}"`;
-    gone.push(...middle.gone);
+    for (const chain of middle.gone)
+      gone.push({ unit: chain, needs: () => memoizedNeeds(chain as Obj, lWhere, chainNeeds) });
     for (const chain of middle.added)
       added.push({ unit: chain, needs: () => memoizedNeeds(chain as Obj, lWhere, chainNeeds) });
   }
