@@ -360,7 +360,11 @@ export interface IncrementalResult extends ConsistencyResult {
  * They stay met as long as no name of any type disappeared, so then only units new since then are
  * checked (with the others skipped, the errors come out in the same order as a full check's).
  * Unchanged lists (the same objects in the same order) are not even walked. When a name did
- * disappear, every unit is checked, as checkConsistency does.
+ * disappear (a ListenerSet deleted takes its internal listener, cluster, route configuration and
+ * Secret), the units that stay still had their references met unless one of them names a name that
+ * went: a count of references per name (counted once at the first removal, then moved by each
+ * change's units) tells, and only when a staying unit still references a lost name is every unit
+ * checked, as checkConsistency does (docs/xds.md §8).
  */
 export class ConsistencyChecker {
   private last: CheckedState | undefined;
