@@ -97,7 +97,7 @@ export class StatusEdits {
  * chains, route configurations and TCP backends `ports` no longer hold (the same objects are the
  * same names) and of `removedRefs`. Those candidates alone are looked for in `ports`, and the look
  * stops once each is found, so a removal costs membership tests instead of collecting every name
- * of 5,000 chains (docs/architecture.md §8.6).
+ * of 5,000 chains (docs/architecture.md §8, "Pruning by candidates").
  */
 export function prunedFleet(
   memo: BuildMemo,
