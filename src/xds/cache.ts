@@ -219,7 +219,7 @@ export class XdsCache {
     for (const obj of list) {
       const name = (obj as Record<string, unknown>)[nameField] as string;
       try {
-        entries.set(name, this.entryFor(type, name, obj));
+        entries.set(name, this.entryFor(type, name, obj, prevType));
       } catch (e) {
         errors.push(`${messageNameOf(type)} "${name}" cannot be encoded: ${(e as Error).message}`);
       }
@@ -286,7 +286,7 @@ export class XdsCache {
     for (const obj of added) {
       const name = nameOf(obj);
       try {
-        const entry = this.entryFor(type, name, obj);
+        const entry = this.entryFor(type, name, obj, prevType);
         if (prevType.entries.get(name)?.version !== entry.version) updated.push(entry);
       } catch (e) {
         errors.push(`${messageNameOf(type)} "${name}" cannot be encoded: ${(e as Error).message}`);
@@ -309,7 +309,12 @@ export class XdsCache {
     return { snapshot, changed, removed: goneNames };
   }
 
-  private entryFor(type: TypeUrl, name: string, obj: object): CacheEntry {
+  /**
+   * The entry of one object: remembered for this object, or encoded. `prevType` is the type's
+   * previous snapshot, whose entry of the same name a Listener's encoding copies its unchanged
+   * filter chains from (docs/xds.md §12.3).
+   */
+  private entryFor(type: TypeUrl, name: string, obj: object, prevType: TypeSnapshot | undefined): CacheEntry {
     // Encoded before (this object, unchanged): its entry has the same name, version and bytes as
     // any interned one, so it serves as is.
     const known = this.encoded.get(obj);
@@ -318,7 +323,7 @@ export class XdsCache {
     // Its version hashes the chains' cached digests rather than all its bytes (listenerVersion).
     const { bytes, version } =
       type === TypeUrl.Listener
-        ? encodeListener(obj)
+        ? encodeListener(obj, prevType?.entries.get(name)?.bytes)
         : encodedWithHash(encodeMessage(messageNameOf(type), obj));
     const entry = this.interned.get(internKey(type, version))?.entry ?? { name, version, bytes };
     this.encoded.set(obj, entry);

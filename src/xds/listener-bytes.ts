@@ -12,7 +12,7 @@
  */
 import { createHash } from 'node:crypto';
 import { encodeMessage } from '../envoy/protos';
-import { lenHeader, readVarint } from './wire';
+import { readVarint, varintSize, writeVarint } from './wire';
 import { contentHash } from './snapshot';
 
 const LISTENER = 'envoy.config.listener.v3.Listener';
@@ -42,21 +42,50 @@ function encodeChain(chain: object): EncodedChain {
   return c;
 }
 
+const DIGEST_BYTES = 32;
+
+/**
+ * Where each filter chain of an encoded Listener lies in its bytes: chain i's field (tag, length,
+ * value) spans `starts[i]` to `starts[i + 1]`, and its sha256 is `digests[32i, 32i + 32)`. Kept
+ * per Listener encoding (keyed by its bytes, so it lives as long as the cache entry holding them),
+ * it lets the next encoding of that Listener copy every run of unchanged chains as one slice
+ * instead of looking up and splicing each of thousands of chains (docs/xds.md §12.3).
+ */
+interface ChainLayout {
+  readonly chains: readonly object[];
+  readonly starts: Uint32Array;
+  readonly digests: Buffer;
+}
+
+const layouts = new WeakMap<Buffer, ChainLayout>();
+
+/**
+ * How far past the previous encoding's next chain the walk looks for the current chain: a chain
+ * inserted, removed or replaced costs one step; a larger reordering falls back to the per-chain
+ * cache, which is as correct and only slower.
+ */
+const LOOKAHEAD = 4;
+
 /** A Listener's encoding and its version (CacheEntry.version). */
 export interface EncodedListener {
   readonly bytes: Buffer;
   readonly version: string;
 }
 
+/** A run of the output: chains [from, to) of the previous encoding, or one chain encoded apart. */
+type Piece = { from: number; to: number } | { chain: EncodedChain };
+
 /**
  * Encodes a Listener object and gives its version; the translated objects passed in must not be
- * mutated afterwards.
+ * mutated afterwards. `previous` is the bytes of this Listener's previous encoding, if any: runs
+ * of chains it shares with that encoding (the same objects, in the same order) are copied from it.
  *
  * The version of a Listener of at least MIN_CHAINS chains hashes its chains' digests instead of
  * all its bytes (listenerVersion), so a change of one chain of 20,000 hashes 20,000 cached 32-byte
  * digests (640 KB) instead of the whole Listener (tens of MB); smaller Listeners get contentHash.
+ * The result depends on the Listener alone, never on `previous` (docs/xds.md §12.3).
  */
-export function encodeListener(listener: object): EncodedListener {
+export function encodeListener(listener: object, previous?: Buffer): EncodedListener {
   const chains = (listener as { filter_chains?: object[] }).filter_chains;
   if (!chains || chains.length < MIN_CHAINS) {
     const bytes = encodeMessage(LISTENER, listener);
@@ -66,20 +95,69 @@ export function encodeListener(listener: object): EncodedListener {
   delete rest.filter_chains;
   const base = encodeMessage(LISTENER, rest);
   const split = offsetOfFirstFieldAbove(base, FILTER_CHAINS_FIELD);
-  const parts: Buffer[] = [base.subarray(0, split)];
-  const digests: Buffer[] = [];
-  let size = split;
-  for (const chain of chains) {
-    const c = encodeChain(chain);
-    const h = lenHeader(FILTER_CHAINS_FIELD, c.bytes.length);
-    parts.push(h, c.bytes);
-    digests.push(c.digest);
-    size += h.length + c.bytes.length;
+  const prev = previous && layouts.get(previous);
+  const pieces = prev ? piecesAfter(chains, prev) : chains.map((c) => ({ chain: encodeChain(c) }));
+
+  let size = base.length;
+  for (const p of pieces)
+    size += 'chain' in p ? fieldSize(p.chain.bytes.length) : prev!.starts[p.to] - prev!.starts[p.from];
+  const bytes = Buffer.allocUnsafe(size);
+  const starts = new Uint32Array(chains.length + 1);
+  const digests = Buffer.allocUnsafe(chains.length * DIGEST_BYTES);
+  let at = base.copy(bytes, 0, 0, split);
+  let i = 0;
+  for (const p of pieces) {
+    if ('chain' in p) {
+      starts[i] = at;
+      digests.set(p.chain.digest, i * DIGEST_BYTES);
+      at = writeVarint(bytes, writeVarint(bytes, at, CHAINS_TAG), p.chain.bytes.length);
+      at += p.chain.bytes.copy(bytes, at);
+      i++;
+    } else {
+      const { starts: from, digests: digestsFrom } = prev!;
+      digestsFrom.copy(digests, i * DIGEST_BYTES, p.from * DIGEST_BYTES, p.to * DIGEST_BYTES);
+      const shift = at - from[p.from];
+      for (let j = p.from; j < p.to; j++) starts[i++] = from[j] + shift;
+      at += previous!.copy(bytes, at, from[p.from], from[p.to]);
+    }
   }
-  parts.push(base.subarray(split));
-  size += base.length - split;
-  const bytes = Buffer.concat(parts, size);
+  starts[i] = at;
+  base.copy(bytes, at, split);
+  layouts.set(bytes, { chains, starts, digests });
   return { bytes, version: chainedVersion(base.subarray(0, split), digests, base.subarray(split)) };
+}
+
+const CHAINS_TAG = (FILTER_CHAINS_FIELD << 3) | 2;
+
+/** Bytes of a filter_chains field whose value is `length` bytes long. */
+function fieldSize(length: number): number {
+  return varintSize(CHAINS_TAG) + varintSize(length) + length;
+}
+
+/**
+ * The pieces of `chains` against a previous encoding's layout: each maximal run of chains that
+ * follow one another there too becomes one piece copied from its bytes; any other chain is
+ * encoded apart (through the per-chain cache). Pointer comparisons only, O(chains).
+ */
+function piecesAfter(chains: readonly object[], prev: ChainLayout): Piece[] {
+  const pieces: Piece[] = [];
+  const old = prev.chains;
+  let j = 0;
+  let run: { from: number; to: number } | undefined;
+  for (const chain of chains) {
+    let k = j;
+    const stop = Math.min(old.length, j + 1 + LOOKAHEAD);
+    while (k < stop && old[k] !== chain) k++;
+    if (k < stop) {
+      if (run && run.to === k) run.to = k + 1;
+      else pieces.push((run = { from: k, to: k + 1 }));
+      j = k + 1;
+    } else {
+      run = undefined;
+      pieces.push({ chain: encodeChain(chain) });
+    }
+  }
+  return pieces;
 }
 
 /**
@@ -99,15 +177,15 @@ export function listenerVersion(bytes: Buffer): string {
   const digests = chains.map((c) =>
     createHash('sha256').update(bytes.subarray(c.valueStart, c.end)).digest(),
   );
-  return chainedVersion(bytes.subarray(0, first.start), digests, bytes.subarray(last.end));
+  return chainedVersion(bytes.subarray(0, first.start), Buffer.concat(digests), bytes.subarray(last.end));
 }
 
-function chainedVersion(prefix: Buffer, digests: readonly Buffer[], suffix: Buffer): string {
+function chainedVersion(prefix: Buffer, digests: Buffer, suffix: Buffer): string {
   const h = createHash('sha256').update(CHAINED_VERSION_TAG);
   const len = Buffer.alloc(4);
   len.writeUInt32BE(prefix.length);
   h.update(len).update(prefix);
-  h.update(Buffer.concat(digests as Buffer[]));
+  h.update(digests);
   h.update(suffix);
   return h.digest().subarray(0, 16).toString('base64url');
 }

@@ -30,6 +30,8 @@ function port(chains: FilterChainModel[], http = false): PortModel {
 }
 
 const LISTENER = 'envoy.config.listener.v3.Listener';
+/** Fewest chains the edits leave (the chain-digest form starts at 8). */
+const MIN = 10;
 
 describe('encodeListener', () => {
   test('byte-identical to encoding the whole Listener, small and large', () => {
@@ -96,6 +98,59 @@ describe('Listener versions from cached chain digests (listenerVersion as the or
         if (k !== key) assert.notEqual(v, version, `distinct at step ${step}`);
       versionOfBytes.set(key, version);
     }
+  });
+
+  test('encoding against the previous encoding gives the same bytes and version as without it', () => {
+    const next = rng(17);
+    let chains = Array.from({ length: 60 }, (_, i) => chain(i));
+    let previous: Buffer | undefined;
+    for (let step = 0; step < 120; step++) {
+      const r = next();
+      const i = Math.floor(next() * chains.length);
+      const n = 1 + Math.floor(next() * 8); // runs longer than the walk's look-ahead too
+      if (r < 0.25)
+        chains = [
+          ...chains.slice(0, i),
+          ...Array.from({ length: n }, (_, k) => chain(2000 + 10 * step + k)),
+          ...chains.slice(i),
+        ];
+      else if (r < 0.45 && chains.length > n + MIN) chains = [...chains.slice(0, i), ...chains.slice(i + n)];
+      else if (r < 0.65)
+        chains = chains.map((c, j) => (j >= i && j < i + n ? { ...c, secretNames: [`ns/r-${step}`] } : c));
+      else if (r < 0.8) {
+        const moved = chains.splice(i, n);
+        chains = [...moved, ...chains]; // a reordering
+      } else if (r < 0.9) chains = [...chains].reverse();
+      else previous = undefined; // no previous encoding (a restart, another fleet)
+      const l = translateListener(port(chains, step % 3 === 0), { bindAddress: '127.0.0.1' })!;
+      const got = encodeListener(l, previous);
+      assert.deepEqual(got.bytes, encodeMessage(LISTENER, l), `bytes at step ${step}`);
+      assert.equal(got.version, listenerVersion(got.bytes), `version at step ${step}`);
+      // Whether a previous encoding was handed in, or a wrong one, never changes the result.
+      assert.equal(encodeListener(l).version, got.version, `version without previous at step ${step}`);
+      previous = got.bytes;
+    }
+  });
+
+  test('a previous encoding of another Listener gives the same result', () => {
+    const a = translateListener(port(Array.from({ length: 30 }, (_, i) => chain(i))), {
+      bindAddress: '127.0.0.1',
+    })!;
+    const b = translateListener(
+      port(
+        Array.from({ length: 30 }, (_, i) => chain(i + 5)),
+        true,
+      ),
+      {
+        bindAddress: '0.0.0.0',
+      },
+    )!;
+    const other = encodeListener(a).bytes;
+    const got = encodeListener(b, other);
+    assert.deepEqual(got.bytes, encodeMessage(LISTENER, b));
+    assert.equal(got.version, listenerVersion(got.bytes));
+    const unrelated = encodeListener(b, Buffer.from('not a listener'));
+    assert.deepEqual(unrelated.bytes, got.bytes);
   });
 
   test('a Listener of few chains is versioned by contentHash of its bytes', () => {

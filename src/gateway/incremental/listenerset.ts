@@ -206,7 +206,7 @@ export function addListenerSet(
       const group: ListenerRoutes[] = [{ listener: l, routes }];
       const entry = vhosts.virtualHosts(group, new ListenerClaims([l]), l.port, 'https');
       for (const c of l.certificates)
-        if (!secrets.some((x) => x.name === c.name)) secrets = sortedWith(secrets, c);
+        if (secrets[insertionPoint(secrets, c.name)]?.name !== c.name) secrets = sortedWith(secrets, c);
       const chain: FilterChainModel = {
         name: l.qualifiedName,
         serverNames: [host],
@@ -312,14 +312,23 @@ function withWaitingRoutes(
 
 /** Returns a new array: `sorted` (by name) with `item` inserted at its place. */
 function sortedWith<T extends { name: string }>(sorted: readonly T[], item: T): T[] {
+  return sorted.toSpliced(insertionPoint(sorted, item.name), 0, item);
+}
+
+/**
+ * The index of the first item of `sorted` (by name, compareStrings) whose name is not below `name`:
+ * where an item of that name is, or would go. A binary search, so a check or insertion among the
+ * 5,000 secrets of a large fleet costs 13 comparisons instead of a scan.
+ */
+function insertionPoint(sorted: readonly { name: string }[], name: string): number {
   let lo = 0;
   let hi = sorted.length;
   while (lo < hi) {
     const mid = (lo + hi) >> 1;
-    if (compareStrings(sorted[mid].name, item.name) < 0) lo = mid + 1;
+    if (compareStrings(sorted[mid].name, name) < 0) lo = mid + 1;
     else hi = mid;
   }
-  return [...sorted.slice(0, lo), item, ...sorted.slice(lo)];
+  return lo;
 }
 
 /**

@@ -3,7 +3,7 @@
  * share: editing the state's statuses with removals, and pruning a fleet's clusters, secrets and
  * CA bundles to what its remaining chains still name.
  */
-import type { ClusterModel, FleetModel, PortModel } from '../../model/fleet';
+import type { ClusterModel, FleetModel, PortModel, VirtualHostModel } from '../../model/fleet';
 import type { ObjectStatus } from '../../status/types';
 import { statusKey } from '../../status/types';
 import type { ClusterRef } from '../backends';
@@ -92,6 +92,12 @@ export class StatusEdits {
  * which is provably not the case only for http1 (a name route configurations use has an HTTP
  * reference, and any http2 one would have made the cluster http2) unless a TCP backend names it.
  * Fleets whose clusters carry upstream TLS (their client certificate is a secret too) decline.
+ *
+ * Only what the previous ports named and `ports` may no longer name can go: the names of the
+ * chains, route configurations and TCP backends `ports` no longer hold (the same objects are the
+ * same names) and of `removedRefs`. Those candidates alone are looked for in `ports`, and the look
+ * stops once each is found, so a removal costs membership tests instead of collecting every name
+ * of 5,000 chains (docs/architecture.md §8, "Pruning by candidates").
  */
 export function prunedFleet(
   memo: BuildMemo,
@@ -99,41 +105,123 @@ export function prunedFleet(
   ports: PortModel[],
   removedRefs: Iterable<ClusterRef>,
 ): FleetModel | undefined {
-  const names = new Set<string>();
-  const tcpNames = new Set<string>();
-  const secrets = new Set<string>();
-  const bundles = new Set<string>();
-  for (const p of ports) {
-    if (p.http) for (const n of memo.virtualHosts.clusterNamesOf(p.http.virtualHosts)) names.add(n);
-    for (const fc of p.filterChains) {
-      if (fc.virtualHosts) for (const n of memo.virtualHosts.clusterNamesOf(fc.virtualHosts)) names.add(n);
-      for (const b of fc.tcpBackends ?? []) tcpNames.add(b.cluster);
-      for (const s of fc.secretNames) secrets.add(s);
-      if (fc.clientValidation) bundles.add(fc.clientValidation.caBundle);
-    }
-    for (const b of p.l4?.backends ?? []) tcpNames.add(b.cluster);
-  }
-  for (const n of tcpNames) names.add(n);
-  const kept = new Map<string, ClusterModel>();
-  for (const c of previous.clusters) {
-    if (c.tls) return undefined;
-    if (names.has(c.name)) kept.set(c.name, c);
-  }
-  for (const ref of removedRefs) {
-    const c = kept.get(ref.name);
+  for (const c of previous.clusters) if (c.tls) return undefined;
+  const refs = [...removedRefs];
+  const candidates = namesNoLongerHeld(memo, previous.ports, ports);
+  for (const r of refs) candidates.clusters.add(r.name);
+  // Only an http1 reference to an http1 cluster asks whether a TCP backend names the cluster.
+  const tcpWanted = new Set(refs.filter((r) => r.protocol === 'http1').map((r) => r.name));
+  const found = namedAmong(memo, ports, candidates, tcpWanted);
+  const gone = (set: Set<string>, seen: Set<string>, name: string): boolean =>
+    set.has(name) && !seen.has(name);
+  const clusters = previous.clusters.filter((c) => !gone(candidates.clusters, found.clusters, c.name));
+  const byName = new Map<string, ClusterModel>();
+  for (const c of clusters) if (candidates.clusters.has(c.name)) byName.set(c.name, c);
+  for (const ref of refs) {
+    const c = byName.get(ref.name);
     if (!c || ref.protocol !== c.protocol) continue;
-    if (c.protocol !== 'http1' || tcpNames.has(c.name)) return undefined;
+    if (c.protocol !== 'http1' || found.tcp.has(c.name)) return undefined;
   }
-  const clusters = kept.size === previous.clusters.length ? previous.clusters : [...kept.values()];
-  const keptSecrets = previous.secrets.filter((s) => secrets.has(s.name));
-  const keptBundles = previous.caBundles?.filter((b) => bundles.has(b.name));
+  const keptSecrets = previous.secrets.filter((s) => !gone(candidates.secrets, found.secrets, s.name));
+  const keptBundles = previous.caBundles?.filter((b) => !gone(candidates.bundles, found.bundles, b.name));
   const out: FleetModel = {
     ...previous,
     ports,
-    clusters,
+    clusters: clusters.length === previous.clusters.length ? previous.clusters : clusters,
     secrets: keptSecrets.length === previous.secrets.length ? previous.secrets : keptSecrets,
   };
   if (!keptBundles || keptBundles.length === 0) delete out.caBundles;
   else if (keptBundles.length < previous.caBundles!.length) out.caBundles = keptBundles;
   return out;
+}
+
+/** Cluster, secret and CA bundle names. */
+interface Names {
+  clusters: Set<string>;
+  secrets: Set<string>;
+  bundles: Set<string>;
+}
+
+/**
+ * The names `before`'s ports give through parts `after` no longer holds: chains gone from a port
+ * (those between the chain lists' common head and tail, compared by identity), a port's HTTP
+ * route configuration or TCP backends replaced, a port gone. Parts `after` still holds name the
+ * same as before, so no other name can stop being named.
+ */
+function namesNoLongerHeld(
+  memo: BuildMemo,
+  before: readonly PortModel[],
+  after: readonly PortModel[],
+): Names {
+  const out: Names = { clusters: new Set(), secrets: new Set(), bundles: new Set() };
+  const afterByName = new Map(after.map((p) => [p.name, p] as const));
+  for (const q of before) {
+    const p = afterByName.get(q.name);
+    if (p === q) continue;
+    if (q.http && q.http.virtualHosts !== p?.http?.virtualHosts)
+      for (const n of memo.virtualHosts.clusterNamesOf(q.http.virtualHosts)) out.clusters.add(n);
+    if (q.l4 && q.l4 !== p?.l4) for (const b of q.l4.backends) out.clusters.add(b.cluster);
+    const was = q.filterChains;
+    const now = p?.filterChains ?? [];
+    const shorter = Math.min(was.length, now.length);
+    let head = 0;
+    while (head < shorter && was[head] === now[head]) head++;
+    let tail = 0;
+    while (tail < shorter - head && was[was.length - 1 - tail] === now[now.length - 1 - tail]) tail++;
+    for (let i = head; i < was.length - tail; i++) {
+      const fc = was[i];
+      if (fc.virtualHosts)
+        for (const n of memo.virtualHosts.clusterNamesOf(fc.virtualHosts)) out.clusters.add(n);
+      for (const b of fc.tcpBackends ?? []) out.clusters.add(b.cluster);
+      for (const s of fc.secretNames) out.secrets.add(s);
+      if (fc.clientValidation) out.bundles.add(fc.clientValidation.caBundle);
+    }
+  }
+  return out;
+}
+
+/**
+ * Which of `wanted` the ports name, and which of `tcpWanted` they name as a TCP backend; stops
+ * once everything wanted is found.
+ */
+function namedAmong(
+  memo: BuildMemo,
+  ports: readonly PortModel[],
+  wanted: Names,
+  tcpWanted: ReadonlySet<string>,
+): Names & { tcp: Set<string> } {
+  const found = {
+    clusters: new Set<string>(),
+    secrets: new Set<string>(),
+    bundles: new Set<string>(),
+    tcp: new Set<string>(),
+  };
+  const complete = (): boolean =>
+    found.clusters.size === wanted.clusters.size &&
+    found.tcp.size === tcpWanted.size &&
+    found.secrets.size === wanted.secrets.size &&
+    found.bundles.size === wanted.bundles.size;
+  const viaRoutes = (vhosts: VirtualHostModel[]): void => {
+    if (found.clusters.size === wanted.clusters.size) return;
+    for (const n of memo.virtualHosts.clusterNamesOf(vhosts))
+      if (wanted.clusters.has(n)) found.clusters.add(n);
+  };
+  const viaTcp = (name: string): void => {
+    if (wanted.clusters.has(name)) found.clusters.add(name);
+    if (tcpWanted.has(name)) found.tcp.add(name);
+  };
+  for (const p of ports) {
+    if (complete()) break;
+    if (p.http) viaRoutes(p.http.virtualHosts);
+    for (const fc of p.filterChains) {
+      if (fc.virtualHosts) viaRoutes(fc.virtualHosts);
+      for (const b of fc.tcpBackends ?? []) viaTcp(b.cluster);
+      if (found.secrets.size < wanted.secrets.size)
+        for (const s of fc.secretNames) if (wanted.secrets.has(s)) found.secrets.add(s);
+      if (fc.clientValidation && wanted.bundles.has(fc.clientValidation.caBundle))
+        found.bundles.add(fc.clientValidation.caBundle);
+    }
+    for (const b of p.l4?.backends ?? []) viaTcp(b.cluster);
+  }
+  return found;
 }
