@@ -20,7 +20,8 @@ import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { Worker } from 'node:worker_threads';
-import type { WorkerItem, WorkerRequest } from './parse-worker';
+import type { WorkerAheadReport, WorkerItem, WorkerRequest } from './parse-worker';
+import { aheadOwner } from './scan-ahead';
 import type { FileScan, ScanRequest, ScanResult } from './scan';
 
 /** Files sent to one worker ahead of its answers. */
@@ -124,6 +125,17 @@ export class ScanPool {
   private started = 0;
   private closed = false;
   private dispatchScheduled = false;
+  /**
+   * The workers scanning ahead (scanAhead()), by share: a file's request goes to the worker
+   * whose share it is (aheadOwner) while that worker runs. Cleared once the pool is idle again
+   * after answering requests, with the workers' scans ahead.
+   */
+  private aheadSlots: Slot[] | undefined;
+  private aheadAsked = false;
+  /** Files each worker scanned ahead, once it finished its share (for tests and logs). */
+  private aheadDone: number[] = [];
+  /** Requests answered from scans ahead, as the workers reported when they dropped them. */
+  private aheadUsedCount = 0;
 
   constructor(opts: ScanPoolOptions = {}) {
     this.size = Math.max(1, opts.size ?? Math.min(4, availableParallelism()));
@@ -173,6 +185,35 @@ export class ScanPool {
     }
   }
 
+  /**
+   * Starts the workers (prestart()) and has each scan its share of the files under `root` ahead
+   * of any request (scan-ahead.ts, docs/architecture.md §10.6): `convoy serve --from-dir` calls it
+   * before the control plane's modules load, so the workers parse while the main thread loads.
+   * The provider then asks for every file as usual; each request goes to the worker holding the
+   * file's scan, which answers from it when the file is unchanged since (parse-worker.ts).
+   */
+  scanAhead(root: string, limits: { maxEntries: number; maxDepth: number }): void {
+    this.prestart();
+    if (this.aheadSlots || this.closed) return;
+    const slots = [...this.slots];
+    this.aheadSlots = slots;
+    this.aheadAsked = false;
+    slots.forEach((slot, index) => {
+      const ahead = { root, index, of: slots.length, ...limits };
+      slot.worker.postMessage({ ahead } satisfies WorkerRequest);
+    });
+  }
+
+  /** Files each worker scanned ahead, listed once it finished its share; empty before (for tests). */
+  aheadScanned(): number[] {
+    return [...this.aheadDone];
+  }
+
+  /** Requests answered from scans ahead, once the workers dropped them (for tests and logs). */
+  aheadUsed(): number {
+    return this.aheadUsedCount;
+  }
+
   /** Terminates every worker; queued and running scans resolve as failures. */
   async close(): Promise<void> {
     this.closed = true;
@@ -198,11 +239,14 @@ export class ScanPool {
   private dispatch(): void {
     const sends = new Map<Slot, { id: number; request: ScanRequest }[]>();
     while (this.queueHead < this.queue.length) {
-      let slot: Slot | undefined;
-      for (const s of this.slots) if (!slot || s.tasks.size < slot.tasks.size) slot = s;
-      if ((!slot || slot.tasks.size > 0) && this.slots.size < this.size) slot = this.spawn();
+      let slot: Slot | undefined = this.aheadSlotOf(this.queue[this.queueHead].request.path);
+      if (!slot) {
+        for (const s of this.slots) if (!slot || s.tasks.size < slot.tasks.size) slot = s;
+        if ((!slot || slot.tasks.size > 0) && this.slots.size < this.size) slot = this.spawn();
+      }
       if (!slot || slot.tasks.size >= WINDOW) break;
       const task = this.queue[this.queueHead++];
+      if (this.aheadSlots) this.aheadAsked = true;
       slot.tasks.set(task.id, task);
       if (slot.tasks.size === 1) {
         slot.worker.ref();
@@ -216,6 +260,29 @@ export class ScanPool {
     }
     if (this.queueHead === this.queue.length) this.takeQueue();
     for (const [slot, scans] of sends) slot.worker.postMessage({ scans } satisfies WorkerRequest);
+  }
+
+  /** The running worker that scanned `path` ahead, if any (see scanAhead()). */
+  private aheadSlotOf(path: string): Slot | undefined {
+    if (!this.aheadSlots) return undefined;
+    const slot = this.aheadSlots[aheadOwner(path, this.aheadSlots.length)];
+    return this.slots.has(slot) ? slot : undefined;
+  }
+
+  /**
+   * Ends scanning ahead once requests came and were all answered (the provider's first load):
+   * the workers drop the scans ahead nobody asked for, and requests go to any worker again.
+   */
+  private endAheadWhenIdle(): void {
+    if (!this.aheadSlots || !this.aheadAsked || this.queueHead < this.queue.length) return;
+    for (const s of this.slots) if (s.tasks.size > 0) return;
+    const slots = this.aheadSlots;
+    this.aheadSlots = undefined;
+    for (const s of slots)
+      if (this.slots.has(s)) {
+        s.worker.postMessage({ dropAhead: true } satisfies WorkerRequest);
+        this.armIdle(s);
+      }
   }
 
   /** Empties the queue; returns the tasks that were still in it, in order. */
@@ -244,6 +311,8 @@ export class ScanPool {
     slot.idleTimer = setTimeout(() => {
       slot.idleTimer = undefined;
       if (slot.tasks.size > 0 || !this.slots.has(slot)) return;
+      // Scanning ahead for a provider still to come (endAheadWhenIdle() arms this again).
+      if (this.aheadSlots?.includes(slot)) return;
       const last = this.slots.size <= 1;
       if (last && (this.closed || slot.answered < this.recycleAfterFiles)) return;
       this.slots.delete(slot);
@@ -272,8 +341,13 @@ export class ScanPool {
       });
     const worker = nursery ? withWorkerNursery(create) : create();
     const slot: Slot = { worker, tasks: new Map(), answered: 0 };
-    worker.on('message', (items: WorkerItem[]) => {
+    worker.on('message', (items: WorkerItem[] | WorkerAheadReport) => {
       if (!this.slots.has(slot)) return;
+      if (!Array.isArray(items)) {
+        if ('aheadDone' in items) this.aheadDone.push(items.aheadDone);
+        else this.aheadUsedCount += items.aheadUsed;
+        return;
+      }
       for (const item of items) {
         const task = slot.tasks.get(item.id);
         if (!task) continue;
@@ -301,6 +375,7 @@ export class ScanPool {
         if (this.slots.has(slot)) worker.postMessage({ ack: true } satisfies WorkerRequest);
       });
       this.dispatch();
+      this.endAheadWhenIdle();
     });
     worker.on('error', (err: Error & { code?: string }) => {
       const why =
@@ -345,6 +420,18 @@ export function prestartDefaultPool(): void {
   if (prestarted) return;
   prestarted = new ScanPool();
   prestarted.prestart();
+}
+
+/**
+ * prestartDefaultPool(), with the workers scanning the files under `root` ahead (scanAhead()):
+ * what `convoy serve --from-dir DIR` calls before loading its modules.
+ */
+export function prestartDefaultPoolScanningAhead(
+  root: string,
+  limits: { maxEntries: number; maxDepth: number },
+): void {
+  prestartDefaultPool();
+  prestarted?.scanAhead(root, limits);
 }
 
 /** The pool prestartDefaultPool() started, handed out once; undefined when there is none. */

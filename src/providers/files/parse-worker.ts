@@ -11,12 +11,16 @@
  * goes on while a message waits for its acknowledgement, up to OUTBOX_BYTES of output, so the
  * worker is not idle for the round trip.
  */
+import { statSync } from 'node:fs';
 import type { MessagePort } from 'node:worker_threads';
 import { serialize } from 'node:v8';
 import { parentPort } from 'node:worker_threads';
+import { MAX_OBJECT_BYTES } from './apiserver';
 import { MAX_CACHED_SCAN_BYTES } from './disk-cache';
-import type { FileScan, ScanRequest, ScanResult } from './scan';
-import { scanFile } from './scan';
+import type { AheadRequest } from './scan-ahead';
+import { listAhead } from './scan-ahead';
+import type { FileScan, ScanLimits, ScanRequest, ScanResult } from './scan';
+import { DEFAULT_MAX_FILE_BYTES, fingerprintOf, scanFileSync } from './scan';
 
 const BATCH_BYTES = 256 * 1024;
 const BATCH_ENTRIES = 100;
@@ -25,7 +29,24 @@ const OUTBOX_BYTES = 4 * BATCH_BYTES;
 
 /** One item of a message: a slice of a scan's entries, or a scan's result (closing its id). */
 export type WorkerItem = { id: number; entries: FileScan['entries'] } | { id: number; result: ScanResult };
-export type WorkerRequest = { scans: { id: number; request: ScanRequest }[] } | { ack: true };
+export type WorkerRequest =
+  | { scans: { id: number; request: ScanRequest }[] }
+  | { ack: true }
+  | { ahead: AheadRequest }
+  | { dropAhead: true };
+/**
+ * Reports on scanning ahead: once a worker scanned (or was asked for) every file of its share,
+ * how many it scanned; when it drops what it scanned ahead, how many requests it answered from it.
+ */
+export type WorkerAheadReport = { aheadDone: number } | { aheadUsed: number };
+
+/** The limits a scan ahead uses: the provider's defaults (a request with others is scanned again). */
+const AHEAD_LIMITS: ScanLimits = { maxFileBytes: DEFAULT_MAX_FILE_BYTES, maxObjectBytes: MAX_OBJECT_BYTES };
+/**
+ * Text held in scans ahead that the provider has not asked for yet, at most; scanning ahead
+ * pauses there, so a huge tree never piles up in a worker before the provider starts.
+ */
+const AHEAD_HELD_BYTES = 32 * 1024 * 1024;
 
 const port: MessagePort = workerPort();
 
@@ -42,21 +63,80 @@ let scanning = false;
 /** Resolves when the outbox has room again. */
 let roomWaiter: (() => void) | undefined;
 
+/**
+ * Scanning ahead (scan-ahead.ts): the files of this worker's share not scanned or asked for yet,
+ * from `aheadNext` on; the scans made and not yet asked for, by path; the paths asked for.
+ */
+let ahead: { path: string; file: string }[] = [];
+let aheadNext = 0;
+let aheadScanned = 0;
+let aheadUsed = 0;
+let aheadScheduled = false;
+const held = new Map<string, { file: string; result: ScanResult; bytes: number }>();
+let heldBytes = 0;
+const asked = new Set<string>();
+
 port.on('message', (message: WorkerRequest) => {
   if ('ack' in message) {
     awaitingAck = false;
     send();
     return;
   }
-  for (const scan of message.scans) requests.push(scan);
+  if ('ahead' in message) {
+    ahead = listAhead(message.ahead);
+    aheadNext = 0;
+    scheduleAhead();
+    return;
+  }
+  if ('dropAhead' in message) {
+    port.postMessage({ aheadUsed } satisfies WorkerAheadReport);
+    ahead = [];
+    held.clear();
+    heldBytes = 0;
+    asked.clear();
+    return;
+  }
+  for (const scan of message.scans) {
+    requests.push(scan);
+    if (ahead.length > 0) asked.add(scan.request.path);
+  }
   if (!scanning) void scanAll();
 });
+
+/**
+ * Scans the next file of the share ahead, one per event-loop turn so requests and
+ * acknowledgements are never kept waiting for more than one file: only while no request is
+ * being scanned (or the scan waits for the main thread's acknowledgement), and only up to
+ * AHEAD_HELD_BYTES held.
+ */
+function scheduleAhead(): void {
+  if (aheadScheduled || aheadNext >= ahead.length) return;
+  aheadScheduled = true;
+  setImmediate(() => {
+    aheadScheduled = false;
+    if ((scanning && !roomWaiter) || heldBytes >= AHEAD_HELD_BYTES) return;
+    while (aheadNext < ahead.length && asked.has(ahead[aheadNext].path)) aheadNext++;
+    const next = ahead[aheadNext++];
+    if (next) {
+      const result = scanFileSync({ path: next.path, file: next.file, limits: AHEAD_LIMITS });
+      const bytes = result.status === 'scanned' ? (result.bytes ?? 0) : 0;
+      held.set(next.path, { file: next.file, result, bytes });
+      heldBytes += bytes;
+      aheadScanned++;
+    }
+    if (aheadNext < ahead.length) scheduleAhead();
+    else if (ahead.length > 0) {
+      port.postMessage({ aheadDone: aheadScanned } satisfies WorkerAheadReport);
+      ahead = [];
+    }
+  });
+}
 
 async function scanAll(): Promise<void> {
   scanning = true;
   try {
     for (let next = requests.shift(); next; next = requests.shift()) {
-      const result = await scanFile(next.request);
+      const result = scannedAhead(next.request) ?? scanFileSync(next.request);
       if (next.request.serialize && result.status === 'scanned' && result.hash !== undefined) {
         // Serialized whole, before it is sliced; only a scan small enough to decode at once.
         const serialized = serialize(result.scan);
@@ -66,7 +146,38 @@ async function scanAll(): Promise<void> {
     }
   } finally {
     scanning = false;
+    scheduleAhead();
   }
+}
+
+/**
+ * The scan made ahead of `request`, when it is provably the file as it is now: the same name and
+ * limits, read completely, and the file's stat fingerprint (size, times, inode) unchanged since
+ * that read. The stat is made now, after the provider listed the tree and started watching it,
+ * so a file changed since the scan ahead is read again; the same fingerprint is what lets a
+ * rescan skip reading a file (provider.ts). Undefined: scan the file now.
+ */
+function scannedAhead(request: ScanRequest): ScanResult | undefined {
+  const kept = held.get(request.path);
+  if (!kept) return undefined;
+  held.delete(request.path);
+  heldBytes -= kept.bytes;
+  scheduleAhead();
+  const { result } = kept;
+  if (result.status !== 'scanned' || result.hash === undefined || result.fingerprint === undefined) return undefined;
+  if (kept.file !== request.file) return undefined;
+  const { maxFileBytes, maxObjectBytes } = request.limits;
+  if (maxFileBytes !== AHEAD_LIMITS.maxFileBytes || maxObjectBytes !== AHEAD_LIMITS.maxObjectBytes) return undefined;
+  let now: string;
+  try {
+    now = fingerprintOf(statSync(request.path));
+  } catch {
+    return undefined;
+  }
+  if (now !== result.fingerprint) return undefined;
+  aheadUsed++;
+  if (request.previousHash === result.hash) return { status: 'unchanged', fingerprint: now };
+  return result;
 }
 
 /** Queues a scan's output: its entries in slices of about BATCH_BYTES, then the result. */

@@ -23,7 +23,7 @@ import { ScanPool, adoptPrestartedPool } from './parse-pool';
 import type { FileProblem } from './problems';
 import { ProblemReport } from './problems';
 import type { FileScan, ScanLimits, ScanResult } from './scan';
-import { fingerprintOf, rememberWorkAhead } from './scan';
+import { DEFAULT_MAX_FILE_BYTES, fingerprintOf, rememberWorkAhead } from './scan';
 import { SettleGate } from './settle';
 import type { Listing, WalkLimits } from './walk';
 import { DEFAULT_WALK_LIMITS, isReadableName, listFiles, relativeName } from './walk';
@@ -68,8 +68,8 @@ export interface FileProviderOptions {
   cache?: { dir: string; convoyVersion: string };
 }
 
-/** Default per-file size limit: many objects, but a bounded parse. */
-export const DEFAULT_MAX_FILE_BYTES = 4 * 1024 * 1024;
+/** Default per-file size limit (defined in scan.ts, which the parse workers share). */
+export { DEFAULT_MAX_FILE_BYTES };
 export const DEFAULT_SETTLE_MS = 500;
 /**
  * Coalesces one burst of events (an atomic write is a create, writes and a rename within
