@@ -18,7 +18,7 @@
  */
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
-import { setFlagsFromString } from 'node:v8';
+import { deserialize, setFlagsFromString } from 'node:v8';
 import { Worker } from 'node:worker_threads';
 import type { WorkerAheadReport, WorkerItem, WorkerRequest } from './parse-worker';
 import { aheadOwner } from './scan-ahead';
@@ -357,7 +357,8 @@ export class ScanPool {
         }
         slot.tasks.delete(item.id);
         slot.answered++;
-        const r = item.result;
+        // A scan made ahead comes serialized (parse-worker.ts): decoded here, as a message would be.
+        const r = 'packed' in item ? (deserialize(item.packed) as ScanResult) : item.result;
         if (r.status === 'scanned') {
           for (const e of r.scan.entries) task.entries.push(e);
           task.resolve({ ...r, scan: { ...r.scan, entries: task.entries } });

@@ -13,7 +13,7 @@
  */
 import { statSync } from 'node:fs';
 import type { MessagePort } from 'node:worker_threads';
-import { serialize } from 'node:v8';
+import { deserialize, serialize } from 'node:v8';
 import { parentPort } from 'node:worker_threads';
 import { MAX_OBJECT_BYTES } from './apiserver';
 import { MAX_CACHED_SCAN_BYTES } from './disk-cache';
@@ -28,7 +28,11 @@ const BATCH_ENTRIES = 100;
 const OUTBOX_BYTES = 4 * BATCH_BYTES;
 
 /** One item of a message: a slice of a scan's entries, or a scan's result (closing its id). */
-export type WorkerItem = { id: number; entries: FileScan['entries'] } | { id: number; result: ScanResult };
+export type WorkerItem =
+  | { id: number; entries: FileScan['entries'] }
+  | { id: number; result: ScanResult }
+  /** A whole result scanned ahead, as v8.serialize() wrote it (see `held`). */
+  | { id: number; packed: Uint8Array; entryCount: number };
 export type WorkerRequest =
   | { scans: { id: number; request: ScanRequest }[] }
   | { ack: true }
@@ -47,6 +51,8 @@ const AHEAD_LIMITS: ScanLimits = { maxFileBytes: DEFAULT_MAX_FILE_BYTES, maxObje
  * pauses there, so a huge tree never piles up in a worker before the provider starts.
  */
 const AHEAD_HELD_BYTES = 32 * 1024 * 1024;
+/** A scan ahead larger than this serialized is not kept (the file is scanned again when asked for). */
+const AHEAD_PACKED_MAX_BYTES = BATCH_BYTES;
 
 const port: MessagePort = workerPort();
 
@@ -66,13 +72,24 @@ let roomWaiter: (() => void) | undefined;
 /**
  * Scanning ahead (scan-ahead.ts): the files of this worker's share not scanned or asked for yet,
  * from `aheadNext` on; the scans made and not yet asked for, by path; the paths asked for.
+ * A scan ahead is kept serialized (v8.serialize, the encoding a message uses): as live objects,
+ * thousands of scans held for a second survived every scavenge and were copied and marked again
+ * and again, which cost the workers more than the time they gained; serialized once, a held scan
+ * is one buffer, and posting it costs no second encoding.
  */
 let ahead: { path: string; file: string }[] = [];
 let aheadNext = 0;
 let aheadScanned = 0;
 let aheadUsed = 0;
 let aheadScheduled = false;
-const held = new Map<string, { file: string; result: ScanResult; bytes: number }>();
+interface HeldScan {
+  file: string;
+  hash: string;
+  fingerprint: string;
+  packed: Uint8Array;
+  entryCount: number;
+}
+const held = new Map<string, HeldScan>();
 let heldBytes = 0;
 const asked = new Set<string>();
 
@@ -119,10 +136,17 @@ function scheduleAhead(): void {
     const next = ahead[aheadNext++];
     if (next) {
       const result = scanFileSync({ path: next.path, file: next.file, limits: AHEAD_LIMITS });
-      const bytes = result.status === 'scanned' ? (result.bytes ?? 0) : 0;
-      held.set(next.path, { file: next.file, result, bytes });
-      heldBytes += bytes;
       aheadScanned++;
+      // Kept only when read completely: a read failure is retried when the file is asked for.
+      if (result.status === 'scanned' && result.hash !== undefined && result.fingerprint !== undefined) {
+        const packed = serialize(result);
+        if (packed.length <= AHEAD_PACKED_MAX_BYTES) {
+          const { file } = next;
+          const { hash, fingerprint } = result;
+          held.set(next.path, { file, hash, fingerprint, packed, entryCount: result.scan.entries.length });
+          heldBytes += packed.length;
+        }
+      }
     }
     if (aheadNext < ahead.length) scheduleAhead();
     else if (ahead.length > 0) {
@@ -136,7 +160,12 @@ async function scanAll(): Promise<void> {
   scanning = true;
   try {
     for (let next = requests.shift(); next; next = requests.shift()) {
-      const result = scannedAhead(next.request) ?? scanFileSync(next.request);
+      const ahead = scannedAhead(next.request);
+      if (ahead && 'packed' in ahead) {
+        await enqueue({ id: next.id, ...ahead }, ahead.packed.length);
+        continue;
+      }
+      const result = ahead?.result ?? scanFileSync(next.request);
       if (next.request.serialize && result.status === 'scanned' && result.hash !== undefined) {
         // Serialized whole, before it is sliced; only a scan small enough to decode at once.
         const serialized = serialize(result.scan);
@@ -157,14 +186,14 @@ async function scanAll(): Promise<void> {
  * so a file changed since the scan ahead is read again; the same fingerprint is what lets a
  * rescan skip reading a file (provider.ts). Undefined: scan the file now.
  */
-function scannedAhead(request: ScanRequest): ScanResult | undefined {
+function scannedAhead(
+  request: ScanRequest,
+): { packed: Uint8Array; entryCount: number } | { result: ScanResult } | undefined {
   const kept = held.get(request.path);
   if (!kept) return undefined;
   held.delete(request.path);
-  heldBytes -= kept.bytes;
+  heldBytes -= kept.packed.length;
   scheduleAhead();
-  const { result } = kept;
-  if (result.status !== 'scanned' || result.hash === undefined || result.fingerprint === undefined) return undefined;
   if (kept.file !== request.file) return undefined;
   const { maxFileBytes, maxObjectBytes } = request.limits;
   if (maxFileBytes !== AHEAD_LIMITS.maxFileBytes || maxObjectBytes !== AHEAD_LIMITS.maxObjectBytes) return undefined;
@@ -174,10 +203,12 @@ function scannedAhead(request: ScanRequest): ScanResult | undefined {
   } catch {
     return undefined;
   }
-  if (now !== result.fingerprint) return undefined;
+  if (now !== kept.fingerprint) return undefined;
   aheadUsed++;
-  if (request.previousHash === result.hash) return { status: 'unchanged', fingerprint: now };
-  return result;
+  if (request.previousHash === kept.hash) return { result: { status: 'unchanged', fingerprint: now } };
+  // The cache on disk wants the scan serialized alone (scanAll()): decode it to go that way.
+  if (request.serialize) return { result: deserialize(kept.packed) as ScanResult };
+  return { packed: kept.packed, entryCount: kept.entryCount };
 }
 
 /** Queues a scan's output: its entries in slices of about BATCH_BYTES, then the result. */
@@ -240,5 +271,6 @@ function send(): void {
 
 function entryCount(item: WorkerItem): number {
   if ('entries' in item) return item.entries.length;
+  if ('packed' in item) return Math.max(1, item.entryCount);
   return item.result.status === 'scanned' ? Math.max(1, item.result.scan.entries.length) : 1;
 }
