@@ -18,11 +18,11 @@
  */
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
-import { deserialize, setFlagsFromString } from 'node:v8';
+import { setFlagsFromString } from 'node:v8';
 import { Worker } from 'node:worker_threads';
 import type { WorkerAheadReport, WorkerItem, WorkerRequest } from './parse-worker';
 import { aheadOwner } from './scan-ahead';
-import type { FileScan, ScanRequest, ScanResult } from './scan';
+import type { FileScan, ScanLimits, ScanRequest, ScanResult } from './scan';
 
 /** Files sent to one worker ahead of its answers. */
 const WINDOW = 64;
@@ -96,6 +96,8 @@ interface Task {
   resolve: (r: ScanResult) => void;
   /** Entries received so far (the worker may send them before the result). */
   entries: FileScan['entries'];
+  /** The file's scan ahead: the worker checks the file is unchanged since (scanAhead()). */
+  ahead?: ScanResult & { status: 'scanned' };
 }
 
 interface Slot {
@@ -132,6 +134,14 @@ export class ScanPool {
    */
   private aheadSlots: Slot[] | undefined;
   private aheadAsked = false;
+  /** Scans ahead received and not asked for yet, by path, with the limits they were made with. */
+  private aheadHeld = new Map<string, { file: string; result: ScanResult & { status: 'scanned' }; limits: ScanLimits }>();
+  /**
+   * Queued tasks (not sent to a worker yet) whose file's scan ahead may still arrive: it was
+   * posted before the worker heard the requests had come (stopAhead()).
+   */
+  private awaitingAhead = new Map<string, Task>();
+  private aheadStopped = false;
   /** Files each worker scanned ahead, once it finished its share (for tests and logs). */
   private aheadDone: number[] = [];
   /** Requests answered from scans ahead, as the workers reported when they dropped them. */
@@ -161,8 +171,12 @@ export class ScanPool {
   /** Scans one file in a worker. Never rejects: failures come back as problems of the file. */
   scan(request: ScanRequest): Promise<ScanResult> {
     if (this.closed) return Promise.resolve(failure(request, 'the file provider is stopping'));
+    this.stopAhead();
+    const ahead = this.takeAhead(request);
     return new Promise((resolve) => {
-      this.queue.push({ id: this.nextId++, request, resolve, entries: [] });
+      const task: Task = { id: this.nextId++, request, resolve, entries: [], ...(ahead ? { ahead } : {}) };
+      this.queue.push(task);
+      if (!ahead && this.aheadSlots) this.awaitingAhead.set(request.path, task);
       // Files asked for in one turn (a whole tree) go out together.
       if (this.dispatchScheduled) return;
       this.dispatchScheduled = true;
@@ -237,7 +251,7 @@ export class ScanPool {
    * one message per worker and turn.
    */
   private dispatch(): void {
-    const sends = new Map<Slot, { id: number; request: ScanRequest }[]>();
+    const sends = new Map<Slot, { id: number; request: ScanRequest; aheadFingerprint?: string }[]>();
     while (this.queueHead < this.queue.length) {
       let slot: Slot | undefined = this.aheadSlotOf(this.queue[this.queueHead].request.path);
       if (!slot) {
@@ -246,7 +260,10 @@ export class ScanPool {
       }
       if (!slot || slot.tasks.size >= WINDOW) break;
       const task = this.queue[this.queueHead++];
-      if (this.aheadSlots) this.aheadAsked = true;
+      if (this.aheadSlots) {
+        this.aheadAsked = true;
+        this.awaitingAhead.delete(task.request.path);
+      }
       slot.tasks.set(task.id, task);
       if (slot.tasks.size === 1) {
         slot.worker.ref();
@@ -255,11 +272,43 @@ export class ScanPool {
         slot.idleTimer = undefined;
       }
       const batch = sends.get(slot) ?? [];
-      batch.push({ id: task.id, request: task.request });
+      batch.push(
+        task.ahead
+          ? { id: task.id, request: task.request, aheadFingerprint: task.ahead.fingerprint }
+          : { id: task.id, request: task.request },
+      );
       sends.set(slot, batch);
     }
     if (this.queueHead === this.queue.length) this.takeQueue();
     for (const [slot, scans] of sends) slot.worker.postMessage({ scans } satisfies WorkerRequest);
+  }
+
+  /**
+   * Tells the workers scanning ahead to stop at the first request (the provider's first load):
+   * from then on each file is scanned when asked for, so none is scanned twice, and the scans
+   * ahead already made are checked and used.
+   */
+  private stopAhead(): void {
+    if (!this.aheadSlots || this.aheadStopped) return;
+    this.aheadStopped = true;
+    for (const s of this.aheadSlots) if (this.slots.has(s)) s.worker.postMessage({ stopAhead: true } satisfies WorkerRequest);
+  }
+
+  /**
+   * The scan ahead of `request`'s file, taken out of the held ones, when it answers this request
+   * if the file is unchanged: the same name and limits, and no serialized copy wanted (the cache
+   * on disk has the worker serialize a scan it makes).
+   */
+  private takeAhead(request: ScanRequest): (ScanResult & { status: 'scanned' }) | undefined {
+    const held = this.aheadHeld.get(request.path);
+    if (!held) return undefined;
+    this.aheadHeld.delete(request.path);
+    const same =
+      held.file === request.file &&
+      held.limits.maxFileBytes === request.limits.maxFileBytes &&
+      held.limits.maxObjectBytes === request.limits.maxObjectBytes &&
+      !request.serialize;
+    return same ? held.result : undefined;
   }
 
   /** The running worker that scanned `path` ahead, if any (see scanAhead()). */
@@ -278,6 +327,8 @@ export class ScanPool {
     for (const s of this.slots) if (s.tasks.size > 0) return;
     const slots = this.aheadSlots;
     this.aheadSlots = undefined;
+    this.aheadHeld.clear();
+    this.awaitingAhead.clear();
     for (const s of slots)
       if (this.slots.has(s)) {
         s.worker.postMessage({ dropAhead: true } satisfies WorkerRequest);
@@ -344,7 +395,22 @@ export class ScanPool {
     worker.on('message', (items: WorkerItem[] | WorkerAheadReport) => {
       if (!this.slots.has(slot)) return;
       if (!Array.isArray(items)) {
-        if ('aheadDone' in items) this.aheadDone.push(items.aheadDone);
+        if ('aheadScans' in items) {
+          if (this.aheadSlots) {
+            const { limits } = items;
+            for (const { path, file, result } of items.aheadScans)
+              if (result.status === 'scanned') this.aheadHeld.set(path, { file, result, limits });
+            // Requests that came first and still wait in the queue take theirs now.
+            for (const { path } of items.aheadScans) {
+              const task = this.awaitingAhead.get(path);
+              if (!task) continue;
+              this.awaitingAhead.delete(path);
+              const ahead = this.takeAhead(task.request);
+              if (ahead) task.ahead = ahead;
+            }
+          }
+          worker.postMessage({ aheadAck: items.bytes } satisfies WorkerRequest);
+        } else if ('aheadDone' in items) this.aheadDone.push(items.aheadDone);
         else this.aheadUsedCount += items.aheadUsed;
         return;
       }
@@ -357,8 +423,16 @@ export class ScanPool {
         }
         slot.tasks.delete(item.id);
         slot.answered++;
-        // A scan made ahead comes serialized (parse-worker.ts): decoded here, as a message would be.
-        const r = 'packed' in item ? (deserialize(item.packed) as ScanResult) : item.result;
+        if ('sameAsAhead' in item) {
+          // The file is as scanned ahead (parse-worker.ts sameAsAhead()): that scan is the answer.
+          const ahead = task.ahead;
+          if (!ahead) task.resolve(failure(task.request, 'the parser answered a scan it was not asked for'));
+          else if (task.request.previousHash !== undefined && task.request.previousHash === ahead.hash)
+            task.resolve({ status: 'unchanged', fingerprint: ahead.fingerprint });
+          else task.resolve(ahead);
+          continue;
+        }
+        const r = item.result;
         if (r.status === 'scanned') {
           for (const e of r.scan.entries) task.entries.push(e);
           task.resolve({ ...r, scan: { ...r.scan, entries: task.entries } });

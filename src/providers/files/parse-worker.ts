@@ -13,7 +13,7 @@
  */
 import { statSync } from 'node:fs';
 import type { MessagePort } from 'node:worker_threads';
-import { deserialize, serialize } from 'node:v8';
+import { serialize } from 'node:v8';
 import { parentPort } from 'node:worker_threads';
 import { MAX_OBJECT_BYTES } from './apiserver';
 import { MAX_CACHED_SCAN_BYTES } from './disk-cache';
@@ -31,28 +31,33 @@ const OUTBOX_BYTES = 4 * BATCH_BYTES;
 export type WorkerItem =
   | { id: number; entries: FileScan['entries'] }
   | { id: number; result: ScanResult }
-  /** A whole result scanned ahead, as v8.serialize() wrote it (see `held`). */
-  | { id: number; packed: Uint8Array; entryCount: number };
+  /** The file is as scanned ahead (its request's `aheadFingerprint`): use that scan. */
+  | { id: number; sameAsAhead: true };
 export type WorkerRequest =
-  | { scans: { id: number; request: ScanRequest }[] }
+  | { scans: { id: number; request: ScanRequest; aheadFingerprint?: string }[] }
   | { ack: true }
   | { ahead: AheadRequest }
+  | { aheadAck: number }
+  | { stopAhead: true }
   | { dropAhead: true };
 /**
  * Reports on scanning ahead: once a worker scanned (or was asked for) every file of its share,
  * how many it scanned; when it drops what it scanned ahead, how many requests it answered from it.
  */
-export type WorkerAheadReport = { aheadDone: number } | { aheadUsed: number };
+export type WorkerAheadReport =
+  | { aheadDone: number }
+  | { aheadUsed: number }
+  /** Scans ahead (plain results; the pool keeps them until asked for), `bytes` of text. */
+  | { aheadScans: { path: string; file: string; result: ScanResult }[]; bytes: number; limits: ScanLimits };
 
 /** The limits a scan ahead uses: the provider's defaults (a request with others is scanned again). */
 const AHEAD_LIMITS: ScanLimits = { maxFileBytes: DEFAULT_MAX_FILE_BYTES, maxObjectBytes: MAX_OBJECT_BYTES };
 /**
- * Text held in scans ahead that the provider has not asked for yet, at most; scanning ahead
- * pauses there, so a huge tree never piles up in a worker before the provider starts.
+ * Text of scans ahead posted and not yet acknowledged, at most. Scans ahead are posted without
+ * waiting for acknowledgements (the main thread is loading modules and cannot answer), so this
+ * bounds what it decodes in the one turn after: scanning ahead pauses there.
  */
-const AHEAD_HELD_BYTES = 32 * 1024 * 1024;
-/** A scan ahead larger than this serialized is not kept (the file is scanned again when asked for). */
-const AHEAD_PACKED_MAX_BYTES = BATCH_BYTES;
+const AHEAD_UNACKED_BYTES = 8 * 1024 * 1024;
 
 const port: MessagePort = workerPort();
 
@@ -61,7 +66,7 @@ function workerPort(): MessagePort {
   return parentPort;
 }
 
-const requests: { id: number; request: ScanRequest }[] = [];
+const requests: { id: number; request: ScanRequest; aheadFingerprint?: string }[] = [];
 const outbox: { item: WorkerItem; bytes: number }[] = [];
 let outboxBytes = 0;
 let awaitingAck = false;
@@ -71,27 +76,20 @@ let roomWaiter: (() => void) | undefined;
 
 /**
  * Scanning ahead (scan-ahead.ts): the files of this worker's share not scanned or asked for yet,
- * from `aheadNext` on; the scans made and not yet asked for, by path; the paths asked for.
- * A scan ahead is kept serialized (v8.serialize, the encoding a message uses): as live objects,
- * thousands of scans held for a second survived every scavenge and were copied and marked again
- * and again, which cost the workers more than the time they gained; serialized once, a held scan
- * is one buffer, and posting it costs no second encoding.
+ * from `aheadNext` on, and the paths asked for. Scans ahead are posted to the pool at once, as
+ * plain results (the same structured clone as any result), and the pool keeps them: held in a
+ * worker as live objects they survived every scavenge and cost more in collection than they
+ * saved, and held serialized they cost a second encoding (docs/architecture.md §10.6).
  */
 let ahead: { path: string; file: string }[] = [];
 let aheadNext = 0;
 let aheadScanned = 0;
 let aheadUsed = 0;
 let aheadScheduled = false;
-interface HeldScan {
-  file: string;
-  hash: string;
-  fingerprint: string;
-  packed: Uint8Array;
-  entryCount: number;
-}
-const held = new Map<string, HeldScan>();
-let heldBytes = 0;
+let aheadUnacked = 0;
 const asked = new Set<string>();
+let aheadBatch: { path: string; file: string; result: ScanResult }[] = [];
+let aheadBatchBytes = 0;
 
 port.on('message', (message: WorkerRequest) => {
   if ('ack' in message) {
@@ -105,11 +103,19 @@ port.on('message', (message: WorkerRequest) => {
     scheduleAhead();
     return;
   }
+  if ('aheadAck' in message) {
+    aheadUnacked -= message.aheadAck;
+    scheduleAhead();
+    return;
+  }
+  if ('stopAhead' in message) {
+    if (ahead.length > 0) port.postMessage({ aheadDone: aheadScanned } satisfies WorkerAheadReport);
+    ahead = [];
+    return;
+  }
   if ('dropAhead' in message) {
     port.postMessage({ aheadUsed } satisfies WorkerAheadReport);
     ahead = [];
-    held.clear();
-    heldBytes = 0;
     asked.clear();
     return;
   }
@@ -121,51 +127,59 @@ port.on('message', (message: WorkerRequest) => {
 });
 
 /**
- * Scans the next file of the share ahead, one per event-loop turn so requests and
- * acknowledgements are never kept waiting for more than one file: only while no request is
- * being scanned (or the scan waits for the main thread's acknowledgement), and only up to
- * AHEAD_HELD_BYTES held.
+ * Scans the next files of the share ahead, a few milliseconds' worth per event-loop turn so
+ * requests are never kept waiting long: only while no request is being scanned (or the scan
+ * waits for the main thread's acknowledgement), and only up to AHEAD_UNACKED_BYTES posted and
+ * not acknowledged.
  */
 function scheduleAhead(): void {
   if (aheadScheduled || aheadNext >= ahead.length) return;
   aheadScheduled = true;
   setImmediate(() => {
     aheadScheduled = false;
-    if ((scanning && !roomWaiter) || heldBytes >= AHEAD_HELD_BYTES) return;
-    while (aheadNext < ahead.length && asked.has(ahead[aheadNext].path)) aheadNext++;
-    const next = ahead[aheadNext++];
-    if (next) {
+    const until = Date.now() + 5;
+    while (aheadNext < ahead.length && Date.now() < until) {
+      if ((scanning && !roomWaiter) || aheadUnacked >= AHEAD_UNACKED_BYTES) break;
+      const next = ahead[aheadNext++];
+      if (asked.has(next.path)) continue;
       const result = scanFileSync({ path: next.path, file: next.file, limits: AHEAD_LIMITS });
       aheadScanned++;
-      // Kept only when read completely: a read failure is retried when the file is asked for.
-      if (result.status === 'scanned' && result.hash !== undefined && result.fingerprint !== undefined) {
-        const packed = serialize(result);
-        if (packed.length <= AHEAD_PACKED_MAX_BYTES) {
-          const { file } = next;
-          const { hash, fingerprint } = result;
-          held.set(next.path, { file, hash, fingerprint, packed, entryCount: result.scan.entries.length });
-          heldBytes += packed.length;
-        }
-      }
+      // Only a file read completely is offered: a read failure is retried when it is asked for.
+      if (result.status !== 'scanned' || result.hash === undefined || result.fingerprint === undefined) continue;
+      const bytes = result.bytes ?? 0;
+      aheadBatch.push({ path: next.path, file: next.file, result });
+      aheadBatchBytes += bytes;
+      aheadUnacked += bytes;
+      if (aheadBatchBytes >= BATCH_BYTES) postAhead();
     }
-    if (aheadNext < ahead.length) scheduleAhead();
-    else if (ahead.length > 0) {
+    postAhead();
+    if (aheadNext < ahead.length) {
+      if (!((scanning && !roomWaiter) || aheadUnacked >= AHEAD_UNACKED_BYTES)) scheduleAhead();
+    } else if (ahead.length > 0) {
       port.postMessage({ aheadDone: aheadScanned } satisfies WorkerAheadReport);
       ahead = [];
     }
   });
 }
 
+/** Posts the scans ahead made since the last post. */
+function postAhead(): void {
+  if (aheadBatch.length === 0) return;
+  const report = { aheadScans: aheadBatch, bytes: aheadBatchBytes, limits: AHEAD_LIMITS };
+  port.postMessage(report satisfies WorkerAheadReport);
+  aheadBatch = [];
+  aheadBatchBytes = 0;
+}
+
 async function scanAll(): Promise<void> {
   scanning = true;
   try {
     for (let next = requests.shift(); next; next = requests.shift()) {
-      const ahead = scannedAhead(next.request);
-      if (ahead && 'packed' in ahead) {
-        await enqueue({ id: next.id, ...ahead }, ahead.packed.length);
+      if (next.aheadFingerprint !== undefined && sameAsAhead(next.request.path, next.aheadFingerprint)) {
+        await enqueue({ id: next.id, sameAsAhead: true }, 64);
         continue;
       }
-      const result = ahead?.result ?? scanFileSync(next.request);
+      const result = scanFileSync(next.request);
       if (next.request.serialize && result.status === 'scanned' && result.hash !== undefined) {
         // Serialized whole, before it is sliced; only a scan small enough to decode at once.
         const serialized = serialize(result.scan);
@@ -180,35 +194,21 @@ async function scanAll(): Promise<void> {
 }
 
 /**
- * The scan made ahead of `request`, when it is provably the file as it is now: the same name and
- * limits, read completely, and the file's stat fingerprint (size, times, inode) unchanged since
- * that read. The stat is made now, after the provider listed the tree and started watching it,
- * so a file changed since the scan ahead is read again; the same fingerprint is what lets a
- * rescan skip reading a file (provider.ts). Undefined: scan the file now.
+ * Whether the file at `path` is still the one scanned ahead with `fingerprint`: its stat
+ * fingerprint (size, times, inode) is unchanged since that read. The stat is made now, after
+ * the provider listed the tree and started watching it, so a file changed since the scan ahead
+ * is read again; the same fingerprint is what lets a rescan skip reading a file (provider.ts).
  */
-function scannedAhead(
-  request: ScanRequest,
-): { packed: Uint8Array; entryCount: number } | { result: ScanResult } | undefined {
-  const kept = held.get(request.path);
-  if (!kept) return undefined;
-  held.delete(request.path);
-  heldBytes -= kept.packed.length;
-  scheduleAhead();
-  if (kept.file !== request.file) return undefined;
-  const { maxFileBytes, maxObjectBytes } = request.limits;
-  if (maxFileBytes !== AHEAD_LIMITS.maxFileBytes || maxObjectBytes !== AHEAD_LIMITS.maxObjectBytes) return undefined;
+function sameAsAhead(path: string, fingerprint: string): boolean {
   let now: string;
   try {
-    now = fingerprintOf(statSync(request.path));
+    now = fingerprintOf(statSync(path));
   } catch {
-    return undefined;
+    return false;
   }
-  if (now !== kept.fingerprint) return undefined;
+  if (now !== fingerprint) return false;
   aheadUsed++;
-  if (request.previousHash === kept.hash) return { result: { status: 'unchanged', fingerprint: now } };
-  // The cache on disk wants the scan serialized alone (scanAll()): decode it to go that way.
-  if (request.serialize) return { result: deserialize(kept.packed) as ScanResult };
-  return { packed: kept.packed, entryCount: kept.entryCount };
+  return true;
 }
 
 /** Queues a scan's output: its entries in slices of about BATCH_BYTES, then the result. */
@@ -271,6 +271,6 @@ function send(): void {
 
 function entryCount(item: WorkerItem): number {
   if ('entries' in item) return item.entries.length;
-  if ('packed' in item) return Math.max(1, item.entryCount);
+  if ('sameAsAhead' in item) return 1;
   return item.result.status === 'scanned' ? Math.max(1, item.result.scan.entries.length) : 1;
 }

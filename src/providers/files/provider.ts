@@ -202,6 +202,9 @@ export class FileProvider {
         dir: this.dir,
         objects: this.applier.size,
         problems: this.problemReport.size,
+        // Files answered from the parse workers' scans ahead (docs/architecture.md §10.6), as
+        // far as the workers reported by now.
+        ...(this.pool.aheadUsed() > 0 ? { scannedAhead: this.pool.aheadUsed() } : {}),
         ...(cacheLoad
           ? { cache: { entries: cacheLoad.entries, hits: this.diskCacheHits, ignored: cacheLoad.ignored } }
           : {}),
