@@ -144,7 +144,7 @@ export class ScanPool {
   private aheadStopped = false;
   /** Files each worker scanned ahead, once it finished its share (for tests and logs). */
   private aheadDone: number[] = [];
-  /** Requests answered from scans ahead, as the workers reported when they dropped them. */
+  /** Requests answered from scans ahead (the worker found the file unchanged). */
   private aheadUsedCount = 0;
 
   constructor(opts: ScanPoolOptions = {}) {
@@ -223,7 +223,7 @@ export class ScanPool {
     return [...this.aheadDone];
   }
 
-  /** Requests answered from scans ahead, once the workers dropped them (for tests and logs). */
+  /** Requests answered from scans ahead so far (for tests and logs). */
   aheadUsed(): number {
     return this.aheadUsedCount;
   }
@@ -411,7 +411,6 @@ export class ScanPool {
           }
           worker.postMessage({ aheadAck: items.bytes } satisfies WorkerRequest);
         } else if ('aheadDone' in items) this.aheadDone.push(items.aheadDone);
-        else this.aheadUsedCount += items.aheadUsed;
         return;
       }
       for (const item of items) {
@@ -426,8 +425,12 @@ export class ScanPool {
         if ('sameAsAhead' in item) {
           // The file is as scanned ahead (parse-worker.ts sameAsAhead()): that scan is the answer.
           const ahead = task.ahead;
-          if (!ahead) task.resolve(failure(task.request, 'the parser answered a scan it was not asked for'));
-          else if (task.request.previousHash !== undefined && task.request.previousHash === ahead.hash)
+          if (!ahead) {
+            task.resolve(failure(task.request, 'the parser answered a scan it was not asked for'));
+            continue;
+          }
+          this.aheadUsedCount++;
+          if (task.request.previousHash !== undefined && task.request.previousHash === ahead.hash)
             task.resolve({ status: 'unchanged', fingerprint: ahead.fingerprint });
           else task.resolve(ahead);
           continue;

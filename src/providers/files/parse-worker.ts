@@ -41,12 +41,10 @@ export type WorkerRequest =
   | { stopAhead: true }
   | { dropAhead: true };
 /**
- * Reports on scanning ahead: once a worker scanned (or was asked for) every file of its share,
- * how many it scanned; when it drops what it scanned ahead, how many requests it answered from it.
+ * Reports on scanning ahead: once a worker stopped scanning ahead, how many files it scanned.
  */
 export type WorkerAheadReport =
   | { aheadDone: number }
-  | { aheadUsed: number }
   /** Scans ahead (plain results; the pool keeps them until asked for), `bytes` of text. */
   | { aheadScans: { path: string; file: string; result: ScanResult }[]; bytes: number; limits: ScanLimits };
 
@@ -84,7 +82,6 @@ let roomWaiter: (() => void) | undefined;
 let ahead: { path: string; file: string }[] = [];
 let aheadNext = 0;
 let aheadScanned = 0;
-let aheadUsed = 0;
 let aheadScheduled = false;
 let aheadUnacked = 0;
 const asked = new Set<string>();
@@ -114,7 +111,6 @@ port.on('message', (message: WorkerRequest) => {
     return;
   }
   if ('dropAhead' in message) {
-    port.postMessage({ aheadUsed } satisfies WorkerAheadReport);
     ahead = [];
     asked.clear();
     return;
@@ -207,7 +203,6 @@ function sameAsAhead(path: string, fingerprint: string): boolean {
     return false;
   }
   if (now !== fingerprint) return false;
-  aheadUsed++;
   return true;
 }
 
