@@ -26,42 +26,15 @@ interface Subcommand {
   run: (argv: string[]) => Promise<void | number>;
 }
 
-/**
- * The value of `--NAME VALUE` or `--NAME=VALUE` in raw arguments, before they are parsed: '' when
- * the flag has no value, undefined when it is absent. Only for guesses made ahead of parsing.
- */
-function rawOption(argv: string[], name: string): string | undefined {
-  for (let i = 0; i < argv.length; i++) {
-    if (argv[i] === `--${name}`) return argv[i + 1] ?? '';
-    if (argv[i].startsWith(`--${name}=`)) return argv[i].slice(name.length + 3);
-  }
-  return undefined;
-}
-
-/** rawOption() as a whole number, or undefined when absent or not one. */
-function rawCount(argv: string[], name: string): number | undefined {
-  const v = rawOption(argv, name);
-  return v !== undefined && /^[0-9]+$/.test(v) ? Number(v) : undefined;
-}
-
 const COMMANDS: Record<string, Subcommand> = {
   serve: {
     summary: 'run the control plane (Gateway API objects from a directory or Kubernetes → xDS)',
     run: async (argv) => {
       // File mode: the parse workers start loading before the control plane's own modules do
-      // (docs/architecture.md §10.4), and scan the directory ahead while those load (§10.6); a
-      // guess from the raw arguments, so a wrong one costs only idle workers that keep nothing
-      // alive, or scans nobody asks for.
-      const dir = rawOption(argv, 'from-dir');
-      if (dir !== undefined) {
-        const pool = await import('../providers/files/parse-pool');
-        if (dir === '') pool.prestartDefaultPool();
-        else
-          pool.prestartDefaultPoolScanningAhead(dir, {
-            maxEntries: rawCount(argv, 'from-dir-max-files') ?? 10_000,
-            maxDepth: rawCount(argv, 'from-dir-max-depth') ?? 16,
-          });
-      }
+      // (docs/architecture.md §10.4); a guess from the raw arguments, so a wrong one costs only
+      // idle workers that keep nothing alive.
+      if (argv.some((a) => a === '--from-dir' || a.startsWith('--from-dir=')))
+        (await import('../providers/files/parse-pool')).prestartDefaultPool();
       return (await import('./serve')).serveCommand(argv);
     },
   },

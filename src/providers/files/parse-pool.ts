@@ -20,9 +20,8 @@ import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { Worker } from 'node:worker_threads';
-import type { WorkerAheadReport, WorkerItem, WorkerRequest } from './parse-worker';
-import { aheadOwner } from './scan-ahead';
-import type { FileScan, ScanLimits, ScanRequest, ScanResult } from './scan';
+import type { WorkerItem, WorkerRequest } from './parse-worker';
+import type { FileScan, ScanRequest, ScanResult } from './scan';
 
 /** Files sent to one worker ahead of its answers. */
 const WINDOW = 64;
@@ -96,8 +95,6 @@ interface Task {
   resolve: (r: ScanResult) => void;
   /** Entries received so far (the worker may send them before the result). */
   entries: FileScan['entries'];
-  /** The file's scan ahead: the worker checks the file is unchanged since (scanAhead()). */
-  ahead?: ScanResult & { status: 'scanned' };
 }
 
 interface Slot {
@@ -127,25 +124,6 @@ export class ScanPool {
   private started = 0;
   private closed = false;
   private dispatchScheduled = false;
-  /**
-   * The workers scanning ahead (scanAhead()), by share: a file's request goes to the worker
-   * whose share it is (aheadOwner) while that worker runs. Cleared once the pool is idle again
-   * after answering requests, with the workers' scans ahead.
-   */
-  private aheadSlots: Slot[] | undefined;
-  private aheadAsked = false;
-  /** Scans ahead received and not asked for yet, by path, with the limits they were made with. */
-  private aheadHeld = new Map<string, { file: string; result: ScanResult & { status: 'scanned' }; limits: ScanLimits }>();
-  /**
-   * Queued tasks (not sent to a worker yet) whose file's scan ahead may still arrive: it was
-   * posted before the worker heard the requests had come (stopAhead()).
-   */
-  private awaitingAhead = new Map<string, Task>();
-  private aheadStopped = false;
-  /** Files each worker scanned ahead, once it finished its share (for tests and logs). */
-  private aheadDone: number[] = [];
-  /** Requests answered from scans ahead (the worker found the file unchanged). */
-  private aheadUsedCount = 0;
 
   constructor(opts: ScanPoolOptions = {}) {
     this.size = Math.max(1, opts.size ?? Math.min(4, availableParallelism()));
@@ -171,12 +149,8 @@ export class ScanPool {
   /** Scans one file in a worker. Never rejects: failures come back as problems of the file. */
   scan(request: ScanRequest): Promise<ScanResult> {
     if (this.closed) return Promise.resolve(failure(request, 'the file provider is stopping'));
-    this.stopAhead();
-    const ahead = this.takeAhead(request);
     return new Promise((resolve) => {
-      const task: Task = { id: this.nextId++, request, resolve, entries: [], ...(ahead ? { ahead } : {}) };
-      this.queue.push(task);
-      if (!ahead && this.aheadSlots) this.awaitingAhead.set(request.path, task);
+      this.queue.push({ id: this.nextId++, request, resolve, entries: [] });
       // Files asked for in one turn (a whole tree) go out together.
       if (this.dispatchScheduled) return;
       this.dispatchScheduled = true;
@@ -197,35 +171,6 @@ export class ScanPool {
       slot.worker.unref();
       this.armIdle(slot);
     }
-  }
-
-  /**
-   * Starts the workers (prestart()) and has each scan its share of the files under `root` ahead
-   * of any request (scan-ahead.ts, docs/architecture.md §10.6): `convoy serve --from-dir` calls it
-   * before the control plane's modules load, so the workers parse while the main thread loads.
-   * The provider then asks for every file as usual; each request goes to the worker holding the
-   * file's scan, which answers from it when the file is unchanged since (parse-worker.ts).
-   */
-  scanAhead(root: string, limits: { maxEntries: number; maxDepth: number }): void {
-    this.prestart();
-    if (this.aheadSlots || this.closed) return;
-    const slots = [...this.slots];
-    this.aheadSlots = slots;
-    this.aheadAsked = false;
-    slots.forEach((slot, index) => {
-      const ahead = { root, index, of: slots.length, ...limits };
-      slot.worker.postMessage({ ahead } satisfies WorkerRequest);
-    });
-  }
-
-  /** Files each worker scanned ahead, listed once it finished its share; empty before (for tests). */
-  aheadScanned(): number[] {
-    return [...this.aheadDone];
-  }
-
-  /** Requests answered from scans ahead so far (for tests and logs). */
-  aheadUsed(): number {
-    return this.aheadUsedCount;
   }
 
   /** Terminates every worker; queued and running scans resolve as failures. */
@@ -251,19 +196,13 @@ export class ScanPool {
    * one message per worker and turn.
    */
   private dispatch(): void {
-    const sends = new Map<Slot, { id: number; request: ScanRequest; aheadFingerprint?: string }[]>();
+    const sends = new Map<Slot, { id: number; request: ScanRequest }[]>();
     while (this.queueHead < this.queue.length) {
-      let slot: Slot | undefined = this.aheadSlotOf(this.queue[this.queueHead].request.path);
-      if (!slot) {
-        for (const s of this.slots) if (!slot || s.tasks.size < slot.tasks.size) slot = s;
-        if ((!slot || slot.tasks.size > 0) && this.slots.size < this.size) slot = this.spawn();
-      }
+      let slot: Slot | undefined;
+      for (const s of this.slots) if (!slot || s.tasks.size < slot.tasks.size) slot = s;
+      if ((!slot || slot.tasks.size > 0) && this.slots.size < this.size) slot = this.spawn();
       if (!slot || slot.tasks.size >= WINDOW) break;
       const task = this.queue[this.queueHead++];
-      if (this.aheadSlots) {
-        this.aheadAsked = true;
-        this.awaitingAhead.delete(task.request.path);
-      }
       slot.tasks.set(task.id, task);
       if (slot.tasks.size === 1) {
         slot.worker.ref();
@@ -272,68 +211,11 @@ export class ScanPool {
         slot.idleTimer = undefined;
       }
       const batch = sends.get(slot) ?? [];
-      batch.push(
-        task.ahead
-          ? { id: task.id, request: task.request, aheadFingerprint: task.ahead.fingerprint }
-          : { id: task.id, request: task.request },
-      );
+      batch.push({ id: task.id, request: task.request });
       sends.set(slot, batch);
     }
     if (this.queueHead === this.queue.length) this.takeQueue();
     for (const [slot, scans] of sends) slot.worker.postMessage({ scans } satisfies WorkerRequest);
-  }
-
-  /**
-   * Tells the workers scanning ahead to stop at the first request (the provider's first load):
-   * from then on each file is scanned when asked for, so none is scanned twice, and the scans
-   * ahead already made are checked and used.
-   */
-  private stopAhead(): void {
-    if (!this.aheadSlots || this.aheadStopped) return;
-    this.aheadStopped = true;
-    for (const s of this.aheadSlots) if (this.slots.has(s)) s.worker.postMessage({ stopAhead: true } satisfies WorkerRequest);
-  }
-
-  /**
-   * The scan ahead of `request`'s file, taken out of the held ones, when it answers this request
-   * if the file is unchanged: the same name and limits, and no serialized copy wanted (the cache
-   * on disk has the worker serialize a scan it makes).
-   */
-  private takeAhead(request: ScanRequest): (ScanResult & { status: 'scanned' }) | undefined {
-    const held = this.aheadHeld.get(request.path);
-    if (!held) return undefined;
-    this.aheadHeld.delete(request.path);
-    const same =
-      held.file === request.file &&
-      held.limits.maxFileBytes === request.limits.maxFileBytes &&
-      held.limits.maxObjectBytes === request.limits.maxObjectBytes &&
-      !request.serialize;
-    return same ? held.result : undefined;
-  }
-
-  /** The running worker that scanned `path` ahead, if any (see scanAhead()). */
-  private aheadSlotOf(path: string): Slot | undefined {
-    if (!this.aheadSlots) return undefined;
-    const slot = this.aheadSlots[aheadOwner(path, this.aheadSlots.length)];
-    return this.slots.has(slot) ? slot : undefined;
-  }
-
-  /**
-   * Ends scanning ahead once requests came and were all answered (the provider's first load):
-   * the workers drop the scans ahead nobody asked for, and requests go to any worker again.
-   */
-  private endAheadWhenIdle(): void {
-    if (!this.aheadSlots || !this.aheadAsked || this.queueHead < this.queue.length) return;
-    for (const s of this.slots) if (s.tasks.size > 0) return;
-    const slots = this.aheadSlots;
-    this.aheadSlots = undefined;
-    this.aheadHeld.clear();
-    this.awaitingAhead.clear();
-    for (const s of slots)
-      if (this.slots.has(s)) {
-        s.worker.postMessage({ dropAhead: true } satisfies WorkerRequest);
-        this.armIdle(s);
-      }
   }
 
   /** Empties the queue; returns the tasks that were still in it, in order. */
@@ -362,8 +244,6 @@ export class ScanPool {
     slot.idleTimer = setTimeout(() => {
       slot.idleTimer = undefined;
       if (slot.tasks.size > 0 || !this.slots.has(slot)) return;
-      // Scanning ahead for a provider still to come (endAheadWhenIdle() arms this again).
-      if (this.aheadSlots?.includes(slot)) return;
       const last = this.slots.size <= 1;
       if (last && (this.closed || slot.answered < this.recycleAfterFiles)) return;
       this.slots.delete(slot);
@@ -392,27 +272,8 @@ export class ScanPool {
       });
     const worker = nursery ? withWorkerNursery(create) : create();
     const slot: Slot = { worker, tasks: new Map(), answered: 0 };
-    worker.on('message', (items: WorkerItem[] | WorkerAheadReport) => {
+    worker.on('message', (items: WorkerItem[]) => {
       if (!this.slots.has(slot)) return;
-      if (!Array.isArray(items)) {
-        if ('aheadScans' in items) {
-          if (this.aheadSlots) {
-            const { limits } = items;
-            for (const { path, file, result } of items.aheadScans)
-              if (result.status === 'scanned') this.aheadHeld.set(path, { file, result, limits });
-            // Requests that came first and still wait in the queue take theirs now.
-            for (const { path } of items.aheadScans) {
-              const task = this.awaitingAhead.get(path);
-              if (!task) continue;
-              this.awaitingAhead.delete(path);
-              const ahead = this.takeAhead(task.request);
-              if (ahead) task.ahead = ahead;
-            }
-          }
-          worker.postMessage({ aheadAck: items.bytes } satisfies WorkerRequest);
-        } else if ('aheadDone' in items) this.aheadDone.push(items.aheadDone);
-        return;
-      }
       for (const item of items) {
         const task = slot.tasks.get(item.id);
         if (!task) continue;
@@ -422,19 +283,6 @@ export class ScanPool {
         }
         slot.tasks.delete(item.id);
         slot.answered++;
-        if ('sameAsAhead' in item) {
-          // The file is as scanned ahead (parse-worker.ts sameAsAhead()): that scan is the answer.
-          const ahead = task.ahead;
-          if (!ahead) {
-            task.resolve(failure(task.request, 'the parser answered a scan it was not asked for'));
-            continue;
-          }
-          this.aheadUsedCount++;
-          if (task.request.previousHash !== undefined && task.request.previousHash === ahead.hash)
-            task.resolve({ status: 'unchanged', fingerprint: ahead.fingerprint });
-          else task.resolve(ahead);
-          continue;
-        }
         const r = item.result;
         if (r.status === 'scanned') {
           for (const e of r.scan.entries) task.entries.push(e);
@@ -453,7 +301,6 @@ export class ScanPool {
         if (this.slots.has(slot)) worker.postMessage({ ack: true } satisfies WorkerRequest);
       });
       this.dispatch();
-      this.endAheadWhenIdle();
     });
     worker.on('error', (err: Error & { code?: string }) => {
       const why =
@@ -498,18 +345,6 @@ export function prestartDefaultPool(): void {
   if (prestarted) return;
   prestarted = new ScanPool();
   prestarted.prestart();
-}
-
-/**
- * prestartDefaultPool(), with the workers scanning the files under `root` ahead (scanAhead()):
- * what `convoy serve --from-dir DIR` calls before loading its modules.
- */
-export function prestartDefaultPoolScanningAhead(
-  root: string,
-  limits: { maxEntries: number; maxDepth: number },
-): void {
-  prestartDefaultPool();
-  prestarted?.scanAhead(root, limits);
 }
 
 /** The pool prestartDefaultPool() started, handed out once; undefined when there is none. */

@@ -23,7 +23,7 @@ import { ScanPool, adoptPrestartedPool } from './parse-pool';
 import type { FileProblem } from './problems';
 import { ProblemReport } from './problems';
 import type { FileScan, ScanLimits, ScanResult } from './scan';
-import { DEFAULT_MAX_FILE_BYTES, fingerprintOf, rememberWorkAhead } from './scan';
+import { fingerprintOf, rememberWorkAhead } from './scan';
 import { SettleGate } from './settle';
 import type { Listing, WalkLimits } from './walk';
 import { DEFAULT_WALK_LIMITS, isReadableName, listFiles, relativeName } from './walk';
@@ -68,8 +68,8 @@ export interface FileProviderOptions {
   cache?: { dir: string; convoyVersion: string };
 }
 
-/** Default per-file size limit (defined in scan.ts, which the parse workers share). */
-export { DEFAULT_MAX_FILE_BYTES };
+/** Default per-file size limit: many objects, but a bounded parse. */
+export const DEFAULT_MAX_FILE_BYTES = 4 * 1024 * 1024;
 export const DEFAULT_SETTLE_MS = 500;
 /**
  * Coalesces one burst of events (an atomic write is a create, writes and a rename within
@@ -202,9 +202,6 @@ export class FileProvider {
         dir: this.dir,
         objects: this.applier.size,
         problems: this.problemReport.size,
-        // Files answered from the parse workers' scans ahead (docs/architecture.md §10.6), as
-        // far as the workers reported by now.
-        ...(this.pool.aheadUsed() > 0 ? { scannedAhead: this.pool.aheadUsed() } : {}),
         ...(cacheLoad
           ? { cache: { entries: cacheLoad.entries, hits: this.diskCacheHits, ignored: cacheLoad.ignored } }
           : {}),

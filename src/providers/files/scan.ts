@@ -79,16 +79,8 @@ export function fingerprintOf(st: { size: number; mtimeMs: number; ctimeMs: numb
   return `${st.size}:${st.mtimeMs}:${st.ctimeMs}:${st.ino}`;
 }
 
-/** Default per-file size limit (--from-dir-max-file-size): many objects, but a bounded parse. */
-export const DEFAULT_MAX_FILE_BYTES = 4 * 1024 * 1024;
-
 /** Reads, parses and admits one file. Never throws: every failure is a problem of the file. */
 export async function scanFile(req: ScanRequest): Promise<ScanResult> {
-  return scanFileSync(req);
-}
-
-/** scanFile(), synchronously: for the parse worker, which has nothing else to do meanwhile. */
-export function scanFileSync(req: ScanRequest): ScanResult {
   const { file } = req;
   const failed = (message: string, fingerprint?: string): ScanResult => ({
     status: 'scanned',

@@ -1,13 +1,10 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdir, mkdtemp, rm, utimes, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ScanPool } from '../../../src/providers/files/parse-pool';
 import type { ScanRequest, ScanResult } from '../../../src/providers/files/scan';
-import { DEFAULT_MAX_FILE_BYTES } from '../../../src/providers/files/scan';
-import { MAX_OBJECT_BYTES } from '../../../src/providers/files/apiserver';
-import { relativeName } from '../../../src/providers/files/walk';
 
 let dir: string;
 const limits = { maxFileBytes: 64 * 1024 * 1024, maxObjectBytes: 1024 * 1024 };
@@ -153,96 +150,5 @@ describe('ScanPool', () => {
     await pool.close();
     for (const r of await Promise.all(pending)) assert.match(problems(r).join(), /stopping/);
     assert.match(problems(await pool.scan(req)).join(), /stopping/);
-  });
-
-  describe('scanning ahead', () => {
-    const defaults = { maxFileBytes: DEFAULT_MAX_FILE_BYTES, maxObjectBytes: MAX_OBJECT_BYTES };
-    const ports = 'spec:\n  ports:\n  - port: 80\n';
-    /** A tree of 40 files in two folders: Services, one file of two documents, one broken file. */
-    async function tree(): Promise<{ root: string; requests: ScanRequest[] }> {
-      const root = await mkdtemp(join(dir, 'ahead-'));
-      const paths: string[] = [];
-      for (const folder of ['a', 'b']) {
-        await mkdir(join(root, folder));
-        for (let i = 0; i < 20; i++) {
-          const path = join(root, folder, `s${i}.yaml`);
-          let text = `apiVersion: v1\nkind: Service\nmetadata:\n  name: ${folder}${i}\n  namespace: ns\n${ports}`;
-          if (folder === 'a' && i === 3) text += `---\napiVersion: v1\nkind: Service\nmetadata:\n  name: second\n${ports}`;
-          if (folder === 'b' && i === 7) text = `apiVersion: v1\nkind: Service\nmetadata: [unclosed\n`;
-          await writeFile(path, text);
-          paths.push(path);
-        }
-      }
-      await writeFile(join(root, '.hidden.yaml'), 'not: read\n');
-      return { root, requests: paths.map((path) => ({ path, file: relativeName(root, path), limits: defaults })) };
-    }
-
-    async function aheadFinished(pool: ScanPool, workers: number): Promise<number> {
-      const deadline = Date.now() + 60_000;
-      while (pool.aheadScanned().length < workers && Date.now() < deadline)
-        await new Promise((r) => setTimeout(r, 10));
-      return pool.aheadScanned().reduce((a, b) => a + b, 0);
-    }
-
-    async function freshScans(requests: ScanRequest[]): Promise<ScanResult[]> {
-      const pool = new ScanPool({ size: 1 });
-      try {
-        return await Promise.all(requests.map((r) => pool.scan(r)));
-      } finally {
-        await pool.close();
-      }
-    }
-
-    async function usedAhead(pool: ScanPool): Promise<number> {
-      // Reported when the pool went idle after the requests: the workers drop their scans ahead.
-      const deadline = Date.now() + 60_000;
-      while (pool.aheadUsed() === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
-      return pool.aheadUsed();
-    }
-
-    test('answers every file as a fresh scan would, broken file and documents included', async () => {
-      const { root, requests } = await tree();
-      const pool = new ScanPool({ size: 2 });
-      try {
-        pool.scanAhead(root, { maxEntries: 10_000, maxDepth: 16 });
-        assert.equal(await aheadFinished(pool, 2), 40, 'every readable file scanned ahead once');
-        const answered = await Promise.all(requests.map((r) => pool.scan(r)));
-        assert.deepEqual(answered, await freshScans(requests));
-        const broken = answered[20 + 7];
-        assert.ok(broken.status === 'scanned' && broken.scan.broken);
-        assert.equal(broken.scan.problems[0].file, 'b/s7.yaml');
-        const two = answered[3];
-        assert.ok(two.status === 'scanned');
-        assert.deepEqual(two.scan.entries.map((e) => e.document), [0, 1]);
-        assert.deepEqual(two.scan.entries.map((e) => e.admission.kind), ['ok', 'ok']);
-        assert.equal(await usedAhead(pool), 40, 'every request answered from its scan ahead');
-      } finally {
-        await pool.close();
-      }
-    });
-
-    test('reads again a file changed since it was scanned ahead, and one asked with other limits', async () => {
-      const { root, requests } = await tree();
-      const pool = new ScanPool({ size: 2 });
-      try {
-        pool.scanAhead(root, { maxEntries: 10_000, maxDepth: 16 });
-        assert.equal(await aheadFinished(pool, 2), 40);
-        const changed = requests[5];
-        await writeFile(changed.path, `apiVersion: v1\nkind: Service\nmetadata:\n  name: renamed\n  namespace: ns\n${ports}`);
-        const later = new Date(Date.now() + 5_000);
-        await utimes(changed.path, later, later);
-        const other = { ...requests[6], limits: { ...defaults, maxFileBytes: 8 } };
-        const asked = requests.map((r, i) => (i === 6 ? other : r));
-        const answered = await Promise.all(asked.map((r) => pool.scan(r)));
-        assert.deepEqual(answered, await freshScans(asked));
-        const renamed = answered[5];
-        assert.ok(renamed.status === 'scanned' && renamed.scan.entries[0].admission.kind === 'ok');
-        assert.equal(renamed.scan.entries[0].admission.object.metadata.name, 'renamed');
-        assert.match(problems(answered[6]).join(), /Too long/);
-        assert.equal(await usedAhead(pool), 38, 'all but the changed file and the other limits');
-      } finally {
-        await pool.close();
-      }
-    });
   });
 });
