@@ -25,7 +25,7 @@ import { formatSpread } from './e2e/stats';
 const USAGE = `usage: node dist/bench/e2e.js [--mode files|kubernetes] [--size small|large|xlarge] [--runs N]
   [--repeats N] [--clients M] [--procs P] [--variant delta|sotw|mixed] [--kinds k1,k2,...]
   [--settle-ms MS] [--replicas R] [--listener-layout chains|sni-dispatch|auto]
-  [--build-thread main|worker] [--out FILE] [--no-write] [--smoke]
+  [--build-thread main|worker] [--status-phase flood|settled|both] [--out FILE] [--no-write] [--smoke]
 (bench/README.md, "End to end, as users see it")`;
 
 /** Parses the command line; prints the usage and exits on --help, or on bad arguments with why. */
@@ -86,6 +86,7 @@ async function main(): Promise<void> {
       ...(args.replicas > 1 ? { replicas: args.replicas } : {}),
       ...(args.listenerLayout ? { listenerLayout: args.listenerLayout } : {}),
       ...(args.buildThread ? { buildThread: args.buildThread } : {}),
+      ...(args.statusPhase !== 'flood' ? { statusPhase: args.statusPhase } : {}),
     },
     snapshotEvidence:
       'the first simulated Envoy receiving the changed resource (an upper bound on the snapshot time); Convoy’s own build time from convoy_build_duration_seconds_sum',
@@ -119,6 +120,7 @@ async function main(): Promise<void> {
         ...(args.replicas > 1 ? { replicas: args.replicas } : {}),
         ...(args.listenerLayout ? { listenerLayout: args.listenerLayout } : {}),
         ...(args.buildThread ? { buildThread: args.buildThread } : {}),
+        statusPhase: args.statusPhase,
         log,
       }),
     );

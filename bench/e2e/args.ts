@@ -4,7 +4,7 @@
  *   node dist/bench/e2e.js --mode files|kubernetes --size small|large [--runs N] [--out FILE]
  *     [--clients M] [--procs P] [--repeats K] [--variant delta|sotw|mixed] [--kinds a,b]
  *     [--settle-ms MS] [--replicas R] [--listener-layout chains|sni-dispatch|auto] [--build-thread main|worker]
- *     [--no-write] [--smoke]
+ *     [--status-phase flood|settled|both] [--no-write] [--smoke]
  */
 import { parseArgs } from 'node:util';
 import type { Variant } from '../sim-envoy';
@@ -34,11 +34,19 @@ export interface E2eArgs {
   listenerLayout?: ListenerLayout;
   /** `convoy serve --build-thread` (docs/architecture.md §14); Convoy's default (main) when absent. */
   buildThread?: 'main' | 'worker';
+  /**
+   * Kubernetes mode: when the changes are made (bench/README.md "Kubernetes mode (session 17)"):
+   * `flood` right after the cold start, while Convoy still writes the world's first status (the
+   * default); `settled` once every object carries its status; `both` a round of each.
+   */
+  statusPhase: StatusPhase;
   /** Results file; undefined with --no-write or --smoke. */
   out?: string;
   calibrate: boolean;
   smoke: boolean;
 }
+
+export type StatusPhase = 'flood' | 'settled' | 'both';
 
 /** Simulated Envoys per size (issue 15: 100 small, 1,000 large) and their child processes. */
 const CLIENTS: Record<string, { clients: number; procs: number }> = {
@@ -81,6 +89,7 @@ export function parseE2eArgs(
       replicas: { type: 'string' },
       'listener-layout': { type: 'string' },
       'build-thread': { type: 'string' },
+      'status-phase': { type: 'string' },
       'no-write': { type: 'boolean' },
       smoke: { type: 'boolean' },
       // `npm run bench -- --e2e …` forwards its own switch.
@@ -112,6 +121,11 @@ export function parseE2eArgs(
   const buildThread = values['build-thread'];
   if (buildThread !== undefined && buildThread !== 'main' && buildThread !== 'worker')
     throw new Error(`--build-thread must be main or worker, got ${buildThread}`);
+  const statusPhase = (values['status-phase'] ?? 'flood') as StatusPhase;
+  if (!['flood', 'settled', 'both'].includes(statusPhase))
+    throw new Error(`--status-phase must be flood, settled or both, got ${statusPhase}`);
+  if (statusPhase !== 'flood' && mode !== 'kubernetes')
+    throw new Error('--status-phase settled or both runs Kubernetes mode only');
   const write = !smoke && values['no-write'] !== true;
   const replicas = positive(values.replicas, 'replicas', 1);
   if (replicas > 1 && mode !== 'files')
@@ -137,6 +151,7 @@ export function parseE2eArgs(
     replicas,
     ...(layout !== undefined && layout !== 'chains' ? { listenerLayout: layout as ListenerLayout } : {}),
     ...(buildThread !== undefined ? { buildThread } : {}),
+    statusPhase,
     ...(write ? { out: values.out ?? defaultOut(mode, sizeName, replicas) } : {}),
     calibrate: !smoke,
     smoke,

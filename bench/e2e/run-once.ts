@@ -40,6 +40,8 @@ import { byLabel, counterDelta, declaredMetrics, parsePromText, sumOf } from './
 import type { Sample } from './prom-text';
 import { whenTrue, servesSerial } from './probes';
 import { shares } from './stats';
+import { countStatus, STATUS_KINDS, statusWrites } from './status-complete';
+import type { StatusPhase } from './args';
 
 export type Mode = 'files' | 'kubernetes';
 
@@ -59,6 +61,8 @@ export interface RunSettings {
   listenerLayout?: ListenerLayout;
   /** `convoy serve --build-thread`; Convoy's default when undefined. */
   buildThread?: 'main' | 'worker';
+  /** Kubernetes mode: changes during the first status writes, after them, or both (flood when undefined). */
+  statusPhase?: StatusPhase;
   log: (line: string) => void;
 }
 
@@ -95,6 +99,24 @@ export interface ChangeFigures {
   /** convoy_full_builds_total deltas by reason; null when Convoy does not export the counter. */
   fullBuilds: Record<string, number> | null;
   eventLoopMaxMs: number | null;
+  /** Kubernetes mode: made after every object carried its status (absent: during the first writes). */
+  phase?: 'settled';
+  /**
+   * CPU seconds each process used from the change's start until the real Envoy served it and
+   * every simulated Envoy ACKed: where its wall time went on a machine they share.
+   */
+  cpu?: ChangeCpu;
+  /** Kubernetes mode: convoy_status_writes_total deltas by result while the change went out. */
+  statusWrites?: Record<string, number>;
+}
+
+/** CPU seconds per process during one change (apiserver and etcd in Kubernetes mode only). */
+export interface ChangeCpu {
+  convoy: number;
+  clients: number;
+  envoy: number;
+  apiserver?: number;
+  etcd?: number;
 }
 
 /** CPU seconds (user + system) a process or processes used in the cold start and in the changes. */
@@ -109,6 +131,12 @@ export interface ReplicaFigures {
   changes: ChangeFigures[];
   rssMiB: { afterCold: number; steady: number; peak: number };
   steadyEventLoopMaxMs: number | null;
+  /**
+   * Kubernetes mode with a settled round: ms from the spawn of `convoy serve` until every object
+   * of the status kinds carried Convoy's status in the API server, and Convoy's status write
+   * counters then (convoy_status_writes_total by result).
+   */
+  statusComplete?: { ms: number; writes: Record<string, number> };
   /** Simulated Envoys on this replica. */
   clients?: number;
   /** This replica's Convoy process, and its client processes together. */
@@ -143,6 +171,7 @@ function cpuOf(pids: number[]): number {
 const MIB = 1024 * 1024;
 const EVENT_LOOP_MAX = 'convoy_nodejs_eventloop_lag_max_seconds';
 const FULL_BUILDS = 'convoy_full_builds_total';
+const STATUS_WRITES = 'convoy_status_writes_total';
 
 /** Reads Convoy's /metrics; each read also restarts prom-client's event-loop delay window. */
 async function scrape(convoy: ConvoyProcess): Promise<{ samples: Sample[]; declared: Set<string> }> {
@@ -402,75 +431,112 @@ export async function runOnce(s: RunSettings): Promise<RunFigures> {
       convoy: cpuSeconds(r.convoy.pid!),
       clients: cpuOf(r.pool.pids),
     }));
-    for (const kind of s.kinds) {
-      for (let k = 0; k < s.repeats; k++) {
-        const change = maker.next(kind);
-        const before = await Promise.all(replicas.map((r) => scrape(r.convoy)));
-        const arms = await Promise.all(replicas.map((r) => r.pool.arm(change.expect)));
-        const done = Promise.all(replicas.map((r, i) => r.pool.waitDone(arms[i]!, changeTimeout)));
-        const started = nowMs();
-        const served = whenTrue(
-          () => change.served(envoyPorts),
-          `the real Envoy serving a ${kind} change`,
-          changeTimeout,
-          5,
-        );
-        let t0c = started;
-        let appliedAt: number;
-        let kubectlMs: number | null = null;
-        if (cluster) {
-          const r = change.deleted
-            ? await kubectlApply(kubectl, cluster.adminKubeconfig, work, change.deleted, 'delete')
-            : await kubectlApply(kubectl, cluster.adminKubeconfig, work, change.objects);
-          t0c = r.startedAt;
-          appliedAt = r.endedAt;
-          kubectlMs = r.endedAt - r.startedAt;
-        } else {
-          for (const o of change.objects as KubeObject[]) writeObjectFile(worldDir, o);
-          for (const o of change.deleted ?? []) removeObjectFile(worldDir, o);
-          appliedAt = nowMs();
-        }
-        const [allResults, servedAt] = await Promise.all([done, served]);
-        for (const r of replicas) {
-          const results = allResults[r.n - 1]!;
-          const after = await scrape(r.convoy);
-          const b = before[r.n - 1]!;
-          const firstAt = Math.min(...results.map((x) => x.firstAt ?? Infinity));
-          const f: ChangeFigures = {
-            kind,
-            appliedMs: appliedAt - t0c,
-            kubectlMs,
-            snapshotMs: firstAt - t0c,
-            ackedMs: Math.max(...results.map((x) => x.doneAt)) - t0c,
-            servedMs: r.n === 1 ? servedAt - t0c : NaN,
-            builds: counterDelta(
-              byLabel(b.samples, 'convoy_builds_total', 'result'),
-              byLabel(after.samples, 'convoy_builds_total', 'result'),
-            ),
-            buildMs:
-              (sumOf(after.samples, 'convoy_build_duration_seconds_sum') -
-                sumOf(b.samples, 'convoy_build_duration_seconds_sum')) *
-              1000,
-            fullBuilds: after.declared.has(FULL_BUILDS)
-              ? counterDelta(
-                  byLabel(b.samples, FULL_BUILDS, 'reason'),
-                  byLabel(after.samples, FULL_BUILDS, 'reason'),
-                )
-              : null,
-            eventLoopMaxMs: eventLoopMaxMs(after.samples),
-          };
-          changes[r.n - 1]!.push(f);
-          s.log(
-            `  ${tag(r)}${kind} #${k + 1}: applied ${ms(f.appliedMs)}, snapshot ${ms(f.snapshotMs)}, all ACKed ${ms(f.ackedMs)}, ` +
-              (r.n === 1 ? `served ${ms(f.servedMs)}; ` : '') +
-              `builds ${JSON.stringify(f.builds)} ${ms(f.buildMs)}` +
-              (f.fullBuilds && Object.keys(f.fullBuilds).length
-                ? `, full builds ${JSON.stringify(f.fullBuilds)}`
-                : ''),
+    /** CPU seconds of every process a change's time may go to, read now. */
+    const cpuNow = (): ChangeCpu => {
+      const pids = cluster?.pids;
+      return {
+        convoy: cpuOf(convoys.map((c) => c.pid!)),
+        clients: cpuOf(pools.flatMap((p) => p.pids)),
+        envoy: envoy?.pid ? cpuSeconds(envoy.pid) : NaN,
+        ...(pids?.apiserver ? { apiserver: cpuSeconds(pids.apiserver) } : {}),
+        ...(pids?.etcd ? { etcd: cpuSeconds(pids.etcd) } : {}),
+      };
+    };
+    const round = async (phase: 'flood' | 'settled') => {
+      for (const kind of s.kinds) {
+        for (let k = 0; k < s.repeats; k++) {
+          const change = maker.next(kind);
+          const before = await Promise.all(replicas.map((r) => scrape(r.convoy)));
+          const arms = await Promise.all(replicas.map((r) => r.pool.arm(change.expect)));
+          const done = Promise.all(replicas.map((r, i) => r.pool.waitDone(arms[i]!, changeTimeout)));
+          const started = nowMs();
+          const cpuAtStart = cpuNow();
+          const served = whenTrue(
+            () => change.served(envoyPorts),
+            `the real Envoy serving a ${kind} change`,
+            changeTimeout,
+            5,
           );
+          let t0c = started;
+          let appliedAt: number;
+          let kubectlMs: number | null = null;
+          if (cluster) {
+            const r = change.deleted
+              ? await kubectlApply(kubectl, cluster.adminKubeconfig, work, change.deleted, 'delete')
+              : await kubectlApply(kubectl, cluster.adminKubeconfig, work, change.objects);
+            t0c = r.startedAt;
+            appliedAt = r.endedAt;
+            kubectlMs = r.endedAt - r.startedAt;
+          } else {
+            for (const o of change.objects as KubeObject[]) writeObjectFile(worldDir, o);
+            for (const o of change.deleted ?? []) removeObjectFile(worldDir, o);
+            appliedAt = nowMs();
+          }
+          const [allResults, servedAt] = await Promise.all([done, served]);
+          const cpuAtEnd = cpuNow();
+          for (const r of replicas) {
+            const results = allResults[r.n - 1]!;
+            const after = await scrape(r.convoy);
+            const b = before[r.n - 1]!;
+            const firstAt = Math.min(...results.map((x) => x.firstAt ?? Infinity));
+            const f: ChangeFigures = {
+              ...(phase === 'settled' ? { phase } : {}),
+              cpu: cpuDelta(cpuAtStart, cpuAtEnd),
+              kind,
+              appliedMs: appliedAt - t0c,
+              kubectlMs,
+              snapshotMs: firstAt - t0c,
+              ackedMs: Math.max(...results.map((x) => x.doneAt)) - t0c,
+              servedMs: r.n === 1 ? servedAt - t0c : NaN,
+              builds: counterDelta(
+                byLabel(b.samples, 'convoy_builds_total', 'result'),
+                byLabel(after.samples, 'convoy_builds_total', 'result'),
+              ),
+              buildMs:
+                (sumOf(after.samples, 'convoy_build_duration_seconds_sum') -
+                  sumOf(b.samples, 'convoy_build_duration_seconds_sum')) *
+                1000,
+              fullBuilds: after.declared.has(FULL_BUILDS)
+                ? counterDelta(
+                    byLabel(b.samples, FULL_BUILDS, 'reason'),
+                    byLabel(after.samples, FULL_BUILDS, 'reason'),
+                  )
+                : null,
+              eventLoopMaxMs: eventLoopMaxMs(after.samples),
+              ...(cluster
+                ? {
+                    statusWrites: counterDelta(
+                      byLabel(b.samples, STATUS_WRITES, 'result'),
+                      byLabel(after.samples, STATUS_WRITES, 'result'),
+                    ),
+                  }
+                : {}),
+            };
+            changes[r.n - 1]!.push(f);
+            s.log(
+              `  ${tag(r)}${phase === 'settled' ? 'settled ' : ''}${kind} #${k + 1}: applied ${ms(f.appliedMs)}, snapshot ${ms(f.snapshotMs)}, all ACKed ${ms(f.ackedMs)}, ` +
+                (r.n === 1 ? `served ${ms(f.servedMs)}; ` : '') +
+                `builds ${JSON.stringify(f.builds)} ${ms(f.buildMs)}` +
+                (f.fullBuilds && Object.keys(f.fullBuilds).length
+                  ? `, full builds ${JSON.stringify(f.fullBuilds)}`
+                  : '') +
+                (f.cpu ? `; CPU s ${cpuText(f.cpu)}` : '') +
+                (f.statusWrites ? `; status writes ${JSON.stringify(f.statusWrites)}` : ''),
+            );
+          }
+          await sleep(300);
         }
-        await sleep(300);
       }
+    };
+    const statusPhase = s.statusPhase ?? 'flood';
+    let statusComplete: ReplicaFigures['statusComplete'];
+    if (statusPhase !== 'settled') await round('flood');
+    if (cluster && statusPhase !== 'flood') {
+      statusComplete = await waitForStatus(cluster, replicas[0]!.convoy, objects, t0, coldTimeout);
+      s.log(
+        `  status complete ${ms(statusComplete.ms)} after the spawn; writes ${JSON.stringify(statusComplete.writes)}`,
+      );
+      await round('settled');
     }
     const changesCpu = replicas.map((r, i) => ({
       convoy: cpuSeconds(r.convoy.pid!) - changesCpuFrom[i]!.convoy,
@@ -494,6 +560,7 @@ export async function runOnce(s: RunSettings): Promise<RunFigures> {
           peak: (mem?.peak ?? NaN) / MIB,
         },
         steadyEventLoopMaxMs: eventLoopMaxMs(steadyMetrics.samples),
+        ...(i === 0 && statusComplete ? { statusComplete } : {}),
         clients: r.clients,
         cpuSeconds: {
           convoy: { cold: coldCpu[i]!.convoy, changes: changesCpu[i]!.convoy },
@@ -524,6 +591,50 @@ export async function runOnce(s: RunSettings): Promise<RunFigures> {
     for (const c of convoys) await c.stop();
     await cluster?.teardown();
     fs.rmSync(work, { recursive: true, force: true });
+  }
+}
+
+/** The CPU seconds used between two readings, per process. */
+function cpuDelta(a: ChangeCpu, b: ChangeCpu): ChangeCpu {
+  return {
+    convoy: b.convoy - a.convoy,
+    clients: b.clients - a.clients,
+    envoy: b.envoy - a.envoy,
+    ...(a.apiserver !== undefined && b.apiserver !== undefined
+      ? { apiserver: b.apiserver - a.apiserver }
+      : {}),
+    ...(a.etcd !== undefined && b.etcd !== undefined ? { etcd: b.etcd - a.etcd } : {}),
+  };
+}
+
+function cpuText(c: ChangeCpu): string {
+  return Object.entries(c)
+    .map(([k, v]) => `${k} ${(v as number).toFixed(1)}`)
+    .join(', ');
+}
+
+/**
+ * Waits until every object of the status kinds carries Convoy's status in the API server (as
+ * bench/status-scale.ts does: Convoy's write counter first, then LISTs of each kind to confirm),
+ * and returns the time from `t0` and Convoy's write counters then.
+ */
+async function waitForStatus(
+  cluster: LocalCluster,
+  convoy: ConvoyProcess,
+  objects: KubeObject[],
+  t0: number,
+  timeoutMs: number,
+): Promise<{ ms: number; writes: Record<string, number> }> {
+  const expected = objects.filter((o) => (STATUS_KINDS as readonly string[]).includes(o.kind)).length;
+  for (;;) {
+    const w = statusWrites((await convoy.get('/metrics')).body);
+    if ((w.written ?? 0) + (w.unchanged ?? 0) >= expected) {
+      // Changes made before add and remove objects: every object there now counts.
+      const n = await countStatus(cluster.admin);
+      if (n.current >= n.total) return { ms: nowMs() - t0, writes: w };
+    }
+    if (nowMs() - t0 > timeoutMs) throw new Error('status incomplete at the cold start timeout');
+    await sleep(2000);
   }
 }
 

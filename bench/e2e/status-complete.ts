@@ -26,7 +26,13 @@ export function hasCurrentStatus(o: KubeObject): boolean {
 
 /** Counts the objects of the status kinds that carry current status (paginated LISTs). */
 export async function countCurrent(client: KubeClient): Promise<number> {
+  return (await countStatus(client)).current;
+}
+
+/** Counts the objects of the status kinds, and those of them that carry current status. */
+export async function countStatus(client: KubeClient): Promise<{ current: number; total: number }> {
   let n = 0;
+  let total = 0;
   for (const kind of STATUS_KINDS) {
     const r = resourceForKind(kind)!;
     let cont: string | undefined;
@@ -35,11 +41,12 @@ export async function countCurrent(client: KubeClient): Promise<number> {
         items: Omit<KubeObject, 'kind'>[];
         metadata: { continue?: string };
       }>('GET', collectionPath(r), { query: { limit: 2000, continue: cont } });
+      total += page.items.length;
       for (const item of page.items) if (hasCurrentStatus({ ...item, kind } as KubeObject)) n++;
       cont = page.metadata.continue || undefined;
     } while (cont);
   }
-  return n;
+  return { current: n, total };
 }
 
 /** Parses convoy_status_writes_total by result from a Prometheus text page. */

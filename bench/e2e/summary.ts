@@ -36,13 +36,20 @@ function median(values: number[]): number {
   return spread(values).median;
 }
 
-/** Per run, the median over that run's changes of `kind` of `pick`. */
+type Phase = 'flood' | 'settled';
+
+/** Per run, the median over that run's changes of `kind` (made in `phase`) of `pick`. */
 function perRunMedian(
   runs: RunFigures[],
   kind: ChangeKind,
   pick: (c: RunFigures['changes'][number]) => number | null,
+  phase: Phase = 'flood',
 ) {
-  return runs.map((r) => median(r.changes.filter((c) => c.kind === kind).map((c) => pick(c) ?? NaN)));
+  return runs.map((r) =>
+    median(
+      r.changes.filter((c) => c.kind === kind && (c.phase ?? 'flood') === phase).map((c) => pick(c) ?? NaN),
+    ),
+  );
 }
 
 /** Builds the summary rows; `withTargets` false (sizes below large) leaves pass/fail out. */
@@ -105,54 +112,80 @@ export function summarize(
     'ms',
     cold.map((c) => c.eventLoopMaxMs ?? NaN),
   );
-  for (const kind of kinds) {
-    const label = CHANGE_LABELS[kind];
-    if (mode === 'kubernetes')
+  // Kubernetes mode may make its changes during the first status writes, after them, or both
+  // (bench/README.md "Kubernetes mode (session 17)"); rows of changes after them are `settled.`.
+  const phases: Phase[] = (['flood', 'settled'] as const).filter((p) =>
+    runs.some((r) => r.changes.some((c) => (c.phase ?? 'flood') === p)),
+  );
+  for (const phase of phases.length ? phases : ['flood' as const]) {
+    const idPrefix = phase === 'settled' ? 'settled.' : '';
+    const prefix = phase === 'settled' ? 'after status settled: ' : '';
+    for (const kind of kinds) {
+      const label = prefix + CHANGE_LABELS[kind];
+      if (mode === 'kubernetes')
+        add(
+          `${idPrefix}${kind}.kubectl`,
+          `${label}: kubectl apply's own time`,
+          'ms',
+          perRunMedian(runs, kind, (c) => c.kubectlMs, phase),
+        );
       add(
-        `${kind}.kubectl`,
-        `${label}: kubectl apply's own time`,
+        `${idPrefix}${kind}.snapshot`,
+        `${label} → new snapshot (first simulated Envoy receives it)`,
         'ms',
-        perRunMedian(runs, kind, (c) => c.kubectlMs),
+        perRunMedian(runs, kind, (c) => c.snapshotMs, phase),
+        t.snapshot,
       );
-    add(
-      `${kind}.snapshot`,
-      `${label} → new snapshot (first simulated Envoy receives it)`,
-      'ms',
-      perRunMedian(runs, kind, (c) => c.snapshotMs),
-      t.snapshot,
-    );
-    add(
-      `${kind}.build`,
-      `${label}: Convoy's build time (convoy_build_duration_seconds)`,
-      'ms',
-      perRunMedian(runs, kind, (c) => c.buildMs),
-    );
-    add(
-      `${kind}.acked`,
-      `${label} → every simulated Envoy ACKed`,
-      'ms',
-      perRunMedian(runs, kind, (c) => c.ackedMs),
-    );
-    add(
-      `${kind}.served`,
-      `${label} → real Envoy serves it`,
-      'ms',
-      perRunMedian(runs, kind, (c) => c.servedMs),
-      t.served,
-    );
-    add(
-      `${kind}.servedAfterApply`,
-      `${label}: write returned (rename done / kubectl exited) → real Envoy serves it`,
-      'ms',
-      perRunMedian(runs, kind, (c) => c.servedMs - c.appliedMs),
-    );
-    add(
-      `${kind}.eventLoop`,
-      `${label}: event-loop delay max`,
-      'ms',
-      perRunMedian(runs, kind, (c) => c.eventLoopMaxMs),
-    );
+      add(
+        `${idPrefix}${kind}.build`,
+        `${label}: Convoy's build time (convoy_build_duration_seconds)`,
+        'ms',
+        perRunMedian(runs, kind, (c) => c.buildMs, phase),
+      );
+      add(
+        `${idPrefix}${kind}.acked`,
+        `${label} → every simulated Envoy ACKed`,
+        'ms',
+        perRunMedian(runs, kind, (c) => c.ackedMs, phase),
+      );
+      add(
+        `${idPrefix}${kind}.served`,
+        `${label} → real Envoy serves it`,
+        'ms',
+        perRunMedian(runs, kind, (c) => c.servedMs, phase),
+        t.served,
+      );
+      add(
+        `${idPrefix}${kind}.servedAfterApply`,
+        `${label}: write returned (rename done / kubectl exited) → real Envoy serves it`,
+        'ms',
+        perRunMedian(runs, kind, (c) => c.servedMs - c.appliedMs, phase),
+      );
+      add(
+        `${idPrefix}${kind}.eventLoop`,
+        `${label}: event-loop delay max`,
+        'ms',
+        perRunMedian(runs, kind, (c) => c.eventLoopMaxMs, phase),
+      );
+      for (const proc of ['convoy', 'clients', 'envoy', 'apiserver', 'etcd'] as const) {
+        const perRun = perRunMedian(runs, kind, (c) => c.cpu?.[proc] ?? null, phase);
+        if (perRun.some(Number.isFinite))
+          add(
+            `${idPrefix}${kind}.cpu.${proc}`,
+            `${label}: CPU seconds of ${proc} while it went out`,
+            's',
+            perRun,
+          );
+      }
+    }
   }
+  if (runs.some((r) => r.statusComplete))
+    add(
+      'status.complete',
+      'Kubernetes mode: process start → every object carries its status',
+      'ms',
+      runs.map((r) => r.statusComplete?.ms ?? NaN),
+    );
   add(
     'rss.steady',
     'convoy RSS, steady (3 s after the last change)',

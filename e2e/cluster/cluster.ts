@@ -352,6 +352,11 @@ export class LocalCluster {
   }
 
   /** The last lines of each component log, for failure messages. */
+  /** Process ids of the running etcd and API server (benchmarks read their CPU time from /proc). */
+  get pids(): { etcd?: number; apiserver?: number } {
+    return { etcd: this.etcd?.pid, apiserver: this.apiserver?.pid };
+  }
+
   logTail(lines = 30): string {
     const out: string[] = [];
     for (const name of ['etcd', 'kube-apiserver']) {

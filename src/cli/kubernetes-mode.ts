@@ -50,6 +50,8 @@ export interface KubernetesModeOptions {
   retryPeriodMs?: number;
   /** A client-side limit on status writes per second (default none: docs/gateway-api.md §16). */
   statusQps?: number;
+  /** True while xDS bytes wait to go out: status writes let the push go first (KubernetesStatusWriterOptions.pushing). */
+  pushing?: () => boolean;
   /** Watch legacy XListenerSets too (docs/gateway-api.md §29); their RBAC is needed only then. */
   xListenerSets?: boolean;
   /** Provision managed fleets (docs/architecture.md §13); only the leader writes. */
@@ -91,6 +93,7 @@ export async function startKubernetesMode(o: KubernetesModeOptions): Promise<Kub
     metrics: o.metrics,
     store: o.store,
     ...(o.statusQps ? { qps: o.statusQps, burst: o.statusQps } : {}),
+    ...(o.pushing ? { pushing: o.pushing } : {}),
   });
   const provisioner = o.fleets
     ? new KubernetesFleetProvisioner({ client, logger: o.logger, ...o.fleets })

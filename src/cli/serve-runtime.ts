@@ -285,6 +285,7 @@ async function open(
       leaseNamespace: options.leaseNamespace,
       leaseName: options.leaseName,
       ...(options.statusQps ? { statusQps: options.statusQps } : {}),
+      pushing: () => ads.sending,
       ...(options.xListenerSets ? { xListenerSets: true } : {}),
       ...(fleets
         ? {

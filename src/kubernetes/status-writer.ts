@@ -40,7 +40,18 @@ export interface KubernetesStatusWriterOptions {
   backoffMaxMs?: number;
   /** Attempts per write when the object keeps changing under us (409 Conflict). */
   conflictRetries?: number;
+  /**
+   * Returns true while Convoy pushes configuration to Envoys (xDS bytes waiting to go out). No
+   * new write starts meanwhile, except one every `busyWriteEveryMs`, so that status never stops;
+   * writes in flight finish (docs/gateway-api.md §16, "Pushes first").
+   */
+  pushing?: () => boolean;
+  /** While `pushing`, one write may start this often (ms; default 1,000). */
+  busyWriteEveryMs?: number;
 }
+
+/** How often workers held back by a push look again whether it is over (ms). */
+const PUSH_RECHECK_MS = 25;
 
 const ROUTE_KINDS = new Set(['HTTPRoute', 'GRPCRoute', 'TLSRoute', 'TCPRoute', 'UDPRoute']);
 
@@ -115,6 +126,10 @@ export class KubernetesStatusWriter implements StatusSink {
   /** Echoes the watch delivered before their write's answer was read, by object. */
   private readonly earlyEchoes = new Map<string, string>();
   private readonly windowMetrics?: StatusWindowMetrics;
+  /** When the last write started (epoch ms): while Convoy pushes, one may start per busyWriteEveryMs. */
+  private lastStartAt = 0;
+  /** The one timer that wakes the workers held back by a push. */
+  private pushTimer?: NodeJS.Timeout;
 
   constructor(private readonly o: KubernetesStatusWriterOptions) {
     this.ownsClient = !o.client;
@@ -226,9 +241,25 @@ export class KubernetesStatusWriter implements StatusSink {
   async stop(): Promise<void> {
     this.stopped = true;
     this.stopSignal.abort();
+    if (this.pushTimer) clearTimeout(this.pushTimer);
     this.notify();
     await this.workers;
     if (this.ownsClient) this.client.close();
+  }
+
+  /**
+   * Returns whether a new write waits for Convoy's push to Envoys to go out first; then arms one
+   * timer that wakes the workers to look again. Status still moves: one write per
+   * busyWriteEveryMs goes while pushes last (docs/gateway-api.md §16, "Pushes first").
+   */
+  private heldBackByPush(): boolean {
+    if (!this.o.pushing?.()) return false;
+    if (Date.now() - this.lastStartAt >= (this.o.busyWriteEveryMs ?? 1000)) return false;
+    this.pushTimer ??= setTimeout(() => {
+      this.pushTimer = undefined;
+      this.notify();
+    }, PUSH_RECHECK_MS);
+    return true;
   }
 
   /** Wakes every worker that waits for work. */
@@ -282,7 +313,9 @@ export class KubernetesStatusWriter implements StatusSink {
   /** One worker: writes pending statuses while leader, with backoff on errors, until stopped. */
   private async work(): Promise<void> {
     while (!this.stopped) {
-      const next = this.leader && this.inFlight.size < this.window.limit ? this.takeNext() : undefined;
+      const held = this.leader && this.pending.size > 0 && this.heldBackByPush();
+      const next =
+        this.leader && !held && this.inFlight.size < this.window.limit ? this.takeNext() : undefined;
       if (!next) {
         if (this.pending.size === 0 && this.inFlight.size === 0)
           for (const w of this.idleWaiters.splice(0)) w();
@@ -290,6 +323,7 @@ export class KubernetesStatusWriter implements StatusSink {
         continue;
       }
       const [key, status] = next;
+      this.lastStartAt = Date.now();
       const generation = this.window.generation;
       try {
         await this.takeToken();

@@ -278,6 +278,15 @@ export class AdsServer implements RejectionFeed {
     return [...counts.values()];
   }
 
+  /**
+   * Returns whether response bytes are waiting to go out: handed to grpc-js and not yet flushed,
+   * or queued for the send budget. The status writer starts no new write meanwhile, so that a
+   * push to the fleet goes first (docs/gateway-api.md §16, "Pushes first").
+   */
+  get sending(): boolean {
+    return this.budget.inflightBytes > 0 || this.budget.waiting > 0;
+  }
+
   debugState(): XdsDebugState {
     const fleets: FleetDebug[] = [];
     const names = new Set([...this.cache.fleets(), ...this.byFleet.keys()]);

@@ -156,6 +156,20 @@ describe('e2e bench: arguments', () => {
     assert.throws(() => parseE2eArgs(['--listener-layout', 'fast'], out), /chains, sni-dispatch or auto/);
   });
 
+  test('--status-phase: flood by default; settled and both in Kubernetes mode only', () => {
+    assert.equal(parseE2eArgs([], out).statusPhase, 'flood');
+    assert.equal(parseE2eArgs(['--mode', 'kubernetes', '--status-phase', 'both'], out).statusPhase, 'both');
+    assert.equal(
+      parseE2eArgs(['--mode', 'kubernetes', '--status-phase', 'settled'], out).statusPhase,
+      'settled',
+    );
+    assert.throws(() => parseE2eArgs(['--status-phase', 'settled'], out), /Kubernetes mode only/);
+    assert.throws(
+      () => parseE2eArgs(['--mode', 'kubernetes', '--status-phase', 'later'], out),
+      /flood, settled or both/,
+    );
+  });
+
   test('large uses 1,000 clients in 4 processes; flags override; --no-write writes nothing', () => {
     const a = parseE2eArgs(
       ['--e2e', '--mode', 'kubernetes', '--size', 'large', '--runs', '1', '--clients', '200', '--no-write'],
@@ -275,6 +289,30 @@ describe('e2e bench: summary', () => {
     assert.equal(k8s.find((r) => r.id === 'cold.ready')!.target, undefined);
     assert.equal(k8s.find((r) => r.id === 'cold.readyAfterLoad')!.target?.max, 5000);
     assert.ok(k8s.some((r) => r.id === 'route.kubectl'));
+  });
+
+  test('changes made after status settled get their own rows (settled.), with CPU rows and complete status', () => {
+    const cpu = { convoy: 1, clients: 2, envoy: 0.5, apiserver: 4, etcd: 0.25 };
+    const both = runs.map((r, i) => ({
+      ...r,
+      changes: [
+        ...r.changes.map((c) => ({ ...c, cpu })),
+        { ...change('route', 10 + i, {}), phase: 'settled' as const, cpu: { ...cpu, apiserver: 0 } },
+      ],
+      statusComplete: { ms: 200_000 + i, writes: { written: 15_002 } },
+    }));
+    const rows = summarize(both, 'kubernetes', ['route'], true);
+    assert.deepEqual(rows.find((r) => r.id === 'route.snapshot')!.perRun, [45, 70, 54]);
+    assert.deepEqual(rows.find((r) => r.id === 'settled.route.snapshot')!.perRun, [10, 11, 12]);
+    assert.match(rows.find((r) => r.id === 'settled.route.snapshot')!.measurement, /^after status settled: /);
+    assert.equal(rows.find((r) => r.id === 'route.cpu.apiserver')!.spread.median, 4);
+    assert.equal(rows.find((r) => r.id === 'settled.route.cpu.apiserver')!.spread.median, 0);
+    assert.equal(rows.find((r) => r.id === 'status.complete')!.spread.median, 200_001);
+    // Runs without a settled round or CPU figures have none of those rows.
+    const plain = summarize(runs, 'kubernetes', ['route'], true);
+    assert.ok(
+      !plain.some((r) => r.id.startsWith('settled.') || r.id.includes('.cpu.') || r.id === 'status.complete'),
+    );
   });
 
   test('with replicas, each replica gets its rows (prefixed), without rows it has no figures for, and CPU rows', () => {

@@ -542,6 +542,24 @@ describe('KubernetesStatusWriter against a fake API server', () => {
     assert.match(page, /^convoy_status_echo_lag_seconds_count 16$/m);
   });
 
+  test('while Convoy pushes to Envoys, writes wait but for one per busyWriteEveryMs; all go once the push is out', async () => {
+    for (let i = 0; i < 4; i++)
+      api.upsert(GATEWAYS, { metadata: { name: `g${i}`, namespace: 'default' }, spec: {} });
+    let pushing = true;
+    const w = make({ concurrency: 4, pushing: () => pushing, busyWriteEveryMs: 3_600_000 });
+    w.setLeader(true);
+    w.publish(Array.from({ length: 4 }, (_, i) => gatewayStatus(`g${i}`, 'First')));
+    // The first write goes (status never stops); the others wait for the push.
+    await until(() => puts().length === 1, 'the one write allowed during a push');
+    await new Promise((r) => setTimeout(r, 150));
+    assert.equal(puts().length, 1, 'no other write starts while the push goes out');
+    assert.equal(w.pendingCount, 3);
+    pushing = false;
+    await w.idle();
+    assert.equal(puts().length, 4);
+    for (let i = 0; i < 4; i++) assert.equal(storedReason(`g${i}`), 'First', `g${i}`);
+  });
+
   test('with the provider store holding the object, a write is one PUT and no GET', async () => {
     const store = new ObjectStore();
     const stored = api.upsert(GATEWAYS, { metadata: { name: 'g', namespace: 'default' }, spec: {} });
