@@ -10,6 +10,7 @@ import { TypeUrl, messageNameOf } from '../envoy/resources';
 import { PUSH_ORDER } from './served-types';
 import type { CacheEntry, FleetChange, FleetSnapshot } from './snapshot';
 import { TypeSnapshot, contentHash } from './snapshot';
+import { commonEnds } from '../util/common-ends';
 
 export type SetFleetResult =
   | { ok: true; changed: Record<string, string[]>; removed: Record<string, string[]> }
@@ -270,12 +271,7 @@ export class XdsCache {
     if (inPlace) {
       added = inPlace.map((i) => list[i]);
     } else {
-      let head = 0;
-      const shorter = Math.min(list.length, prevList.length);
-      while (head < shorter && list[head] === prevList[head]) head++;
-      let tail = 0;
-      while (tail < shorter - head && list[list.length - 1 - tail] === prevList[prevList.length - 1 - tail])
-        tail++;
+      const { head, tail } = commonEnds(prevList, list);
       added = list.slice(head, list.length - tail);
       const gone = prevList.slice(head, prevList.length - tail);
       if (added.length + gone.length > limit) return undefined;

@@ -3,6 +3,7 @@ import type { EnvoyResources } from '../envoy/resources';
 import { messageNameOf } from '../envoy/resources';
 import { INVALID_BACKEND_CLUSTER } from '../envoy/translate/routes';
 import { LayeredMap } from '../util/layered-map';
+import { commonEnds } from '../util/common-ends';
 
 /**
  * Cross-resource checks run before a fleet snapshot is accepted (docs/xds.md §8):
@@ -504,11 +505,7 @@ const MIDDLE_MAX_SHARE = 1 / 8;
 
 /** The objects of `was` and of `now` between their common head and tail (by identity). */
 function middles(was: readonly object[], now: readonly object[]): { gone: object[]; added: object[] } {
-  const shorter = Math.min(was.length, now.length);
-  let head = 0;
-  while (head < shorter && was[head] === now[head]) head++;
-  let tail = 0;
-  while (tail < shorter - head && was[was.length - 1 - tail] === now[now.length - 1 - tail]) tail++;
+  const { head, tail } = commonEnds(was, now);
   return { gone: was.slice(head, was.length - tail), added: now.slice(head, now.length - tail) };
 }
 

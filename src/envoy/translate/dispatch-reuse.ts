@@ -3,6 +3,7 @@ import type { FilterChain } from '../../generated/envoy/config/listener/v3/Filte
 import type { Cluster } from '../../generated/envoy/config/cluster/v3/Cluster';
 import type { FilterChainModel, PortModel } from '../../model/fleet';
 import { encodeMessage } from '../protos';
+import { commonEnds } from '../../util/common-ends';
 
 /**
  * Translating an SNI-dispatched port (sni-dispatch.ts) from the last translation of the same port
@@ -169,11 +170,7 @@ function stateOf(port: PortModel, parts: DispatchedChain[], result: DispatchedPo
 function patch(last: LastPort, port: PortModel, t: DispatchTranslators): LastPort | undefined {
   const was = last.models;
   const models = port.filterChains;
-  let head = 0;
-  const shorter = Math.min(was.length, models.length);
-  while (head < shorter && was[head] === models[head]) head++;
-  let tail = 0;
-  while (tail < shorter - head && was[was.length - 1 - tail] === models[models.length - 1 - tail]) tail++;
+  const { head, tail } = commonEnds(was, models);
   const gone = was.slice(head, was.length - tail);
   const added = models.slice(head, models.length - tail);
   if (gone.length + added.length > Math.max(PATCH_MAX, models.length * PATCH_MAX_SHARE)) return undefined;

@@ -9,6 +9,8 @@
  * last output by index, and only the replaced nodes are translated (from their memo, or anew).
  */
 
+import { commonEnds } from '../../util/common-ends';
+
 /** The last list translated under one key, and its translation (index by index). */
 interface LastList {
   readonly input: readonly object[];
@@ -53,11 +55,7 @@ export class ListReuse {
     } else if (last) {
       // A node added or removed: the common head and tail are reused, the nodes between translated.
       const was = last.input;
-      const shorter = Math.min(was.length, input.length);
-      let head = 0;
-      while (head < shorter && was[head] === input[head]) head++;
-      let tail = 0;
-      while (tail < shorter - head && was[was.length - 1 - tail] === input[input.length - 1 - tail]) tail++;
+      const { head, tail } = commonEnds(was, input);
       const old = last.output as V[];
       output = old.slice(0, head);
       for (let i = head; i < input.length - tail; i++) output.push(translate(input[i]));

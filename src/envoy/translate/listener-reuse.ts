@@ -2,6 +2,7 @@ import type { Listener } from '../../generated/envoy/config/listener/v3/Listener
 import type { FilterChain } from '../../generated/envoy/config/listener/v3/FilterChain';
 import type { FilterChainModel } from '../../model/fleet';
 import { encodeMessage } from '../protos';
+import { commonEnds } from '../../util/common-ends';
 
 /**
  * Translating a TLS port's Listener from the last translation of the same port (docs/xds.md §12).
@@ -139,11 +140,7 @@ function patchChains(
 ): Patched | undefined {
   const was = last.models;
   if (was === models) return { tls: { chains: last.chains, unchanged: true }, state: last };
-  let head = 0;
-  const shorter = Math.min(was.length, models.length);
-  while (head < shorter && was[head] === models[head]) head++;
-  let tail = 0;
-  while (tail < shorter - head && was[was.length - 1 - tail] === models[models.length - 1 - tail]) tail++;
+  const { head, tail } = commonEnds(was, models);
   const gone = was.slice(head, was.length - tail);
   const added = models.slice(head, models.length - tail);
   if (gone.length + added.length > Math.max(PATCH_MAX, models.length * PATCH_MAX_SHARE)) return undefined;

@@ -10,6 +10,7 @@ import type { ClusterRef } from '../backends';
 import type { BuildMemo } from '../build-memo';
 import type { LayeredMap } from '../../util/layered-map';
 import type { BuildState } from './state';
+import { commonEnds } from '../../util/common-ends';
 
 /**
  * Replaces and removes statuses of a state's status list, copied once; removal moves the last
@@ -163,11 +164,7 @@ function namesNoLongerHeld(
     if (q.l4 && q.l4 !== p?.l4) for (const b of q.l4.backends) out.clusters.add(b.cluster);
     const was = q.filterChains;
     const now = p?.filterChains ?? [];
-    const shorter = Math.min(was.length, now.length);
-    let head = 0;
-    while (head < shorter && was[head] === now[head]) head++;
-    let tail = 0;
-    while (tail < shorter - head && was[was.length - 1 - tail] === now[now.length - 1 - tail]) tail++;
+    const { head, tail } = commonEnds(was, now);
     for (let i = head; i < was.length - tail; i++) {
       const fc = was[i];
       if (fc.virtualHosts)
