@@ -12,7 +12,7 @@
  */
 import { createHash } from 'node:crypto';
 import { encodeMessage } from '../envoy/protos';
-import { readVarint, varintSize, writeVarint } from './wire';
+import { lenFieldSize, readVarint, writeLenHeader } from './wire';
 import { contentHash } from './snapshot';
 
 const LISTENER = 'envoy.config.listener.v3.Listener';
@@ -100,7 +100,10 @@ export function encodeListener(listener: object, previous?: Buffer): EncodedList
 
   let size = base.length;
   for (const p of pieces)
-    size += 'chain' in p ? fieldSize(p.chain.bytes.length) : prev!.starts[p.to] - prev!.starts[p.from];
+    size +=
+      'chain' in p
+        ? lenFieldSize(FILTER_CHAINS_FIELD, p.chain.bytes.length)
+        : prev!.starts[p.to] - prev!.starts[p.from];
   const bytes = Buffer.allocUnsafe(size);
   const starts = new Uint32Array(chains.length + 1);
   const digests = Buffer.allocUnsafe(chains.length * DIGEST_BYTES);
@@ -110,7 +113,7 @@ export function encodeListener(listener: object, previous?: Buffer): EncodedList
     if ('chain' in p) {
       starts[i] = at;
       digests.set(p.chain.digest, i * DIGEST_BYTES);
-      at = writeVarint(bytes, writeVarint(bytes, at, CHAINS_TAG), p.chain.bytes.length);
+      at = writeLenHeader(bytes, at, FILTER_CHAINS_FIELD, p.chain.bytes.length);
       at += p.chain.bytes.copy(bytes, at);
       i++;
     } else {
@@ -125,13 +128,6 @@ export function encodeListener(listener: object, previous?: Buffer): EncodedList
   base.copy(bytes, at, split);
   layouts.set(bytes, { chains, starts, digests });
   return { bytes, version: chainedVersion(base.subarray(0, split), digests, base.subarray(split)) };
-}
-
-const CHAINS_TAG = (FILTER_CHAINS_FIELD << 3) | 2;
-
-/** Bytes of a filter_chains field whose value is `length` bytes long. */
-function fieldSize(length: number): number {
-  return varintSize(CHAINS_TAG) + varintSize(length) + length;
 }
 
 /**

@@ -27,11 +27,28 @@ export function writeVarint(buf: Buffer, offset: number, n: number): number {
   return offset;
 }
 
+/** The tag of a length-delimited field: its number with wire type 2, as protobuf writes it. */
+function lenTag(field: number): number {
+  return (field << 3) | WIRE_LEN;
+}
+
+/** Bytes a length-delimited field takes whose payload is `length` bytes: tag, length, payload. */
+export function lenFieldSize(field: number, length: number): number {
+  return varintSize(lenTag(field)) + varintSize(length) + length;
+}
+
+/**
+ * Writes a length-delimited field's header (tag, then length) into `buf` at `offset` and returns
+ * the offset after it, so a caller assembling a message in one buffer needs no header Buffer.
+ */
+export function writeLenHeader(buf: Buffer, offset: number, field: number, length: number): number {
+  return writeVarint(buf, writeVarint(buf, offset, lenTag(field)), length);
+}
+
 /** Encodes one length-delimited field header: tag and length. */
 export function lenHeader(field: number, length: number): Buffer {
-  const tag = (field << 3) | WIRE_LEN;
-  const buf = Buffer.allocUnsafe(varintSize(tag) + varintSize(length));
-  writeVarint(buf, writeVarint(buf, 0, tag), length);
+  const buf = Buffer.allocUnsafe(varintSize(lenTag(field)) + varintSize(length));
+  writeLenHeader(buf, 0, field, length);
   return buf;
 }
 

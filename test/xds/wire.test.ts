@@ -6,7 +6,17 @@ import { encodeDeltaBody, encodeSotwBody } from '../../src/xds/encode';
 import { TypeUrl } from '../../src/envoy/resources';
 import { contentHash } from '../../src/xds/snapshot';
 import type { CacheEntry } from '../../src/xds/snapshot';
-import { ChunkedBody, SplicedMessage, nonceTrailer, varintSize, writeVarint } from '../../src/xds/wire';
+import {
+  ChunkedBody,
+  SplicedMessage,
+  lenField,
+  lenFieldSize,
+  lenHeader,
+  nonceTrailer,
+  varintSize,
+  writeLenHeader,
+  writeVarint,
+} from '../../src/xds/wire';
 import { XdsCache } from '../../src/xds/cache';
 import { SendBudget } from '../../src/xds/budget';
 import { silentLogger } from '../../src/observability/logger';
@@ -36,6 +46,21 @@ describe('wire encoding', () => {
       const r = protobuf.Reader.create(buf.subarray(0, end));
       assert.equal(Number(r.uint64()), n);
     }
+  });
+
+  test('length-delimited headers match protobufjs at the varint boundaries, in place or as a Buffer', () => {
+    for (const field of [1, 15, 16, 2047, 2048])
+      for (const length of [0, 1, 127, 128, 16383, 16384, 2 ** 21]) {
+        const w = protobuf.Writer.create();
+        w.uint32((field << 3) | 2).uint32(length);
+        const want = Buffer.from(w.finish());
+        assert.deepEqual(lenHeader(field, length), want, `field ${field} length ${length}`);
+        const buf = Buffer.alloc(want.length + 3, 0xee);
+        assert.equal(writeLenHeader(buf, 3, field, length), 3 + want.length);
+        assert.deepEqual(buf.subarray(3), want);
+        assert.equal(lenFieldSize(field, length), want.length + length);
+      }
+    assert.equal(lenField(4, 'abc').length, lenFieldSize(4, 3));
   });
 
   test('SotW body + spliced nonce is byte-identical to protobufjs encoding the response with the nonce', () => {
