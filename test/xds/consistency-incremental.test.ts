@@ -138,6 +138,44 @@ describe('ConsistencyChecker', () => {
     }
   });
 
+  test('a check accepted after two newer ones leaves the reference counts of a later state alone', () => {
+    // docs/xds.md §8: counts of references move with each accepted change. Here B (endpoints
+    // only) is accepted and shares A's counts; D removes the two route configurations that
+    // reference cluster a and moves those shared counts to a = 0; then C, checked against A
+    // before either, is accepted last. C still has both route configurations, so when E takes
+    // cluster a away the check must see that C's units reference it.
+    const checker = new ConsistencyChecker();
+    const s0: EnvoyResources = {
+      listeners: [httpListener('l', 8080, 'rc0')],
+      routes: [
+        routeConfig('rc0', [{ prefix: '/', cluster: 'ns/z/80' }]),
+        routeConfig('rc1', [{ prefix: '/', cluster: 'ns/a/80' }]),
+        routeConfig('rc2', [{ prefix: '/', cluster: 'ns/a/80' }]),
+      ],
+      clusters: [edsCluster('ns/z/80'), edsCluster('ns/a/80'), edsCluster('ns/x/80')],
+      endpoints: [cla('ns/z/80'), cla('ns/a/80'), cla('ns/x/80')],
+      secrets: [],
+    };
+    checker.check(s0).accept();
+    // A: cluster x goes, so the counts of references are made (at the first name lost).
+    const a = { ...s0, clusters: s0.clusters.slice(0, 2) };
+    checker.check(a).accept();
+    const b = { ...a, endpoints: [...a.endpoints, cla('ns/b/80')] };
+    const c = { ...a, endpoints: [...a.endpoints, cla('ns/c/80')] };
+    const checkedB = checker.check(b);
+    const checkedC = checker.check(c);
+    checkedB.accept();
+    const d = { ...b, routes: b.routes.slice(0, 1) };
+    const checkedD = checker.check(d);
+    assert.deepEqual(checkedD.errors, []);
+    checkedD.accept();
+    checkedC.accept();
+    const e = { ...c, clusters: c.clusters.slice(0, 1) };
+    const want = checkConsistency(e).errors;
+    assert.equal(want.length, 2);
+    assert.deepEqual(checker.check(e).errors, want);
+  });
+
   test('a refused snapshot does not become the base: its new objects are checked again', () => {
     const checker = new ConsistencyChecker();
     const base: EnvoyResources = {
