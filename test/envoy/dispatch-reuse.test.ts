@@ -10,6 +10,7 @@ import {
 import { DEFAULT_ACCESS_LOG } from '../../src/envoy/translate/access-log';
 import { encodeMessage } from '../../src/envoy/protos';
 import { rng } from '../support/rng';
+import { numberedChains, randomChainModel, sameChainCopy } from '../support/chain-models';
 
 const LISTENER = 'envoy.config.listener.v3.Listener';
 const CLUSTER = 'envoy.config.cluster.v3.Cluster';
@@ -35,42 +36,6 @@ function assertSameBytes(
   });
 }
 
-/**
- * A chain model from a few names and hosts, so that conflicts (taken names and hosts), hostname-less
- * chains, wildcards and exact names those wildcards cover all occur.
- */
-function chain(next: () => number, serial: number): FilterChainModel {
-  const host = next() < 0.01 ? Math.floor(next() * 20) : 1000 + serial;
-  const zone = Math.floor(next() * 3);
-  const r = next();
-  const serverNames =
-    r < 0.005
-      ? []
-      : r < 0.02
-        ? [`*.w${zone}.example.com`]
-        : r < 0.1
-          ? [`h${host}.W${zone}.example.com`]
-          : r < 0.11
-            ? [`H${host}.example.com`, `h${host}.example.com`]
-            : [`h${host}.example.com`];
-  const tls = next() < 0.15;
-  return {
-    name: `ListenerSet/ns/ls-${next() < 0.01 ? Math.floor(next() * 20) : serial}/l`,
-    serverNames,
-    mode: tls && next() < 0.5 ? 'Passthrough' : 'Terminate',
-    protocol: tls ? 'TLS' : 'HTTPS',
-    secretNames: next() < 0.05 ? [] : [`ns/cert-${host}-${serial % 3}`],
-    routeConfigName: `https-443/${serverNames[0] ?? '*'}`,
-    virtualHosts: [],
-    tcpBackends: tls ? [{ cluster: `svc-${host}`, weight: 1 }] : undefined,
-  };
-}
-
-/** The same chain's content in a new object, as the model builder gives after a route edit. */
-function copyOf(fc: FilterChainModel): FilterChainModel {
-  return { ...fc, serverNames: [...fc.serverNames], virtualHosts: [] };
-}
-
 describe('DispatchReuse (the full SNI-dispatch translation as the oracle)', () => {
   test('random edits of a port give the bytes of a full translation', () => {
     const next = rng(1717);
@@ -78,7 +43,7 @@ describe('DispatchReuse (the full SNI-dispatch translation as the oracle)', () =
     const ports = new Map<string, FilterChainModel[]>();
     for (const fleet of ['ns/a', 'ns/b']) {
       const chains: FilterChainModel[] = [];
-      for (let i = 0; i < 40; i++) chains.push(chain(next, serial++));
+      for (let i = 0; i < 40; i++) chains.push(randomChainModel(next, serial++));
       ports.set(fleet, chains);
     }
     let kept = 0;
@@ -87,9 +52,9 @@ describe('DispatchReuse (the full SNI-dispatch translation as the oracle)', () =
       const chains = ports.get(fleet)!.slice();
       const i = Math.floor(next() * chains.length);
       const r = next();
-      if (r < 0.35 && chains.length) chains[i] = copyOf(chains[i]);
-      else if (r < 0.5 && chains.length) chains[i] = chain(next, serial++);
-      else if (r < 0.7) chains.splice(i, 0, chain(next, serial++));
+      if (r < 0.35 && chains.length) chains[i] = sameChainCopy(chains[i]);
+      else if (r < 0.5 && chains.length) chains[i] = randomChainModel(next, serial++);
+      else if (r < 0.7) chains.splice(i, 0, randomChainModel(next, serial++));
       else if (r < 0.85 && chains.length > 1) chains.splice(i, 1);
       else if (r < 0.87) forgetDispatchedPorts(fleet);
       else if (r < 0.88) retainDispatchedPorts(fleet, new Set());
@@ -118,15 +83,7 @@ describe('DispatchReuse (the full SNI-dispatch translation as the oracle)', () =
   });
 
   test('a chain added among 2,000 keeps the other parts and the front Listener object', () => {
-    const chains: FilterChainModel[] = Array.from({ length: 2000 }, (_, i) => ({
-      name: `ListenerSet/ns/ls-${i}/l`,
-      serverNames: [`h${i}.example.com`],
-      mode: 'Terminate',
-      protocol: 'HTTPS',
-      secretNames: [`ns/cert-${i}`],
-      routeConfigName: `https-443/h${i}.example.com`,
-      virtualHosts: [],
-    }));
+    const chains = numberedChains(2000);
     const fleet = { name: 'ns/big', usedKeys: new Set<string>() };
     const translate = (filterChains: FilterChainModel[]): DispatchedPort =>
       translateDispatchedPort(

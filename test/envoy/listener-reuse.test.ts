@@ -9,39 +9,12 @@ import {
 } from '../../src/envoy/translate/listeners';
 import { encodeMessage } from '../../src/envoy/protos';
 import { rng } from '../support/rng';
+import { numberedChains, randomChainModel, sameChainCopy } from '../support/chain-models';
 
 const LISTENER = 'envoy.config.listener.v3.Listener';
 
 function bytesOf(l: Listener | undefined): string {
   return l ? encodeMessage(LISTENER, l).toString('base64') : 'none';
-}
-
-/** A chain model from a few names and hosts, so conflicts (taken names, hosts, catch-alls) occur. */
-function chain(next: () => number, serial: number): FilterChainModel {
-  // Mostly unique hosts and names; now and then one already taken (a conflict).
-  const host = next() < 0.01 ? Math.floor(next() * 20) : 1000 + serial;
-  const serverNames =
-    next() < 0.01
-      ? []
-      : next() < 0.01
-        ? [`H${host}.example.com`, `h${host}.example.com`]
-        : [`h${host}.example.com`];
-  const tls = next() < 0.15;
-  return {
-    name: `ListenerSet/ns/ls-${next() < 0.01 ? Math.floor(next() * 20) : serial}/l`,
-    serverNames,
-    mode: tls && next() < 0.5 ? 'Passthrough' : 'Terminate',
-    protocol: tls ? 'TLS' : 'HTTPS',
-    secretNames: next() < 0.05 ? [] : [`ns/cert-${host}-${serial % 3}`],
-    routeConfigName: `https-443/${serverNames[0] ?? '*'}`,
-    virtualHosts: [],
-    tcpBackends: tls ? [{ cluster: `svc-${host}`, weight: 1 }] : undefined,
-  };
-}
-
-/** The same chain's content in a new object, as the model builder gives after a route edit. */
-function copyOf(fc: FilterChainModel): FilterChainModel {
-  return { ...fc, serverNames: [...fc.serverNames], virtualHosts: [] };
 }
 
 describe('ListenerReuse (the full translation as the oracle)', () => {
@@ -51,7 +24,7 @@ describe('ListenerReuse (the full translation as the oracle)', () => {
     const ports = new Map<string, FilterChainModel[]>();
     for (const fleet of ['ns/a', 'ns/b']) {
       const chains: FilterChainModel[] = [];
-      for (let i = 0; i < 40; i++) chains.push(chain(next, serial++));
+      for (let i = 0; i < 40; i++) chains.push(randomChainModel(next, serial++));
       ports.set(fleet, chains);
     }
     const last = new Map<string, Listener | undefined>();
@@ -67,11 +40,11 @@ describe('ListenerReuse (the full translation as the oracle)', () => {
       const r = next();
       let sameContent = false;
       if (r < 0.35 && chains.length) {
-        chains[i] = copyOf(chains[i]);
+        chains[i] = sameChainCopy(chains[i]);
         sameContent = true;
-      } else if (r < 0.5 && chains.length) chains[i] = chain(next, serial++);
+      } else if (r < 0.5 && chains.length) chains[i] = randomChainModel(next, serial++);
       else if (r < 0.7) {
-        chains.splice(i, 0, chain(next, serial++));
+        chains.splice(i, 0, randomChainModel(next, serial++));
         patchedAdds++;
       } else if (r < 0.85 && chains.length) chains.splice(i, 1);
       else if (r < 0.88) {
@@ -102,15 +75,7 @@ describe('ListenerReuse (the full translation as the oracle)', () => {
   });
 
   test('a chain added among 2,000 translates that chain only, and keeps the other chain objects', () => {
-    const chains: FilterChainModel[] = Array.from({ length: 2000 }, (_, i) => ({
-      name: `ListenerSet/ns/ls-${i}/l`,
-      serverNames: [`h${i}.example.com`],
-      mode: 'Terminate',
-      protocol: 'HTTPS',
-      secretNames: [`ns/cert-${i}`],
-      routeConfigName: `https-443/h${i}.example.com`,
-      virtualHosts: [],
-    }));
+    const chains = numberedChains(2000);
     const opts = { bindAddress: '127.0.0.1', fleet: 'ns/big' };
     const first = translateListener({ name: 'https-443', port: 443, filterChains: chains }, opts)!;
     const added = [
@@ -122,7 +87,7 @@ describe('ListenerReuse (the full translation as the oracle)', () => {
     assert.equal(second.filter_chains!.length, 2001);
     assert.equal(second.filter_chains![699], first.filter_chains![699]);
     assert.equal(second.filter_chains![701], first.filter_chains![700]);
-    const edited = added.map((fc, i) => (i === 5 ? copyOf(fc) : fc));
+    const edited = added.map((fc, i) => (i === 5 ? sameChainCopy(fc) : fc));
     const third = translateListener({ name: 'https-443', port: 443, filterChains: edited }, opts);
     assert.equal(third, second, 'same content: the very same Listener');
     forgetListenerTranslations('ns/big');
