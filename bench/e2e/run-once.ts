@@ -79,6 +79,8 @@ export interface ColdFigures {
   /** /readyz after the initial load (the issue's "after the LIST"). */
   readyAfterLoadMs: number | null;
   eventLoopMaxMs: number | null;
+  /** The 99th percentile of the event-loop delay over the same window (the issue's target is a p99). */
+  eventLoopP99Ms?: number | null;
 }
 
 export interface ChangeFigures {
@@ -99,6 +101,8 @@ export interface ChangeFigures {
   /** convoy_full_builds_total deltas by reason; null when Convoy does not export the counter. */
   fullBuilds: Record<string, number> | null;
   eventLoopMaxMs: number | null;
+  /** The 99th percentile of the event-loop delay over the same window. */
+  eventLoopP99Ms?: number | null;
   /** Kubernetes mode: made after every object carried its status (absent: during the first writes). */
   phase?: 'settled';
   /**
@@ -131,6 +135,7 @@ export interface ReplicaFigures {
   changes: ChangeFigures[];
   rssMiB: { afterCold: number; steady: number; peak: number };
   steadyEventLoopMaxMs: number | null;
+  steadyEventLoopP99Ms?: number | null;
   /**
    * Kubernetes mode with a settled round: ms from the spawn of `convoy serve` until every object
    * of the status kinds carried Convoy's status in the API server, and Convoy's status write
@@ -170,6 +175,7 @@ function cpuOf(pids: number[]): number {
 
 const MIB = 1024 * 1024;
 const EVENT_LOOP_MAX = 'convoy_nodejs_eventloop_lag_max_seconds';
+const EVENT_LOOP_P99 = 'convoy_nodejs_eventloop_lag_p99_seconds';
 const FULL_BUILDS = 'convoy_full_builds_total';
 const STATUS_WRITES = 'convoy_status_writes_total';
 
@@ -191,8 +197,17 @@ function httpsPortDispatchedBySni(layout: ListenerLayout, tlsListeners: number):
   return layout === 'sni-dispatch';
 }
 
+/** The longest event-loop delay since the previous scrape (prom-client resets its window per scrape), ms. */
 function eventLoopMaxMs(samples: Sample[]): number | null {
   return samples.some((s) => s.name === EVENT_LOOP_MAX) ? sumOf(samples, EVENT_LOOP_MAX) * 1000 : null;
+}
+
+/**
+ * The 99th percentile of the event-loop delay since the previous scrape, ms: what issue 15 sets its
+ * ≤ 20 ms target on, beside the maximum the tables have always shown (bench/README.md "Event loop").
+ */
+function eventLoopP99Ms(samples: Sample[]): number | null {
+  return samples.some((s) => s.name === EVENT_LOOP_P99) ? sumOf(samples, EVENT_LOOP_P99) * 1000 : null;
 }
 
 /** Writes the real Envoy's bootstrap with its Gateway's client certificate (as `convoy bootstrap` does). */
@@ -406,6 +421,7 @@ export async function runOnce(s: RunSettings): Promise<RunFigures> {
         envoyServingMs: r.n === 1 ? tServing - t0 : NaN,
         readyAfterLoadMs: loaded !== undefined ? tReady - loaded : null,
         eventLoopMaxMs: eventLoopMaxMs(coldMetrics.samples),
+        eventLoopP99Ms: eventLoopP99Ms(coldMetrics.samples),
       };
       colds.push(cold);
       s.log(
@@ -503,6 +519,7 @@ export async function runOnce(s: RunSettings): Promise<RunFigures> {
                   )
                 : null,
               eventLoopMaxMs: eventLoopMaxMs(after.samples),
+              eventLoopP99Ms: eventLoopP99Ms(after.samples),
               ...(cluster
                 ? {
                     statusWrites: counterDelta(
@@ -516,7 +533,7 @@ export async function runOnce(s: RunSettings): Promise<RunFigures> {
             s.log(
               `  ${tag(r)}${phase === 'settled' ? 'settled ' : ''}${kind} #${k + 1}: applied ${ms(f.appliedMs)}, snapshot ${ms(f.snapshotMs)}, all ACKed ${ms(f.ackedMs)}, ` +
                 (r.n === 1 ? `served ${ms(f.servedMs)}; ` : '') +
-                `builds ${JSON.stringify(f.builds)} ${ms(f.buildMs)}` +
+                `builds ${JSON.stringify(f.builds)} ${ms(f.buildMs)}, event loop max ${ms(f.eventLoopMaxMs)} p99 ${ms(f.eventLoopP99Ms ?? null)}` +
                 (f.fullBuilds && Object.keys(f.fullBuilds).length
                   ? `, full builds ${JSON.stringify(f.fullBuilds)}`
                   : '') +
@@ -560,6 +577,7 @@ export async function runOnce(s: RunSettings): Promise<RunFigures> {
           peak: (mem?.peak ?? NaN) / MIB,
         },
         steadyEventLoopMaxMs: eventLoopMaxMs(steadyMetrics.samples),
+        steadyEventLoopP99Ms: eventLoopP99Ms(steadyMetrics.samples),
         ...(i === 0 && statusComplete ? { statusComplete } : {}),
         clients: r.clients,
         cpuSeconds: {

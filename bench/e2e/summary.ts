@@ -29,6 +29,7 @@ export function targets(mode: Mode): Record<string, Target> {
     snapshot: { max: 50, unit: 'ms', text: '≤ 50 ms' },
     served: { max: 250, unit: 'ms', text: '≤ 250 ms' },
     rss: { max: 600, unit: 'MiB', text: '≤ 600 MiB' },
+    eventLoop: { max: 20, unit: 'ms', text: '≤ 20 ms p99' },
   };
 }
 
@@ -112,6 +113,12 @@ export function summarize(
     'ms',
     cold.map((c) => c.eventLoopMaxMs ?? NaN),
   );
+  add(
+    'cold.eventLoopP99',
+    'cold start: event-loop delay p99',
+    'ms',
+    cold.map((c) => c.eventLoopP99Ms ?? NaN),
+  );
   // Kubernetes mode may make its changes during the first status writes, after them, or both
   // (bench/README.md "Kubernetes mode (session 17)"); rows of changes after them are `settled.`.
   const phases: Phase[] = (['flood', 'settled'] as const).filter((p) =>
@@ -167,6 +174,13 @@ export function summarize(
         'ms',
         perRunMedian(runs, kind, (c) => c.eventLoopMaxMs, phase),
       );
+      add(
+        `${idPrefix}${kind}.eventLoopP99`,
+        `${label}: event-loop delay p99`,
+        'ms',
+        perRunMedian(runs, kind, (c) => c.eventLoopP99Ms ?? null, phase),
+        t.eventLoop,
+      );
       for (const proc of ['convoy', 'clients', 'envoy', 'apiserver', 'etcd'] as const) {
         const perRun = perRunMedian(runs, kind, (c) => c.cpu?.[proc] ?? null, phase);
         if (perRun.some(Number.isFinite))
@@ -210,6 +224,13 @@ export function summarize(
     'event-loop delay max, idle 3 s',
     'ms',
     runs.map((r) => r.steadyEventLoopMaxMs ?? NaN),
+  );
+  add(
+    'eventLoop.steadyP99',
+    'event-loop delay p99, idle 3 s',
+    'ms',
+    runs.map((r) => r.steadyEventLoopP99Ms ?? NaN),
+    t.eventLoop,
   );
   return rows;
 }
