@@ -54,21 +54,32 @@ export class CertificateValidityReader {
 
   /** Returns, per listener of one fleet, the certificates it serves. */
   private servedBy(fleet: FleetModel): Map<string, ServedCertificate[]> {
-    const out = new Map<string, ServedCertificate[]>();
+    return new Map(this.servedIn(fleet));
+  }
+
+  /**
+   * Yields, per listener of one fleet in the order of its ports and chains, the certificates it
+   * serves (the first Terminate chain of a name serving one decides). A generator so that a caller
+   * may spread a whole fleet's walk over several turns of the event loop (docs/operations.md §8).
+   */
+  *servedIn(fleet: FleetModel): Generator<[string, ServedCertificate[]]> {
+    const done = new Set<string>();
     const secrets = new Map(fleet.secrets.map((s) => [s.name, s]));
     for (const port of fleet.ports) {
       for (const chain of port.filterChains) {
-        if (chain.mode !== 'Terminate' || out.has(chain.name)) continue;
+        if (chain.mode !== 'Terminate' || done.has(chain.name)) continue;
         const certs: ServedCertificate[] = [];
         for (const name of chain.secretNames) {
           const secret = secrets.get(name);
           const validity = secret && this.period(secret);
           if (validity) certs.push({ secret: name, validity });
         }
-        if (certs.length > 0) out.set(chain.name, certs);
+        if (certs.length > 0) {
+          done.add(chain.name);
+          yield [chain.name, certs];
+        }
       }
     }
-    return out;
   }
 }
 

@@ -15,6 +15,12 @@ import { ServedCertificates } from './served-certificates';
 import { parseListenerQualifiedName } from '../model/names';
 import { objectKey } from '../store/objects';
 
+/** One served listener and when its earliest certificate expires (ms since the epoch). */
+export interface ListenerExpiry {
+  readonly listener: string;
+  readonly notAfter: number;
+}
+
 /** The longest a validity re-check waits (setTimeout's limit is about 24 days). */
 const MAX_VALIDITY_WAIT_MS = 24 * 3600 * 1000;
 
@@ -35,10 +41,50 @@ export class ValidityOverlay {
     private readonly served: Pick<ServedCertificates, 'update'> = new ServedCertificates(),
   ) {}
 
-  /** Per served listener, when its earliest certificate expires (the expiry gauge). */
-  *expiries(fleets: Iterable<FleetModel>): Iterable<{ listener: string; notAfter: number }> {
-    for (const [listener, certs] of this.reader.served(fleets))
-      yield { listener, notAfter: Math.min(...certs.map((c) => c.validity.notAfter)) };
+  /** Per fleet model, its listeners' earliest expiries in the reader's order (models are immutable). */
+  private readonly expiriesOf = new WeakMap<FleetModel, readonly ListenerExpiry[]>();
+  /** The fleets of the last complete `expiries` walk and its rows, for the next scrape. */
+  private lastExpiries: { fleets: readonly FleetModel[]; rows: readonly ListenerExpiry[] } | undefined;
+
+  /**
+   * Per served listener, when its earliest certificate expires (the expiry gauge): for a listener
+   * two fleets serve, the first fleet's. Rows are kept per fleet model and for the last list of
+   * fleets, so a scrape without a build walks nothing, and a fleet's walk after a build is lazy:
+   * the gauge's reader spreads it over turns (docs/operations.md §8 "Scrape cost (session 18)").
+   */
+  *expiries(fleets: Iterable<FleetModel>): Iterable<ListenerExpiry> {
+    const list = [...fleets];
+    const last = this.lastExpiries;
+    if (last && last.fleets.length === list.length && last.fleets.every((f, i) => f === list[i])) {
+      yield* last.rows;
+      return;
+    }
+    const rows: ListenerExpiry[] = [];
+    const seen = new Set<string>();
+    for (const fleet of list) {
+      const known = this.expiriesOf.get(fleet);
+      const built: ListenerExpiry[] = [];
+      const ofFleet = known ?? this.walkExpiries(fleet, built);
+      for (const row of ofFleet) {
+        if (seen.has(row.listener)) continue;
+        seen.add(row.listener);
+        rows.push(row);
+        yield row;
+      }
+      if (!known) this.expiriesOf.set(fleet, built);
+    }
+    this.lastExpiries = { fleets: list, rows };
+  }
+
+  /** Yields one fleet's expiry rows as the reader finds them, and keeps each in `into`. */
+  private *walkExpiries(fleet: FleetModel, into: ListenerExpiry[]): Generator<ListenerExpiry> {
+    for (const [listener, certs] of this.reader.servedIn(fleet)) {
+      let notAfter = Infinity;
+      for (const c of certs) notAfter = Math.min(notAfter, c.validity.notAfter);
+      const row = { listener, notAfter };
+      into.push(row);
+      yield row;
+    }
   }
 
   /**

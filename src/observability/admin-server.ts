@@ -199,7 +199,7 @@ export class AdminServer {
     }
     if (path === '/metrics') {
       const registry = this.options.metrics.registry;
-      return send(res, 200, registry.contentType, await this.options.metrics.text());
+      return sendParts(res, 200, registry.contentType, this.options.metrics.textParts());
     }
     const page = this.pages[path];
     if (page) {
@@ -245,6 +245,32 @@ function wantsText(url: URL, req: http.IncomingMessage): boolean {
   if (format !== null) return format === 'text' || format === 'table';
   const accept = req.headers.accept ?? '';
   return /^\s*text\/plain/i.test(accept);
+}
+
+/**
+ * Sends a body made in parts (the /metrics text, made over several turns): each part becomes bytes
+ * in the turn that made it, and the response goes out whole, with its length, at the end, so that
+ * no single turn encodes the whole body (docs/operations.md §8 "Scrape cost (session 18)").
+ */
+async function sendParts(
+  res: http.ServerResponse,
+  status: number,
+  contentType: string,
+  parts: AsyncIterable<string>,
+): Promise<void> {
+  const chunks: Buffer[] = [];
+  let length = 0;
+  for await (const part of parts) {
+    const chunk = Buffer.from(part, 'utf8');
+    chunks.push(chunk);
+    length += chunk.length;
+  }
+  res.statusCode = status;
+  res.setHeader('Content-Type', contentType);
+  res.setHeader('Cache-Control', 'no-store');
+  res.setHeader('X-Content-Type-Options', 'nosniff');
+  res.setHeader('Content-Length', length);
+  res.end(res.req.method === 'HEAD' ? undefined : Buffer.concat(chunks, length));
 }
 
 function send(res: http.ServerResponse, status: number, contentType: string, body: string): void {

@@ -63,15 +63,35 @@ export class CertificateExpiryMetric {
    * once a listener is gone, so memory follows the listeners that exist.
    */
   text(now: number = Date.now()): string {
+    let out = '';
+    for (const part of this.parts(now, () => false)) out += part;
+    return out;
+  }
+
+  /**
+   * Yields the same text as `text` in parts, ending a part whenever `due()` says the current turn
+   * has done enough (checked every 256 series), so that a caller can give the event loop back
+   * between parts: at 5,000 listeners one scrape's walk and formatting are tens of milliseconds
+   * (docs/operations.md §8 "Scrape cost (session 18)"). The parts joined are `text(now)`.
+   */
+  *parts(now: number, due: () => boolean): Generator<string> {
     const lines = [`# HELP ${NAME} ${HELP}`, `# TYPE ${NAME} gauge`];
     const next = new Map<string, string>();
+    // After the first part, each part's first line follows the previous part's last one.
+    let lead = '';
+    let count = 0;
     for (const c of this.read()) {
       let prefix = next.get(c.listener) ?? this.prefixes.get(c.listener);
       if (prefix === undefined) prefix = `${NAME}{listener="${escapeLabelValue(c.listener)}"} `;
       next.set(c.listener, prefix);
       lines.push(prefix + String(secondsLeft(c.notAfter, now)));
+      if (++count % 256 === 0 && due()) {
+        yield lead + lines.join('\n');
+        lines.length = 0;
+        lead = '\n';
+      }
     }
     this.prefixes = next;
-    return lines.join('\n');
+    if (lines.length > 0) yield lead + lines.join('\n');
   }
 }

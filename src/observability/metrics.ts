@@ -169,11 +169,40 @@ export class ConvoyMetrics {
    * write directly, costly through prom-client's label formatting).
    */
   async text(): Promise<string> {
-    const parts: string[] = [];
-    for (const m of this.registry.getMetricsAsArray()) {
-      if ((m as unknown) === this.certificateExpirySeconds) parts.push(this.certificateExpirySeconds.text());
-      else parts.push(await this.registry.getSingleMetricAsString(m.name));
+    let out = '';
+    for await (const part of this.textParts()) out += part;
+    return out;
+  }
+
+  /**
+   * Yields the text of `text()` in parts, giving the event loop back (one `setImmediate`) whenever
+   * the current turn has run SCRAPE_TURN_MS: at 5,000 listeners a scrape is tens of milliseconds
+   * of the serving thread, which would otherwise delay xDS pushes and fall into the next
+   * event-loop delay window (docs/operations.md §8 "Scrape cost (session 18)").
+   */
+  async *textParts(): AsyncGenerator<string> {
+    let turnStart = performance.now();
+    const due = (): boolean => performance.now() - turnStart >= SCRAPE_TURN_MS;
+    const nextTurn = async (): Promise<void> => {
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      turnStart = performance.now();
+    };
+    const all = this.registry.getMetricsAsArray();
+    if (all.length === 0) yield '\n';
+    for (let i = 0; i < all.length; i++) {
+      const m = all[i]!;
+      const end = i < all.length - 1 ? '\n\n' : '\n';
+      if ((m as unknown) === this.certificateExpirySeconds) {
+        for (const part of this.certificateExpirySeconds.parts(Date.now(), due)) {
+          yield part;
+          if (due()) await nextTurn();
+        }
+        yield end;
+      } else yield (await this.registry.getSingleMetricAsString(m.name)) + end;
+      if (due()) await nextTurn();
     }
-    return `${parts.join('\n\n')}\n`;
   }
 }
+
+/** How long one turn of a scrape may run before it yields (docs/operations.md §8). */
+const SCRAPE_TURN_MS = 2;

@@ -31,7 +31,9 @@ function get(port: number, path: string, headers: Record<string, string> = {}, m
 function rawGet(port: number, path: string): Promise<string> {
   return new Promise((resolve, reject) => {
     const s = net.connect(port, '127.0.0.1', () =>
-      s.end(`GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`),
+      // Written without half-closing: /metrics answers over several turns, and Node's server ends
+      // a half-closed socket's pending request (docs/operations.md §8 "Scrape cost (session 18)").
+      s.write(`GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`),
     );
     let data = '';
     s.on('data', (c) => (data += c.toString()));

@@ -64,3 +64,48 @@ describe('CertificateExpiryMetric', () => {
     );
   });
 });
+
+describe('certificate-expiry gauge in parts (session 18)', () => {
+  const entriesOf = (n: number): CertificateExpiry[] =>
+    Array.from({ length: n }, (_, i) => ({
+      listener: i % 97 === 0 ? `ListenerSet/ns/ls${i}/"odd\\\n"` : `ListenerSet/ns/ls${i}/https`,
+      notAfter: NOW + (i - 50) * 1733,
+    }));
+
+  for (const n of [0, 1, 255, 256, 257, 512, 1000]) {
+    test(`parts joined are the whole text, cut at every chance or never (${n} listeners)`, async () => {
+      const entries = entriesOf(n);
+      const reference = await promClientText(entries, NOW);
+      const metric = new CertificateExpiryMetric(() => entries);
+      assert.equal([...metric.parts(NOW, () => true)].join(''), reference);
+      assert.equal([...metric.parts(NOW, () => false)].join(''), reference);
+      let k = 0;
+      assert.equal([...metric.parts(NOW, () => ++k % 3 === 0)].join(''), reference);
+      const cuts = [...metric.parts(NOW, () => true)].length;
+      assert.equal(cuts, Math.max(1, Math.ceil(n / 256)));
+    });
+  }
+
+  test("ConvoyMetrics.text() is prom-client's own registry.metrics(), parts cut at every turn", async (t) => {
+    t.mock.timers.enable({ apis: ['Date'], now: NOW });
+    const metrics = new ConvoyMetrics();
+    const entries = entriesOf(3000);
+    metrics.certificateExpiries = () => entries;
+    metrics.xdsStreamCounts = () => [
+      { fleet: 'ns/gw', variant: 'delta', streams: 200 },
+      { fleet: 'unknown', variant: 'sotw', streams: 1 },
+    ];
+    metrics.builds.inc({ result: 'ok' }, 3);
+    metrics.xdsPushLatency.observe({ type: 'listener' }, 0.02);
+    metrics.xdsPushes.inc({ type: 'cluster' });
+    const reference = await metrics.registry.metrics();
+    assert.equal(await metrics.text(), reference);
+    const parts: string[] = [];
+    for await (const part of metrics.textParts()) parts.push(part);
+    assert.equal(parts.join(''), reference);
+    assert.match(
+      reference,
+      /^convoy_listener_certificate_expiry_seconds\{listener="ListenerSet\/ns\/ls2999\/https"\} /m,
+    );
+  });
+});
