@@ -39,6 +39,8 @@ import { cpuSeconds, residentMemory } from './proc-status';
 import { byLabel, counterDelta, declaredMetrics, parsePromText, sumOf } from './prom-text';
 import type { Sample } from './prom-text';
 import { whenTrue, servesSerial } from './probes';
+import { sendOrder } from './send-order';
+import type { SendOrder } from './send-order';
 import { shares } from './stats';
 import { countStatus, STATUS_KINDS, statusWrites } from './status-complete';
 import type { StatusPhase } from './args';
@@ -108,6 +110,11 @@ export interface ChangeFigures {
   cpu?: ChangeCpu;
   /** Kubernetes mode: convoy_status_writes_total deltas by result while the change went out. */
   statusWrites?: Record<string, number>;
+  /**
+   * The first expected type's sends over the replica's streams from kubectl's exit (or the files'
+   * move), and the real Envoy's place among them (send-order.ts); absent when unreadable.
+   */
+  sends?: SendOrder;
 }
 
 /** CPU seconds per process during one change (apiserver and etcd in Kubernetes mode only). */
@@ -326,7 +333,7 @@ export async function runOnce(s: RunSettings): Promise<RunFigures> {
         adminPort: ports[i]!.admin,
         waitReady: false,
         allowLoopbackEndpoints: false,
-        env: launchEnv(),
+        env: convoyEnv(),
         workDir: path.join(work, i === 0 ? 'convoy' : `convoy-${i + 1}`),
       });
       convoys.push(convoy);
@@ -479,8 +486,12 @@ export async function runOnce(s: RunSettings): Promise<RunFigures> {
             const after = await scrape(r.convoy);
             const b = before[r.n - 1]!;
             const firstAt = Math.min(...results.map((x) => x.firstAt ?? Infinity));
+            const sends = await sendOrder(r.convoy, change.expect[0]!.typeUrl, appliedAt, 'e2e-envoy').catch(
+              () => null,
+            );
             const f: ChangeFigures = {
               ...(phase === 'settled' ? { phase } : {}),
+              ...(sends ? { sends } : {}),
               cpu: cpuDelta(cpuAtStart, cpuAtEnd),
               kind,
               appliedMs: appliedAt - t0c,
@@ -523,6 +534,14 @@ export async function runOnce(s: RunSettings): Promise<RunFigures> {
                 (f.cpu ? `; CPU s ${cpuText(f.cpu)}` : '') +
                 (f.statusWrites ? `; status writes ${JSON.stringify(f.statusWrites)}` : ''),
             );
+            if (sends)
+              s.log(
+                `    sends after applied: ${sends.streams} streams, first ${ms(sends.firstSentMs)}, median ${ms(sends.medianSentMs)}, ` +
+                  `last ${ms(sends.lastSentMs)}, last sim ACK ${ms(sends.lastAckedMs)}; real Envoy ` +
+                  (sends.realRank === null
+                    ? 'not sent'
+                    : `#${sends.realRank} sent ${ms(sends.realSentMs)} ACKed ${ms(sends.realAckedMs)}`),
+              );
           }
           await sleep(300);
         }
@@ -590,8 +609,28 @@ export async function runOnce(s: RunSettings): Promise<RunFigures> {
     await envoy?.stop(2000);
     for (const c of convoys) await c.stop();
     await cluster?.teardown();
+    keepConvoyFiles(convoys);
     fs.rmSync(work, { recursive: true, force: true });
   }
+}
+
+/**
+ * Convoy's environment as the image starts it (launchEnv), plus CONVOY_E2E_CONVOY_NODE_OPTIONS
+ * (e.g. `--cpu-prof --cpu-prof-dir=DIR`) for Convoy alone, not the bench's other processes.
+ */
+function convoyEnv(): Record<string, string> {
+  const env = launchEnv();
+  const extra = process.env.CONVOY_E2E_CONVOY_NODE_OPTIONS;
+  return extra ? { ...env, NODE_OPTIONS: `${env.NODE_OPTIONS} ${extra}`.trim() } : env;
+}
+
+/** Copies each Convoy's log into CONVOY_E2E_KEEP_DIR, when set, before the work folder goes. */
+function keepConvoyFiles(convoys: ConvoyProcess[]): void {
+  const dir = process.env.CONVOY_E2E_KEEP_DIR;
+  if (!dir) return;
+  fs.mkdirSync(dir, { recursive: true });
+  for (const c of convoys)
+    if (fs.existsSync(c.logFile)) fs.copyFileSync(c.logFile, path.join(dir, path.basename(c.logFile)));
 }
 
 /** The CPU seconds used between two readings, per process. */
