@@ -39,8 +39,8 @@ import { cpuSeconds, residentMemory } from './proc-status';
 import { byLabel, counterDelta, declaredMetrics, parsePromText, sumOf } from './prom-text';
 import type { Sample } from './prom-text';
 import { whenTrue, servesSerial } from './probes';
-import { sendOrder } from './send-order';
-import type { SendOrder } from './send-order';
+import { sendOrder, streamState } from './send-order';
+import type { SendOrder, StreamState } from './send-order';
 import { shares } from './stats';
 import { countStatus, STATUS_KINDS, statusWrites } from './status-complete';
 import type { StatusPhase } from './args';
@@ -115,6 +115,8 @@ export interface ChangeFigures {
    * move), and the real Envoy's place among them (send-order.ts); absent when unreadable.
    */
   sends?: SendOrder;
+  /** The real Envoy's stream for that type just before the change (send-order.ts). */
+  realBefore?: StreamState;
 }
 
 /** CPU seconds per process during one change (apiserver and etcd in Kubernetes mode only). */
@@ -454,6 +456,11 @@ export async function runOnce(s: RunSettings): Promise<RunFigures> {
         for (let k = 0; k < s.repeats; k++) {
           const change = maker.next(kind);
           const before = await Promise.all(replicas.map((r) => scrape(r.convoy)));
+          const realBefore = await streamState(
+            replicas[0]!.convoy,
+            change.expect[0]!.typeUrl,
+            'e2e-envoy',
+          ).catch(() => null);
           const arms = await Promise.all(replicas.map((r) => r.pool.arm(change.expect)));
           const done = Promise.all(replicas.map((r, i) => r.pool.waitDone(arms[i]!, changeTimeout)));
           const started = nowMs();
@@ -486,12 +493,17 @@ export async function runOnce(s: RunSettings): Promise<RunFigures> {
             const after = await scrape(r.convoy);
             const b = before[r.n - 1]!;
             const firstAt = Math.min(...results.map((x) => x.firstAt ?? Infinity));
-            const sends = await sendOrder(r.convoy, change.expect[0]!.typeUrl, appliedAt, 'e2e-envoy').catch(
-              () => null,
-            );
+            const sends = await sendOrder(
+              r.convoy,
+              change.expect[0]!.typeUrl,
+              appliedAt,
+              t0c,
+              'e2e-envoy',
+            ).catch(() => null);
             const f: ChangeFigures = {
               ...(phase === 'settled' ? { phase } : {}),
               ...(sends ? { sends } : {}),
+              ...(realBefore && r.n === 1 ? { realBefore } : {}),
               cpu: cpuDelta(cpuAtStart, cpuAtEnd),
               kind,
               appliedMs: appliedAt - t0c,
@@ -540,7 +552,11 @@ export async function runOnce(s: RunSettings): Promise<RunFigures> {
                   `last ${ms(sends.lastSentMs)}, last sim ACK ${ms(sends.lastAckedMs)}; real Envoy ` +
                   (sends.realRank === null
                     ? 'not sent'
-                    : `#${sends.realRank} sent ${ms(sends.realSentMs)} ACKed ${ms(sends.realAckedMs)}`),
+                    : `#${sends.realRank} sent ${ms(sends.realSentMs)} ACKed ${ms(sends.realAckedMs)}`) +
+                  (f.realBefore
+                    ? `; before: connected ${f.realBefore.connectedSince}, acked ${f.realBefore.acked}, ` +
+                      `unflushed ${f.realBefore.unflushedBytes} B${f.realBefore.stalled ? ', stalled' : ''}`
+                    : ''),
               );
           }
           await sleep(300);

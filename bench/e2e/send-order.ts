@@ -23,18 +23,54 @@ export interface SendOrder {
 
 interface DebugStream {
   nodeId: string;
-  types: Record<string, { sent?: { time: string }; ackedTime?: string }>;
+  connectedSince: string;
+  stalled: boolean;
+  unflushed: { responses: number; bytes: number };
+  types: Record<
+    string,
+    { sent?: { time: string; version: string }; ackedTime?: string; ackedVersion?: string }
+  >;
+}
+
+/** One stream's state for a type: whether its last send is ACKed and what it has not flushed. */
+export interface StreamState {
+  connectedSince: string;
+  stalled: boolean;
+  unflushedBytes: number;
+  /** The type's last send is ACKed (false: a response of it is still unanswered). */
+  acked: boolean;
+}
+
+/** The state of node `node`'s stream for `typeUrl` (null when it has none). */
+export async function streamState(
+  convoy: ConvoyProcess,
+  typeUrl: string,
+  node: string,
+): Promise<StreamState | null> {
+  const r = await convoy.get('/debug/xds');
+  if (r.status !== 200) return null;
+  const s = (JSON.parse(r.body) as { streams: DebugStream[] }).streams.find((x) => x.nodeId === node);
+  if (!s) return null;
+  const t = s.types[typeUrl];
+  return {
+    connectedSince: s.connectedSince,
+    stalled: s.stalled,
+    unflushedBytes: s.unflushed.bytes,
+    acked: !t?.sent || t.ackedVersion === t.sent.version,
+  };
 }
 
 /**
  * Returns the send order of `typeUrl` over Convoy's attached streams, relative to wall-clock
  * `from` (ms); `realNode` is the real Envoy's node id. Only streams that were sent the type since
- * `from` count (a stream sent nothing for this change keeps an older time).
+ * `since` (ms before `from`: the change's start) count (a stream sent nothing for this change
+ * keeps an older time).
  */
 export async function sendOrder(
   convoy: ConvoyProcess,
   typeUrl: string,
   from: number,
+  since: number,
   realNode: string,
 ): Promise<SendOrder | null> {
   const r = await convoy.get('/debug/xds');
@@ -47,7 +83,7 @@ export async function sendOrder(
       const acked = t?.ackedTime ? Date.parse(t.ackedTime) - from : NaN;
       return { node: s.nodeId, sent, acked };
     })
-    .filter((x) => x.sent >= 0)
+    .filter((x) => x.sent >= since - from)
     .sort((a, b) => a.sent - b.sent);
   if (rows.length === 0) return null;
   const at = rows.findIndex((x) => x.node === realNode);
