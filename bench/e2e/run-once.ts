@@ -39,6 +39,8 @@ import { cpuSeconds, residentMemory } from './proc-status';
 import { byLabel, counterDelta, declaredMetrics, parsePromText, sumOf } from './prom-text';
 import type { Sample } from './prom-text';
 import { whenTrue, servesSerial } from './probes';
+import { sendOrder, streamState } from './send-order';
+import type { SendOrder, StreamState } from './send-order';
 import { shares } from './stats';
 import { countStatus, STATUS_KINDS, statusWrites } from './status-complete';
 import type { StatusPhase } from './args';
@@ -112,6 +114,13 @@ export interface ChangeFigures {
   cpu?: ChangeCpu;
   /** Kubernetes mode: convoy_status_writes_total deltas by result while the change went out. */
   statusWrites?: Record<string, number>;
+  /**
+   * The first expected type's sends over the replica's streams from kubectl's exit (or the files'
+   * move), and the real Envoy's place among them (send-order.ts); absent when unreadable.
+   */
+  sends?: SendOrder;
+  /** The real Envoy's stream for that type just before the change (send-order.ts). */
+  realBefore?: StreamState;
 }
 
 /** CPU seconds per process during one change (apiserver and etcd in Kubernetes mode only). */
@@ -341,7 +350,7 @@ export async function runOnce(s: RunSettings): Promise<RunFigures> {
         adminPort: ports[i]!.admin,
         waitReady: false,
         allowLoopbackEndpoints: false,
-        env: launchEnv(),
+        env: convoyEnv(),
         workDir: path.join(work, i === 0 ? 'convoy' : `convoy-${i + 1}`),
       });
       convoys.push(convoy);
@@ -463,6 +472,11 @@ export async function runOnce(s: RunSettings): Promise<RunFigures> {
         for (let k = 0; k < s.repeats; k++) {
           const change = maker.next(kind);
           const before = await Promise.all(replicas.map((r) => scrape(r.convoy)));
+          const realBefore = await streamState(
+            replicas[0]!.convoy,
+            change.expect[0]!.typeUrl,
+            'e2e-envoy',
+          ).catch(() => null);
           const arms = await Promise.all(replicas.map((r) => r.pool.arm(change.expect)));
           const done = Promise.all(replicas.map((r, i) => r.pool.waitDone(arms[i]!, changeTimeout)));
           const started = nowMs();
@@ -495,8 +509,17 @@ export async function runOnce(s: RunSettings): Promise<RunFigures> {
             const after = await scrape(r.convoy);
             const b = before[r.n - 1]!;
             const firstAt = Math.min(...results.map((x) => x.firstAt ?? Infinity));
+            const sends = await sendOrder(
+              r.convoy,
+              change.expect[0]!.typeUrl,
+              appliedAt,
+              t0c,
+              'e2e-envoy',
+            ).catch(() => null);
             const f: ChangeFigures = {
               ...(phase === 'settled' ? { phase } : {}),
+              ...(sends ? { sends } : {}),
+              ...(realBefore && r.n === 1 ? { realBefore } : {}),
               cpu: cpuDelta(cpuAtStart, cpuAtEnd),
               kind,
               appliedMs: appliedAt - t0c,
@@ -540,6 +563,18 @@ export async function runOnce(s: RunSettings): Promise<RunFigures> {
                 (f.cpu ? `; CPU s ${cpuText(f.cpu)}` : '') +
                 (f.statusWrites ? `; status writes ${JSON.stringify(f.statusWrites)}` : ''),
             );
+            if (sends)
+              s.log(
+                `    sends after applied: ${sends.streams} streams, first ${ms(sends.firstSentMs)}, median ${ms(sends.medianSentMs)}, ` +
+                  `last ${ms(sends.lastSentMs)}, last sim ACK ${ms(sends.lastAckedMs)}; real Envoy ` +
+                  (sends.realRank === null
+                    ? 'not sent'
+                    : `#${sends.realRank} sent ${ms(sends.realSentMs)} ACKed ${ms(sends.realAckedMs)}`) +
+                  (f.realBefore
+                    ? `; before: connected ${f.realBefore.connectedSince}, acked ${f.realBefore.acked}, ` +
+                      `unflushed ${f.realBefore.unflushedBytes} B${f.realBefore.stalled ? ', stalled' : ''}`
+                    : ''),
+              );
           }
           await sleep(300);
         }
@@ -608,8 +643,28 @@ export async function runOnce(s: RunSettings): Promise<RunFigures> {
     await envoy?.stop(2000);
     for (const c of convoys) await c.stop();
     await cluster?.teardown();
+    keepConvoyFiles(convoys);
     fs.rmSync(work, { recursive: true, force: true });
   }
+}
+
+/**
+ * Convoy's environment as the image starts it (launchEnv), plus CONVOY_E2E_CONVOY_NODE_OPTIONS
+ * (e.g. `--cpu-prof --cpu-prof-dir=DIR`) for Convoy alone, not the bench's other processes.
+ */
+function convoyEnv(): Record<string, string> {
+  const env = launchEnv();
+  const extra = process.env.CONVOY_E2E_CONVOY_NODE_OPTIONS;
+  return extra ? { ...env, NODE_OPTIONS: `${env.NODE_OPTIONS} ${extra}`.trim() } : env;
+}
+
+/** Copies each Convoy's log into CONVOY_E2E_KEEP_DIR, when set, before the work folder goes. */
+function keepConvoyFiles(convoys: ConvoyProcess[]): void {
+  const dir = process.env.CONVOY_E2E_KEEP_DIR;
+  if (!dir) return;
+  fs.mkdirSync(dir, { recursive: true });
+  for (const c of convoys)
+    if (fs.existsSync(c.logFile)) fs.copyFileSync(c.logFile, path.join(dir, path.basename(c.logFile)));
 }
 
 /** The CPU seconds used between two readings, per process. */

@@ -7,6 +7,21 @@ export interface BudgetWaiter {
 export const DEFAULT_TURN_BYTES = 4 * 1024 * 1024;
 
 /**
+ * A response this small is not held back by the turn, and may exceed the byte limit by at most
+ * the overdraft in all: its copy costs
+ * microseconds, and in a fan-out of a large Listener the turn is always full, so a stream that
+ * asks after the fan-out began (its Envoy read the Listener, its routes and secret follow) would
+ * otherwise wait behind every other stream's copy (bench/README.md "Kubernetes mode (session 18)").
+ */
+export const SMALL_RESPONSE_BYTES = 64 * 1024;
+
+/**
+ * How far small responses may take the in-flight bytes past the limit: while slow readers hold
+ * the whole budget, a small response would otherwise queue behind every large one as well.
+ */
+export const SMALL_OVERDRAFT_BYTES = 1024 * 1024;
+
+/**
  * A server-wide cap on response bytes handed to grpc-js but not yet flushed to the socket, and
  * on the bytes handed over in one event-loop turn (docs/xds.md §11, §11.1).
  *
@@ -33,11 +48,17 @@ export class SendBudget {
   constructor(
     readonly limitBytes: number,
     readonly turnBytes = DEFAULT_TURN_BYTES,
+    /** Responses up to this size pass a full turn (at most a sixteenth of a turn). */
+    readonly smallBytes = Math.min(SMALL_RESPONSE_BYTES, Math.floor(turnBytes / 16)),
+    /** How far small responses may exceed the limit (at most a thirty-second of it). */
+    readonly overdraftBytes = Math.min(SMALL_OVERDRAFT_BYTES, Math.floor(limitBytes / 32)),
   ) {}
 
   tryAcquire(bytes: number, waiter: BudgetWaiter): boolean {
-    const turnFits = this.turn === 0 || this.turn + bytes <= this.turnBytes;
-    if (turnFits && (this.inflight === 0 || this.inflight + bytes <= this.limitBytes)) {
+    const small = bytes <= this.smallBytes;
+    const turnFits = this.turn === 0 || this.turn + bytes <= this.turnBytes || small;
+    const limit = this.limitBytes + (small ? this.overdraftBytes : 0);
+    if (turnFits && (this.inflight === 0 || this.inflight + bytes <= limit)) {
       this.inflight += bytes;
       this.noteTurn(bytes);
       this.waiters.delete(waiter);

@@ -289,6 +289,41 @@ describe('SendBudget', () => {
     assert.equal(budget.waiting, 0);
   });
 
+  test('a small response passes a full turn, ahead of the large ones waiting for the next', async () => {
+    // Turn 1,600 bytes: responses up to 100 bytes are small.
+    const budget = new SendBudget(100_000, 1600);
+    const resumed: string[] = [];
+    const waiter = waiterOf(budget, resumed);
+    const large = ['a', 'b', 'c'].map((n) => waiter(n, 1590));
+    for (const w of large) w.pump();
+    assert.deepEqual(resumed, ['a']);
+    // A stream whose Envoy read its Listener now asks for its route configuration: not behind b, c.
+    waiter('small', 100).pump();
+    assert.deepEqual(resumed, ['a', 'small']);
+    // One byte more is not small: it waits for its turn after the others.
+    waiter('medium', 101).pump();
+    assert.deepEqual(resumed, ['a', 'small']);
+    for (let i = 0; i < 3; i++) await new Promise((r) => setImmediate(r));
+    assert.deepEqual(resumed, ['a', 'small', 'b', 'c', 'medium']);
+    assert.equal(budget.waiting, 0);
+  });
+
+  test('small responses may exceed a full byte limit by the overdraft, no further', () => {
+    // The server's sizes: a 32 MiB limit (overdraft 1 MiB), held whole by one response.
+    const MiB = 1024 * 1024;
+    const budget = new SendBudget(32 * MiB, 4 * MiB);
+    const resumed: string[] = [];
+    const waiter = waiterOf(budget, resumed);
+    waiter('large', 32 * MiB).pump();
+    waiter('next-large', 70 * 1024).pump();
+    assert.deepEqual(resumed, ['large'], 'a large response waits for the limit');
+    const smalls = Array.from({ length: 17 }, (_, i) => waiter(`s${i}`, 64 * 1024));
+    for (const w of smalls) w.pump();
+    // 16 × 64 KiB fill the 1 MiB overdraft; the 17th waits.
+    assert.equal(resumed.length, 1 + 16);
+    assert.equal(budget.waiting, 2);
+  });
+
   test('a resumed waiter that has nothing to send leaves the queue without stopping the others', async () => {
     const budget = new SendBudget(100, 1000);
     const resumed: string[] = [];

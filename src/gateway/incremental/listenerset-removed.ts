@@ -40,6 +40,14 @@ export interface ListenerSetRemoved {
   /** The qualified names of the set's listeners (they no longer exist). */
   listeners: string[];
   state: BuildState;
+  /** Where the set was: its index among its Gateway's sets and of its first listener (or -1). */
+  place: SetPlace;
+}
+
+/** A ListenerSet's place in its resolved Gateway (ResolvedGateway.listenerSets and .listeners). */
+export interface SetPlace {
+  setAt: number;
+  listenerAt: number;
 }
 
 /**
@@ -168,6 +176,10 @@ export function removeListenerSet(
     removed: statuses.removed,
     listeners: qns,
     state: next,
+    place: {
+      setAt,
+      listenerAt: set.allowed && set.listeners.length > 0 ? g.listeners.indexOf(set.listeners[0]) : -1,
+    },
   };
 }
 

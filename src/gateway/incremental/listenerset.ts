@@ -52,6 +52,7 @@ import { VirtualHostMemo } from '../virtual-hosts';
 import { resolveFrontendValidation } from '../frontend-validation';
 import { clientValidationOf } from '../fleet';
 import { misdirectedHosts } from '../misdirected';
+import type { SetPlace } from './listenerset-removed';
 import type { BuildState } from './state';
 import { parentNamesOf } from './state';
 import { compareStrings } from '../../util/compare';
@@ -85,6 +86,7 @@ export function addListenerSet(
   ls: KubeObject,
   added: KubeObject[],
   previousFleet: (fleet: string) => FleetModel | undefined,
+  place?: SetPlace,
 ):
   | { fleet: FleetModel | undefined; statuses: ObjectStatus[]; changed: ObjectStatus[]; state: BuildState }
   | undefined {
@@ -101,17 +103,30 @@ export function addListenerSet(
   if (state.parents.has(setKey)) return undefined;
   if (Number.isNaN(Date.parse(ls.metadata.creationTimestamp ?? ''))) return undefined;
   // Last in precedence: a set created in the same second sorts by namespace/name (listenersets.ts).
-  if (!sortsLast(g.listenerSets, ls)) return undefined;
+  if (!place && !sortsLast(g.listenerSets, ls)) return undefined;
   const set = resolveAddedListenerSet(view, opts, g, ls, memo);
   if (!set) return undefined;
+  // Back at its place (listenerset-replaced.ts): it claims what it claimed, so no listener's
+  // conflict changes, as long as none of its own conflicts with any claim held now.
+  const conflicted = (l: ResolvedListener) =>
+    l.conditions.some((c) => c.type === ConditionType.Conflicted && c.status === 'True');
+  if (place && set.allowed && (set.listeners.some(conflicted) || place.listenerAt < 0)) return undefined;
   // g as a full build would resolve it now (g itself is left as it is).
-  const gw: ResolvedGateway = {
-    ...g,
-    listeners: set.allowed ? [...g.listeners, ...set.listeners] : g.listeners,
-    listenerSets: [...g.listenerSets, set],
-  };
-  rememberAppended(g.listenerSets, gw.listenerSets);
-  if (set.allowed) rememberAppendedListeners(g.listeners, gw.listeners, set.listeners);
+  const gw: ResolvedGateway = place
+    ? {
+        ...g,
+        listeners: set.allowed ? g.listeners.toSpliced(place.listenerAt, 0, ...set.listeners) : g.listeners,
+        listenerSets: g.listenerSets.toSpliced(place.setAt, 0, set),
+      }
+    : {
+        ...g,
+        listeners: set.allowed ? [...g.listeners, ...set.listeners] : g.listeners,
+        listenerSets: [...g.listenerSets, set],
+      };
+  if (!place) {
+    rememberAppended(g.listenerSets, gw.listenerSets);
+    if (set.allowed) rememberAppendedListeners(g.listeners, gw.listeners, set.listeners);
+  }
   const target: ParentTarget = {
     kind: 'ListenerSet',
     namespace: lsNs,
