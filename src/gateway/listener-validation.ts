@@ -12,6 +12,7 @@ import { ConditionType, Reason, makeCondition, sortConditions } from '../status/
 import type { ConflictReason } from './conflicts';
 import type { BuildMemo } from './build-memo';
 import { resolveListenerCertificates } from './certificates';
+import { flatKey } from '../store/objects';
 import type { PortClientValidation } from './frontend-validation';
 
 /** The parts of BuildMemo listener validation uses: Secret checks and last good certificates. */
@@ -85,7 +86,7 @@ export function listenerHostnameProblem(hostname: string | undefined): string | 
 
 /** Returns a listener's qualified name `Kind/namespace/name/listener` (its Envoy filter chain name). */
 function qualifiedName(owner: ListenerOwner, listener: string): string {
-  return `${owner.kind}/${owner.namespace}/${owner.name}/${listener}`;
+  return flatKey(owner.kind, owner.namespace, owner.name, listener);
 }
 
 /** Returns the tls.mode of an HTTPS or TLS listener (Terminate by default); undefined for others. */

@@ -6,7 +6,7 @@
  * resource comes from, never from its content, so an edit changes a resource's content and
  * version but not its name, and Envoy replaces it in place.
  */
-import { namespacedName, objectKey } from '../store/objects';
+import { flatKey, namespacedName } from '../store/objects';
 
 /** Returns the fleet name of a Gateway, `namespace/name`: the key Envoys send in node.cluster. */
 export function fleetName(namespace: string, name: string): string {
@@ -29,7 +29,7 @@ export function httpRouteConfigName(port: number): string {
  * `hostname` is the listener's lower-cased hostname, or `*` for a listener without one.
  */
 export function httpsRouteConfigName(port: number, hostname: string): string {
-  return `https-${port}/${hostname}`;
+  return flatKey(`https-${port}`, hostname);
 }
 
 /**
@@ -42,7 +42,7 @@ export function listenerQualifiedName(
   owner: { kind: string; namespace: string; name: string },
   listener: string,
 ): string {
-  return `${objectKey(owner.kind, owner.namespace, owner.name)}/${listener}`;
+  return flatKey(owner.kind, owner.namespace, owner.name, listener);
 }
 
 /**
@@ -63,7 +63,7 @@ export function parseListenerQualifiedName(
 
 /** Returns the chain name of a TLS listener for one more hostname of its routes: `<listener>/<hostname>`. */
 export function hostnameChainName(listenerQualifiedName: string, hostname: string): string {
-  return `${listenerQualifiedName}/${hostname}`;
+  return flatKey(listenerQualifiedName, hostname);
 }
 
 /**
@@ -71,7 +71,7 @@ export function hostnameChainName(listenerQualifiedName: string, hostname: strin
  * `Gateway/ns/name/client-ca/<port>`, or `…/client-ca/default` for its default configuration.
  */
 export function clientCaBundleName(namespace: string, gateway: string, port: number | 'default'): string {
-  return `${objectKey('Gateway', namespace, gateway)}/client-ca/${port}`;
+  return flatKey('Gateway', namespace, gateway, 'client-ca', port);
 }
 
 /** Returns the name of one match of one rule of a route, `HTTPRoute/ns/name/rule/<i>/match/<j>`. */
@@ -82,7 +82,7 @@ export function routeMatchName(
   rule: number,
   match: number,
 ): string {
-  return `${objectKey(kind, namespace, name)}/rule/${rule}/match/${match}`;
+  return flatKey(kind, namespace, name, 'rule', rule, 'match', match);
 }
 
 /**
@@ -90,7 +90,7 @@ export function routeMatchName(
  * stat prefix of its Envoy routes, so a rule's stats keep their name when rules are reordered.
  */
 export function namedRuleName(kind: string, namespace: string, name: string, ruleName: string): string {
-  return `${objectKey(kind, namespace, name)}/${ruleName}`;
+  return flatKey(kind, namespace, name, ruleName);
 }
 
 /** Returns the route of a name made by routeMatchName; undefined for anything else. */
@@ -109,7 +109,7 @@ export function parseRouteMatchName(
  * for its UDP port (a Service may use one port number for TCP and UDP); also its EDS service name.
  */
 export function clusterName(namespace: string, service: string, port: number, udp = false): string {
-  return `${namespacedName(namespace, service)}/${port}${udp ? '/udp' : ''}`;
+  return udp ? flatKey(namespace, service, port, 'udp') : flatKey(namespace, service, port);
 }
 
 /** Parses a cluster name made by clusterName into its parts; undefined for anything else. */

@@ -110,12 +110,24 @@ export function escapeRegex(literal: string): string {
 export function memoByNode<K extends object, V>(
   fn: (node: K, variant: string) => V,
 ): (node: K, variant?: string) => V {
-  const cache = new WeakMap<K, Map<string, V>>();
+  // The default variant's value is kept in the WeakMap itself; a node translated under other
+  // variants too gets a Map of them. Most nodes only ever have the default, and a Map per node
+  // cost ~180 bytes for tens of thousands of nodes (bench/README.md, "Steady RSS, session 18").
+  const byDefault = new WeakMap<K, V>();
+  const byOther = new WeakMap<K, Map<string, V>>();
   return (node: K, variant = ''): V => {
-    let byVariant = cache.get(node);
+    if (variant === '') {
+      let value = byDefault.get(node);
+      if (value === undefined) {
+        value = fn(node, variant);
+        byDefault.set(node, value);
+      }
+      return value;
+    }
+    let byVariant = byOther.get(node);
     if (!byVariant) {
       byVariant = new Map();
-      cache.set(node, byVariant);
+      byOther.set(node, byVariant);
     }
     let value = byVariant.get(variant);
     if (value === undefined) {

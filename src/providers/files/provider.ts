@@ -133,8 +133,11 @@ export class FileProvider {
   private fullQueued = false;
   /** Files named by watch reports since the last rescan started. */
   private filesQueued = new Map<string, { written: boolean }>();
-  /** The last full listing: its problems and the files it could not see. */
-  private listing?: Listing;
+  /**
+   * The last full listing: its problems, directories and the files it could not see. Not its
+   * list of files: `known` holds those, and the list would keep a second copy of every path.
+   */
+  private listing?: Omit<Listing, 'files'>;
   /** Files present (relative name → absolute path), and their names in path order. */
   private known = new Map<string, string>();
   private order: string[] = [];
@@ -310,7 +313,7 @@ export class FileProvider {
       return;
     }
     this.watcher?.sync(listing.dirs);
-    this.listing = listing;
+    this.listing = { dirs: listing.dirs, problems: listing.problems, unseen: listing.unseen };
     if (!this.listsKnownFiles(listing.files)) {
       this.known = new Map(listing.files.map((path) => [relativeName(this.dir, path), path]));
       this.order = [...this.known.keys()];
