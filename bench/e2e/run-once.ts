@@ -471,12 +471,16 @@ export async function runOnce(s: RunSettings): Promise<RunFigures> {
       for (const kind of s.kinds) {
         for (let k = 0; k < s.repeats; k++) {
           const change = maker.next(kind);
-          const before = await Promise.all(replicas.map((r) => scrape(r.convoy)));
+          // The real Envoy's stream is read before the window opens: /debug/xds walks every
+          // stream in one turn (tens of ms at 201 streams), which would otherwise count in the
+          // change's event-loop figures; the pause lets the timer it held up fire first.
           const realBefore = await streamState(
             replicas[0]!.convoy,
             change.expect[0]!.typeUrl,
             'e2e-envoy',
           ).catch(() => null);
+          await sleep(100);
+          const before = await Promise.all(replicas.map((r) => scrape(r.convoy)));
           const arms = await Promise.all(replicas.map((r) => r.pool.arm(change.expect)));
           const done = Promise.all(replicas.map((r, i) => r.pool.waitDone(arms[i]!, changeTimeout)));
           const started = nowMs();
