@@ -14,6 +14,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { ConvoyProcess } from '../../e2e/harness/convoy';
+import { filesConvoyArgs } from './files-convoy-args';
 import { freePorts, isListening } from '../../e2e/harness/ports';
 import { launchEnv } from '../../src/runtime/memory';
 import { nowMs, sleep } from '../common';
@@ -51,19 +52,7 @@ async function main(): Promise<void> {
     pool = await ClientPool.start(Number(values.procs));
     convoy = await ConvoyProcess.start({
       name: 'convoy-scrape',
-      args: [
-        '--from-dir',
-        worldDir,
-        '--from-dir-max-files',
-        String(Math.max(10_000, 2 * n)),
-        '--envoy-bind-address',
-        '127.0.0.1',
-        '--xds-certs-dir',
-        certsDir,
-        '--xds-unknown-fleet-timeout',
-        '30m',
-        ...positionals,
-      ],
+      args: [...filesConvoyArgs(worldDir, n, certsDir), ...positionals],
       xdsPort,
       adminPort,
       waitReady: false,
