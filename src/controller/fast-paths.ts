@@ -23,7 +23,7 @@ import { reuseUnchanged } from '../model/reuse';
 import type { ObjectStatus } from '../status/types';
 import { statusKey } from '../status/types';
 import type { KubeObject } from '../store/objects';
-import { keyOf, namespacedName, objectKey, objectNamespace } from '../store/objects';
+import { isNamespacedName, keyOf, namespacedName, objectKey, objectNamespace } from '../store/objects';
 import type { ObjectStore } from '../store/store';
 import { currentVersions } from './fleet-refresh';
 import type { FullBuildReason, PendingWork } from './pending-work';
@@ -246,7 +246,7 @@ function setsNaming(state: BuildState, secret: string): KubeObject[] | undefined
         refs.some(
           (r: CertificateRef | undefined) =>
             typeof r?.name === 'string' &&
-            namespacedName(typeof r.namespace === 'string' ? r.namespace : ns, r.name) === secret,
+            isNamespacedName(secret, typeof r.namespace === 'string' ? r.namespace : ns, r.name),
         )
       );
     });

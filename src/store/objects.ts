@@ -104,6 +104,20 @@ export function namespacedName(namespace: string, name: string): string {
   return [`${namespace}`, `${name}`].join('/');
 }
 
+/**
+ * Returns whether `key` equals namespacedName(namespace, name), without building that string: a
+ * walk over every ListenerSet's certificate references per Secret change compares thousands of
+ * names, and building each would allocate one string per reference (docs/architecture.md §8).
+ */
+export function isNamespacedName(key: string, namespace: string, name: string): boolean {
+  return (
+    key.length === namespace.length + 1 + name.length &&
+    key.charCodeAt(namespace.length) === 47 /* '/' */ &&
+    key.startsWith(namespace) &&
+    key.endsWith(name)
+  );
+}
+
 /** Returns the store key (objectKey) of an object. */
 export function keyOf(obj: KubeObject): string {
   return objectKey(obj.kind, objectNamespace(obj), obj.metadata.name);

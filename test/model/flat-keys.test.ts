@@ -14,7 +14,7 @@ import {
   namedRuleName,
   routeMatchName,
 } from '../../src/model/names';
-import { flatKey, namespacedName, objectKey } from '../../src/store/objects';
+import { flatKey, isNamespacedName, namespacedName, objectKey } from '../../src/store/objects';
 import { rng } from '../support/rng';
 
 const ALPHABET = ['', 'a', 'ns-1', 'route-12345', 'x.example.com', '*', '/', 'ü', 'HTTPRoute', '0'];
@@ -45,6 +45,26 @@ describe('flat keys (src/store/objects.ts flatKey)', () => {
       assert.equal(clusterName(ns, name, a), `${ns}/${name}/${a}`);
       assert.equal(clusterName(ns, name, a, true), `${ns}/${name}/${a}/udp`);
     }
+  });
+
+  test('isNamespacedName answers as comparing with namespacedName, slashes in the parts included', () => {
+    const next = rng(1818);
+    const part = () => {
+      const n = Math.floor(next() * 3);
+      let s = '';
+      for (let i = 0; i < n; i++) s += ALPHABET[Math.floor(next() * ALPHABET.length)];
+      return s;
+    };
+    let equal = 0;
+    for (let i = 0; i < 20000; i++) {
+      const [ns, name] = [part(), part()];
+      // Half the keys are made from other parts, half from these parts split elsewhere.
+      const key = next() < 0.5 ? namespacedName(part(), part()) : namespacedName(ns, name);
+      const want = key === namespacedName(ns, name);
+      if (want) equal++;
+      assert.equal(isNamespacedName(key, ns, name), want, JSON.stringify([key, ns, name]));
+    }
+    assert.ok(equal > 5000 && equal < 15000, `both answers occur (${equal} equal)`);
   });
 
   test('a missing part reads "undefined", as in a template literal', () => {
